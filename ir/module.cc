@@ -1,0 +1,63 @@
+// In-memory IR helpers: lookups and use-list maintenance.
+#include "ir/module.h"
+
+#include "ir/version.h"
+
+namespace mpk {
+
+int64_t Tensor::num_elements() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+TensorId Program::add_tensor(Tensor t) {
+  tensors.push_back(std::move(t));
+  return static_cast<TensorId>(tensors.size() - 1);
+}
+
+OpId Program::add_op(Operator op) {
+  ops.push_back(std::move(op));
+  return static_cast<OpId>(ops.size() - 1);
+}
+
+TensorId Program::find_tensor(const std::string& name) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name) return static_cast<TensorId>(i);
+  return -1;
+}
+
+OpId Program::find_op(const std::string& name) const {
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].name == name) return static_cast<OpId>(i);
+  return -1;
+}
+
+void Program::rebuild_use_lists() {
+  writers.assign(tensors.size(), {});
+  readers.assign(tensors.size(), {});
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (TensorId t : ops[i].inputs)
+      if (t >= 0 && t < static_cast<TensorId>(tensors.size())) readers[t].push_back(i);
+    for (TensorId t : ops[i].outputs)
+      if (t >= 0 && t < static_cast<TensorId>(tensors.size())) writers[t].push_back(i);
+  }
+}
+
+void TaskGraph::rebuild_use_lists() {
+  for (Task& t : tasks) {
+    t.waits.clear();
+    t.triggers.clear();
+  }
+  const auto n = static_cast<TaskId>(tasks.size());
+  for (size_t e = 0; e < events.size(); ++e) {
+    for (TaskId p : events[e].producers)
+      if (p >= 0 && p < n) tasks[p].triggers.push_back(static_cast<EventId>(e));
+    for (TaskId c : events[e].consumers)
+      if (c >= 0 && c < n) tasks[c].waits.push_back(static_cast<EventId>(e));
+  }
+}
+
+std::string tool_version() { return std::string("mpk ") + kMpkVersion; }
+
+}  // namespace mpk

@@ -1,0 +1,23 @@
+// The one bridge between the in-memory IR and ir/mpk.proto (binary .mpk files).
+// Loading always runs the verifier. The text form lives in ir/text.h.
+#pragma once
+
+#include <string>
+
+#include "ir/module.h"
+
+namespace mpk {
+
+std::string module_to_binary(const Module& m);
+// Throws mpk::Error naming `source` for a malformed or unsupported proto, or a module
+// the verifier rejects.
+Module module_from_binary(const std::string& bytes, const std::string& source);
+
+enum class Format { kBinary, kText };
+
+// Writes atomically (temp file + rename). Throws mpk::Error on I/O failure.
+void save_module(const Module& m, const std::string& path, Format format);
+// Reads a binary or text module (detected from the content), verifies it.
+Module load_module(const std::string& path);
+
+}  // namespace mpk

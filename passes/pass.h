@@ -1,0 +1,57 @@
+// The pass interface. A pass has a kebab-case name, typed options given as strings in
+// a text pipeline (`assign-sm{policy=critical-path}`), and runs on the in-memory Module.
+// Adding a pass: one file defining its PassInfo, plus one line in passes/registry.cc.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+
+namespace mpk {
+
+using PassOptions = std::map<std::string, std::string>;
+
+struct PassResult {
+  bool changed = false;
+  std::optional<std::string> error;  // set: the pass failed; the module may be partial
+
+  static PassResult ok(bool changed) { return {changed, std::nullopt}; }
+  static PassResult failure(std::string message) { return {false, std::move(message)}; }
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual PassResult run(Module& module) = 0;
+};
+
+struct PassOptionInfo {
+  std::string name;
+  std::string default_value;  // "" when the default is computed (e.g. from the machine)
+  std::string help;
+};
+
+struct PassInfo {
+  std::string name;
+  std::string summary;
+  std::vector<PassOptionInfo> options;
+  // Options were checked against `options` (names only) before this is called; it
+  // throws mpk::Error for a malformed value.
+  std::function<std::unique_ptr<Pass>(const PassOptions&)> create;
+};
+
+// Typed option parsing; a malformed value throws mpk::Error naming pass and option.
+int64_t option_int(const PassOptions& o, const std::string& pass, const std::string& key,
+                   int64_t fallback);
+double option_float(const PassOptions& o, const std::string& pass, const std::string& key,
+                    double fallback);
+bool option_bool(const PassOptions& o, const std::string& pass, const std::string& key,
+                 bool fallback);
+std::string option_str(const PassOptions& o, const std::string& key, const std::string& fallback);
+
+}  // namespace mpk

@@ -1,0 +1,20 @@
+// The pass registry: every pass by name. Adding a pass is one line in registry.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace mpk {
+
+const std::vector<PassInfo>& all_passes();
+// nullptr when unknown.
+const PassInfo* find_pass(const std::string& name);
+
+// Each pass file defines one of these.
+PassInfo decompose_pass_info();
+PassInfo infer_deps_pass_info();
+PassInfo assign_sm_pass_info();
+
+}  // namespace mpk
