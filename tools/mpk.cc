@@ -1,31 +1,20 @@
-// `mpk`: the umbrella CLI. Dispatches to one subcommand; errors print one line,
-// "mpk: error: ...", and exit 1.
+// `mpk`: the umbrella CLI. Dispatches to one registered subcommand; errors print one
+// line, "mpk <command>: error: ...", and exit 1.
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <string>
 
 #include "ir/error.h"
 #include "tools/subcommands.h"
 
 namespace {
 
-struct Subcommand {
-  const char* name;
-  const char* summary;
-  int (*main)(int argc, char** argv);
-};
-
-const Subcommand kSubcommands[] = {
-    {"import", "import a model (preset, HF dir or config.json) into a .mpk program", mpk::cmd_import},
-    {"opt", "run a pass pipeline over a .mpk module (same as mpk-opt)", mpk::cmd_opt},
-};
-
 void print_help() {
   std::printf(
       "mpk: compile LLM decoding into one persistent GPU megakernel, and see how it runs.\n\n"
       "usage: mpk <command> [options]   (mpk <command> --help for its options)\n\ncommands:\n");
-  for (const Subcommand& s : kSubcommands) std::printf("  %-12s %s\n", s.name, s.summary);
+  for (const mpk::Subcommand& s : mpk::subcommands())
+    std::printf("  %-12s %s\n", s.name, s.summary);
 }
 
 }  // namespace
@@ -35,7 +24,7 @@ int main(int argc, char** argv) {
     print_help();
     return argc < 2 ? 2 : 0;
   }
-  for (const Subcommand& s : kSubcommands) {
+  for (const mpk::Subcommand& s : mpk::subcommands()) {
     if (std::strcmp(argv[1], s.name) != 0) continue;
     try {
       return s.main(argc - 1, argv + 1);
