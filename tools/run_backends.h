@@ -1,5 +1,6 @@
 // `mpk run` backends (cpu, gpu, sim). Each lives in tools/run_<name>.cc and registers
-// itself with one line: MPK_RUN_BACKEND(cpu, "numerics on the CPU", run_cpu);
+// itself with one line: MPK_RUN_BACKEND(cpu, "numerics on the CPU", run_cpu, nullptr);
+// `mpk run` without --backend picks gpu when available, else sim, else cpu.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,7 @@ struct RunBackend {
   const char* name;
   const char* summary;
   int (*run)(const RunRequest& request);
+  bool (*available)();  // e.g. gpu: a GPU is present; nullptr = always
 };
 
 bool register_run_backend(const RunBackend& b);
@@ -37,5 +39,6 @@ const std::vector<RunBackend>& run_backends();
 
 }  // namespace mpk
 
-#define MPK_RUN_BACKEND(name, summary, fn) \
-  static const bool mpk_run_backend_registered_##name = ::mpk::register_run_backend({#name, summary, fn})
+#define MPK_RUN_BACKEND(name, summary, fn, available)                   \
+  static const bool mpk_run_backend_registered_##name = ::mpk::register_run_backend( \
+      {#name, summary, fn, available})
