@@ -1,0 +1,192 @@
+// trace.db: the SQLite file that records how scheduled task graphs ran (on the GPU, in
+// the simulator, on the CPU). TraceWriter appends one run per transaction (device +
+// graph + run row + task executions, with bubbles, steps and per-operator statistics
+// computed on the way in); TraceReader is the small query API that the studio and the
+// CLI share. docs/trace-schema.md describes the tables.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+
+namespace mpk {
+
+inline constexpr int kTraceSchemaVersion = 1;
+
+// One task execution as a backend records it. Times are integer nanoseconds on any
+// clock (e.g. %globaltimer); the writer shifts them so that a run starts at 0.
+struct Execution {
+  TaskId task = -1;
+  int32_t step = 0;     // decode step, from 0
+  int32_t worker = 0;   // index into the schedule's worker lists; must own `task`
+  int32_t sm = 0;       // physical SM the worker ran on (== worker in the simulator)
+  int64_t wait_begin_ns = 0;  // began waiting for the task's events
+  int64_t start_ns = 0;       // events satisfied, task body started
+  int64_t end_ns = 0;         // task body done (its events released after this)
+};
+
+struct DeviceInfo {
+  std::string name;            // "NVIDIA H100 80GB HBM3", "H100-SXM (model)"
+  int32_t sm_count = 0;
+  int64_t clock_khz = 0;       // SM clock
+  int64_t mem_clock_khz = 0;   // 0 when unknown
+  int64_t mem_bandwidth = 0;   // bytes per second
+  int64_t smem_per_sm = 0;     // bytes
+};
+
+// The device as the machine model describes it (what the simulator runs on).
+DeviceInfo device_from_machine(const MachineModel& m);
+
+struct RunInfo {
+  std::string kind = "sim";  // "gpu" | "sim" | "cpu"
+  std::string model;         // preset name or checkpoint path; "" = module's provenance source
+  std::string policy;        // "" = the module schedule's policy
+  std::string policy_params; // "" = the schedule's params as "{k=v, ...}"
+  std::string options;       // free-form run settings, e.g. "decompose.tile=64 cost=costs.json"
+  int64_t batch = 0;         // 0 = the module's `batch` attr
+  int64_t steps = 0;         // 0 = 1 + the largest step among the executions
+  int64_t started_at_ns = 0; // unix epoch ns; 0 = now
+  DeviceInfo device;         // name "" = device_from_machine(module.machine)
+};
+
+enum class BubbleCause : uint8_t {
+  kWait,        // the next task waited on an event (event, producer task, its worker)
+  kQueueEmpty,  // this worker's list for the step was done while others still started work
+  kStepTail,    // every task of the step had started; the step was draining
+  kOverhead,    // a gap between tasks with no wait to blame (dispatch, event release)
+};
+const char* name_of(BubbleCause c);
+
+struct Bubble {
+  int32_t worker = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  BubbleCause cause = BubbleCause::kOverhead;
+  int32_t step = 0;        // the step the idle time belongs to
+  TaskId task = -1;        // kWait/kOverhead: the task that was about to run
+  EventId event = -1;      // kWait: the event it waited on last
+  TaskId producer = -1;    // kWait: the last producer of that event
+  int32_t producer_worker = -1;
+};
+
+// Opens or creates `db_path` and appends runs. Each write_run is one transaction; a
+// crash while writing leaves the earlier runs intact. Throws mpk::Error for a file
+// that is not a trace.db, a newer schema, or executions that do not match the module.
+class TraceWriter {
+ public:
+  explicit TraceWriter(const std::string& db_path);
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // `scheduled` must carry a schedule. Returns the new run's id.
+  int64_t write_run(const Module& scheduled, const RunInfo& info,
+                    const std::vector<Execution>& execs);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Convenience: open, write one run, close.
+int64_t write_run(const std::string& db_path, const Module& scheduled, const RunInfo& info,
+                  const std::vector<Execution>& execs);
+
+// ---- reading ----
+
+struct RunRecord {
+  int64_t id = 0;
+  std::string kind, model, policy, policy_params, pipeline, options, tool_version;
+  int64_t batch = 0, steps = 0, started_at_ns = 0;
+  int64_t graph = 0;          // graph id (runs of the same scheduled graph share it)
+  int32_t num_workers = 0;
+  int64_t num_executions = 0;
+  int64_t duration_ns = 0;    // end of the last execution
+  int64_t max_task_ns = 0;    // longest single execution (bounds window queries)
+  DeviceInfo device;
+};
+
+struct ExecutionRecord {
+  TaskId task = -1;
+  int32_t step = 0, worker = 0, sm = 0;
+  int64_t wait_begin_ns = 0, start_ns = 0, end_ns = 0;
+};
+
+struct StepRecord {
+  int32_t step = 0;
+  int64_t start_ns = 0;   // end of the previous step (0 for step 0)
+  int64_t end_ns = 0;     // end of the step's last execution
+  int64_t busy_ns = 0;    // summed execution time of the step's tasks
+};
+
+struct OperatorStat {
+  OpId op = -1;
+  std::string name, kind;
+  int32_t layer = -1;
+  int64_t executions = 0, total_ns = 0, max_ns = 0, wait_ns = 0;
+};
+
+struct DependencyRecord {
+  EventId event = -1;
+  int32_t step_distance = 0;
+  TaskId task = -1;  // the producer (for a task's inputs) or consumer (for its outputs)
+};
+
+struct TaskRecord {
+  TaskId id = -1;
+  OpId op = -1;
+  std::string kind;
+  int32_t worker = -1, position = -1;
+  int64_t bytes = 0, flops = 0;
+};
+
+struct OperatorRecord {
+  OpId id = -1;
+  std::string name, kind;
+  int32_t layer = -1;
+};
+
+class TraceReader {
+ public:
+  // Read-only. Throws mpk::Error naming the file when it is missing, not a trace.db,
+  // truncated/corrupt, or written by a newer schema.
+  explicit TraceReader(const std::string& db_path);
+  ~TraceReader();
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  const std::string& path() const;
+  std::vector<RunRecord> runs() const;
+  RunRecord run(int64_t id) const;  // throws mpk::Error for an unknown id
+  int64_t last_run() const;         // the newest run's id; throws when there is none
+
+  // All executions, ordered by (worker, start).
+  std::vector<ExecutionRecord> executions(int64_t run) const;
+  // Executions of one worker overlapping [t0, t1), ordered by start.
+  std::vector<ExecutionRecord> executions(int64_t run, int32_t worker, int64_t t0,
+                                          int64_t t1) const;
+  std::vector<Bubble> bubbles(int64_t run) const;
+  std::vector<Bubble> bubbles(int64_t run, int32_t worker, int64_t t0, int64_t t1) const;
+  std::vector<StepRecord> steps(int64_t run) const;
+  std::vector<OperatorStat> operator_stats(int64_t run) const;
+
+  std::vector<OperatorRecord> operators(int64_t graph) const;
+  std::vector<TaskRecord> tasks(int64_t graph) const;
+  // Events `task` waits on, with their producers; events it triggers, with their consumers.
+  std::vector<DependencyRecord> producers_of(int64_t graph, TaskId task) const;
+  std::vector<DependencyRecord> consumers_of(int64_t graph, TaskId task) const;
+
+  // The scheduled graph of a run as a Module without tensors or regions: operators,
+  // tasks (kind, op, bytes, flops, waits/triggers), events, schedule, machine model
+  // from the run's device. Enough for the simulator and the analyses.
+  Module load_graph(int64_t run) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mpk
