@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12, as root) and builds mpk into build/.
+# Used by the README's quick start (run.sh, test.sh) and by CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config protobuf-compiler libprotobuf-dev
+          nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "error: missing packages and not root; run as root or: apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The CUDA toolkit is optional: with nvcc the megakernel codegen and GPU runtime build.
+for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin; do
+  [[ -x $d/nvcc ]] && export PATH="$d:$PATH" && break
+done
+
+build_type=${MPK_BUILD_TYPE:-Release}
+echo "== configuring (build/, $build_type)"
+mkdir -p build
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" >build/configure.log 2>&1 ||
+  { cat build/configure.log; exit 1; }
+grep -E "^-- mpk:" build/configure.log || true
+echo "== building"
+cmake --build build -j"$(nproc)"
