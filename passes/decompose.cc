@@ -1,0 +1,380 @@
+// The `decompose` pass: turns every operator of the Program into tasks with the read
+// and write regions of docs/ir.md ("Tasks (made by decompose)"), with bytes and flops
+// estimates, in program order. Tile sizes default to values computed from the machine
+// model so that large operators spread over all SMs; options override them.
+#include <algorithm>
+#include <string>
+
+#include "ir/error.h"
+#include "passes/registry.h"
+
+namespace mpk {
+namespace {
+
+constexpr const char* kPass = "decompose";
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
+
+// Tile sizes; 0 means "auto" (computed per operator from the machine model).
+struct DecomposeOptions {
+  int64_t tile = 0;
+  int64_t lm_head_tile = 0;
+  int64_t elementwise_tile = 0;
+  int64_t attention_splits = 0;
+  int64_t argmax_tile = 0;
+};
+
+int64_t positive_option(const PassOptions& o, const std::string& key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->second == "auto") return 0;
+  const int64_t v = option_int(o, kPass, key, 0);
+  if (v <= 0)
+    throw Error("pass '" + std::string(kPass) + "': option '" + key +
+                "' expects a positive integer or 'auto', got '" + it->second + "'");
+  return v;
+}
+
+// Auto tile rules (docs/passes.md): about one tile per SM, rounded to a friendly size.
+int64_t auto_linear_tile(int64_t n, int64_t sms) { return std::max<int64_t>(8, round_up(ceil_div(n, sms), 8)); }
+int64_t auto_elementwise_tile(int64_t cols, int64_t sms) {
+  return std::max<int64_t>(256, round_up(ceil_div(cols, sms), 64));
+}
+int64_t auto_argmax_tile(int64_t v, int64_t sms) { return std::max<int64_t>(64, round_up(ceil_div(v, sms), 64)); }
+int64_t auto_attention_splits(int64_t seq, int64_t kv_heads, int64_t sms) {
+  if (seq <= 512) return 1;
+  return std::min(ceil_div(seq, 256), std::max<int64_t>(1, sms / kv_heads));
+}
+
+bool is_decompose_scratch(const Tensor& t) {
+  return t.role == TensorRole::kScratch &&
+         (t.name.rfind("attn_part.", 0) == 0 || t.name == "argmax_val" || t.name == "argmax_idx");
+}
+
+// Removes scratch tensors made by an earlier decompose, renumbering operator operands.
+void drop_old_scratch(Program& p) {
+  std::vector<TensorId> remap(p.tensors.size(), -1);
+  std::vector<Tensor> kept;
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    if (is_decompose_scratch(p.tensors[i])) continue;
+    remap[i] = static_cast<TensorId>(kept.size());
+    kept.push_back(std::move(p.tensors[i]));
+  }
+  if (kept.size() == p.tensors.size()) {
+    p.tensors = std::move(kept);
+    return;
+  }
+  for (Operator& op : p.ops)
+    for (auto* list : {&op.inputs, &op.outputs})
+      for (TensorId& t : *list) {
+        if (t < 0 || t >= static_cast<TensorId>(remap.size()) || remap[t] < 0)
+          throw Error("operator '" + op.name + "' uses a scratch tensor");
+        t = remap[t];
+      }
+  p.tensors = std::move(kept);
+}
+
+class Decomposer {
+ public:
+  Decomposer(Module& m, const DecomposeOptions& o)
+      : m_(m), p_(m.program), o_(o), sms_(std::max<int64_t>(1, m.machine.sm_count)) {}
+
+  void run() {
+    m_.graph = TaskGraph{};
+    drop_old_scratch(p_);
+    const size_t num_ops = p_.ops.size();
+    for (size_t i = 0; i < num_ops; ++i) {
+      op_ = static_cast<OpId>(i);
+      emit_op(p_.ops[i]);
+    }
+    p_.rebuild_use_lists();
+    m_.graph.rebuild_use_lists();
+  }
+
+ private:
+  // ---- operand access with shape checks (never index out of bounds) ----
+  [[noreturn]] void bad(const Operator& op, const std::string& what) const {
+    throw Error("operator '" + op.name + "' (" + std::string(name_of(op.kind)) +
+                "): " + what);
+  }
+  void arity(const Operator& op, size_t in, size_t out) const {
+    if (op.inputs.size() != in || op.outputs.size() != out)
+      bad(op, "expects " + std::to_string(in) + " inputs and " + std::to_string(out) +
+                  " outputs");
+    for (auto* list : {&op.inputs, &op.outputs})
+      for (TensorId t : *list)
+        if (t < 0 || t >= static_cast<TensorId>(p_.tensors.size()))
+          bad(op, "refers to unknown tensor id " + std::to_string(t));
+  }
+  const std::vector<int64_t>& shape(const Operator& op, TensorId t, size_t rank) const {
+    const Tensor& tt = p_.tensor(t);
+    if (tt.shape.size() != rank)
+      bad(op, "tensor '" + tt.name + "' must have rank " + std::to_string(rank));
+    for (int64_t s : tt.shape)
+      if (s <= 0) bad(op, "tensor '" + tt.name + "' has a non-positive dimension");
+    return tt.shape;
+  }
+  int64_t esize(TensorId t) const { return size_of(p_.tensor(t).dtype); }
+
+  // ---- task construction ----
+  static Region reg(TensorId t, std::vector<Range> dims) { return Region{t, std::move(dims)}; }
+  int64_t region_bytes(const Region& r) const { return r.volume() * esize(r.tensor); }
+
+  // bytes: reads + writes of the regions unless given.
+  void task(TaskKind kind, std::vector<Region> reads, std::vector<Region> writes, int64_t flops,
+            int64_t bytes = -1) {
+    Task t;
+    t.op = op_;
+    t.kind = kind;
+    if (bytes < 0) {
+      bytes = 0;
+      for (const Region& r : reads) bytes += region_bytes(r);
+      for (const Region& r : writes) bytes += region_bytes(r);
+    }
+    t.reads = std::move(reads);
+    t.writes = std::move(writes);
+    t.bytes = bytes;
+    t.flops = flops;
+    m_.graph.tasks.push_back(std::move(t));
+  }
+
+  TensorId add_scratch(const Operator& op, const std::string& name, DType dt,
+                       std::vector<int64_t> shape) {
+    if (p_.find_tensor(name) >= 0) bad(op, "scratch tensor name '" + name + "' is already taken");
+    return p_.add_tensor(Tensor{name, dt, std::move(shape), TensorRole::kScratch});
+  }
+
+  // Calls f(lo, hi) for [0, n) cut into tiles of `tile` (the last one may be smaller).
+  template <typename F>
+  static void tiles(int64_t n, int64_t tile, F&& f) {
+    for (int64_t lo = 0; lo < n; lo += tile) f(lo, std::min(n, lo + tile));
+  }
+
+  void emit_op(const Operator& op) {
+    switch (op.kind) {
+      case OpKind::kEmbedding: return embedding(op);
+      case OpKind::kRmsNorm: return rms_norm(op);
+      case OpKind::kLinear: return linear(op, TaskKind::kLinear, o_.tile);
+      case OpKind::kLmHead: return linear(op, TaskKind::kLmHead, o_.lm_head_tile);
+      case OpKind::kQkNorm: return qk_norm(op);
+      case OpKind::kRope: return rope(op);
+      case OpKind::kKvAppend: return kv_append(op);
+      case OpKind::kAttention: return attention(op);
+      case OpKind::kSiluMul: return elementwise(op, TaskKind::kSiluMul, 4);
+      case OpKind::kResidualAdd: return elementwise(op, TaskKind::kResidualAdd, 1);
+      case OpKind::kArgmax: return argmax(op);
+    }
+    bad(op, "unknown operator kind");
+  }
+
+  int64_t elementwise_tile(int64_t cols) const {
+    return o_.elementwise_tile ? o_.elementwise_tile : auto_elementwise_tile(cols, sms_);
+  }
+
+  void embedding(const Operator& op) {
+    arity(op, 2, 1);
+    const TensorId table = op.inputs[0], tok = op.inputs[1], y = op.outputs[0];
+    const int64_t v = shape(op, table, 2)[0], h = shape(op, table, 2)[1];
+    const int64_t b = shape(op, tok, 1)[0];
+    shape(op, y, 2);
+    // Traffic: the B table rows actually gathered, not the whole [0:V] read region.
+    tiles(h, elementwise_tile(h), [&](int64_t c0, int64_t c1) {
+      const int64_t bytes = b * (c1 - c0) * (esize(table) + esize(y)) + b * esize(tok);
+      task(TaskKind::kEmbedding, {reg(table, {{0, v}, {c0, c1}}), reg(tok, {{0, b}})},
+           {reg(y, {{0, b}, {c0, c1}})}, 0, bytes);
+    });
+  }
+
+  void rms_norm(const Operator& op) {
+    arity(op, 2, 1);
+    const TensorId x = op.inputs[0], w = op.inputs[1], y = op.outputs[0];
+    const auto& xs = shape(op, x, 2);
+    const int64_t b = xs[0], h = xs[1];
+    task(TaskKind::kRmsNorm, {reg(x, {{0, b}, {0, h}}), reg(w, {{0, shape(op, w, 1)[0]}})},
+         {reg(y, {{0, b}, {0, h}})}, 4 * b * h);
+  }
+
+  void linear(const Operator& op, TaskKind kind, int64_t tile_opt) {
+    arity(op, 2, 1);
+    const TensorId x = op.inputs[0], w = op.inputs[1], y = op.outputs[0];
+    const int64_t b = shape(op, x, 2)[0], k = shape(op, x, 2)[1];
+    const int64_t n = shape(op, w, 2)[0];
+    shape(op, y, 2);
+    const int64_t tile = tile_opt ? tile_opt : auto_linear_tile(n, sms_);
+    tiles(n, tile, [&](int64_t n0, int64_t n1) {
+      task(kind, {reg(x, {{0, b}, {0, k}}), reg(w, {{n0, n1}, {0, k}})},
+           {reg(y, {{0, b}, {n0, n1}})}, 2 * b * (n1 - n0) * k);
+    });
+  }
+
+  void qk_norm(const Operator& op) {
+    arity(op, 2, 1);
+    const TensorId x = op.inputs[0], w = op.inputs[1], y = op.outputs[0];
+    const int64_t b = shape(op, x, 2)[0], width = shape(op, x, 2)[1];
+    const int64_t hd = shape(op, w, 1)[0];
+    task(TaskKind::kQkNorm, {reg(x, {{0, b}, {0, width}}), reg(w, {{0, hd}})},
+         {reg(y, {{0, b}, {0, width}})}, 4 * b * width);
+  }
+
+  void rope(const Operator& op) {
+    arity(op, 1, 1);
+    const TensorId x = op.inputs[0], y = op.outputs[0];
+    const int64_t b = shape(op, x, 2)[0], width = shape(op, x, 2)[1];
+    // Per element: the angle, its cos and sin, two products and a sum.
+    task(TaskKind::kRope, {reg(x, {{0, b}, {0, width}})}, {reg(y, {{0, b}, {0, width}})},
+         6 * b * width);
+  }
+
+  void kv_append(const Operator& op) {
+    arity(op, 2, 2);
+    const TensorId k = op.inputs[0], v = op.inputs[1], kc = op.outputs[0], vc = op.outputs[1];
+    const auto& cs = shape(op, kc, 4);
+    shape(op, vc, 4);
+    const int64_t b = cs[0], s = cs[1], nkv = cs[2], hd = cs[3];
+    // Traffic: the B rows of one position actually copied, not the whole [0:S] range.
+    for (int64_t h = 0; h < nkv; ++h) {
+      const Range cols{h * hd, (h + 1) * hd};
+      const int64_t bytes = 2 * b * hd * (esize(k) + esize(kc));
+      task(TaskKind::kKvAppend, {reg(k, {{0, b}, cols}), reg(v, {{0, b}, cols})},
+           {reg(kc, {{0, b}, {0, s}, {h, h + 1}, {0, hd}}),
+            reg(vc, {{0, b}, {0, s}, {h, h + 1}, {0, hd}})},
+           0, bytes);
+    }
+  }
+
+  void attention(const Operator& op) {
+    arity(op, 3, 1);
+    const TensorId q = op.inputs[0], kc = op.inputs[1], vc = op.inputs[2], y = op.outputs[0];
+    const auto& cs = shape(op, kc, 4);
+    shape(op, vc, 4);
+    shape(op, q, 2);
+    shape(op, y, 2);
+    const int64_t b = cs[0], s = cs[1], nkv = cs[2], hd = cs[3];
+    const int64_t nq = attr_int(op.attrs, "num_q_heads");
+    if (nq <= 0 || nq % nkv != 0) bad(op, "num_q_heads must be a positive multiple of the cache's kv heads");
+    const int64_t g = nq / nkv;
+    int64_t splits = o_.attention_splits ? o_.attention_splits : auto_attention_splits(s, nkv, sms_);
+    if (splits > s)
+      throw Error("option 'attention-splits' (" + std::to_string(splits) +
+                  ") exceeds max_seq_len (" + std::to_string(s) + ") of operator '" + op.name + "'");
+    auto qcols = [&](int64_t h) { return Range{h * g * hd, (h + 1) * g * hd}; };
+    auto cache = [&](TensorId t, int64_t h, int64_t s0, int64_t s1) {
+      return reg(t, {{0, b}, {s0, s1}, {h, h + 1}, {0, hd}});
+    };
+    // Per (row, query head, position): q.k, p.v (2 hd each) and the softmax update.
+    auto attn_flops = [&](int64_t positions) { return b * g * positions * (4 * hd + 5); };
+    if (splits == 1) {
+      for (int64_t h = 0; h < nkv; ++h)
+        task(TaskKind::kAttention,
+             {reg(q, {{0, b}, qcols(h)}), cache(kc, h, 0, s), cache(vc, h, 0, s)},
+             {reg(y, {{0, b}, qcols(h)})}, attn_flops(s));
+      return;
+    }
+    const std::string part_name =
+        "attn_part." + (op.layer >= 0 ? std::to_string(op.layer) : op.name);
+    const TensorId part = add_scratch(op, part_name, DType::kF32, {b, nq, splits, hd + 2});
+    // Balanced position ranges: split i covers [i*S/splits, (i+1)*S/splits).
+    for (int64_t h = 0; h < nkv; ++h)
+      for (int64_t i = 0; i < splits; ++i) {
+        const int64_t s0 = i * s / splits, s1 = (i + 1) * s / splits;
+        task(TaskKind::kAttentionPartial,
+             {reg(q, {{0, b}, qcols(h)}), cache(kc, h, s0, s1), cache(vc, h, s0, s1)},
+             {reg(part, {{0, b}, {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})},
+             attn_flops(s1 - s0));
+      }
+    for (int64_t h = 0; h < nkv; ++h)
+      task(TaskKind::kAttentionMerge,
+           {reg(part, {{0, b}, {h * g, (h + 1) * g}, {0, splits}, {0, hd + 2}})},
+           {reg(y, {{0, b}, qcols(h)})}, b * g * splits * (2 * hd + 5));
+  }
+
+  void elementwise(const Operator& op, TaskKind kind, int64_t flops_per_element) {
+    arity(op, 2, 1);
+    const TensorId a = op.inputs[0], c = op.inputs[1], y = op.outputs[0];
+    const int64_t b = shape(op, y, 2)[0], cols = shape(op, y, 2)[1];
+    shape(op, a, 2);
+    shape(op, c, 2);
+    tiles(cols, elementwise_tile(cols), [&](int64_t c0, int64_t c1) {
+      task(kind, {reg(a, {{0, b}, {c0, c1}}), reg(c, {{0, b}, {c0, c1}})},
+           {reg(y, {{0, b}, {c0, c1}})}, flops_per_element * b * (c1 - c0));
+    });
+  }
+
+  void argmax(const Operator& op) {
+    arity(op, 1, 1);
+    const TensorId logits = op.inputs[0], tokens = op.outputs[0];
+    const int64_t b = shape(op, logits, 2)[0], v = shape(op, logits, 2)[1];
+    shape(op, tokens, 1);
+    const int64_t tile = o_.argmax_tile ? o_.argmax_tile : auto_argmax_tile(v, sms_);
+    const int64_t parts = ceil_div(v, tile);
+    const TensorId val = add_scratch(op, "argmax_val", DType::kF32, {b, parts});
+    const TensorId idx = add_scratch(op, "argmax_idx", DType::kI32, {b, parts});
+    int64_t p = 0;
+    tiles(v, tile, [&](int64_t v0, int64_t v1) {
+      task(TaskKind::kArgmaxPartial, {reg(logits, {{0, b}, {v0, v1}})},
+           {reg(val, {{0, b}, {p, p + 1}}), reg(idx, {{0, b}, {p, p + 1}})}, b * (v1 - v0));
+      ++p;
+    });
+    task(TaskKind::kArgmaxReduce, {reg(val, {{0, b}, {0, parts}}), reg(idx, {{0, b}, {0, parts}})},
+         {reg(tokens, {{0, b}})}, b * parts);
+  }
+
+  Module& m_;
+  Program& p_;
+  const DecomposeOptions o_;
+  const int64_t sms_;
+  OpId op_ = -1;
+};
+
+class DecomposePass : public Pass {
+ public:
+  explicit DecomposePass(DecomposeOptions o) : o_(o) {}
+  PassResult run(Module& m) override {
+    try {
+      Decomposer(m, o_).run();
+    } catch (const Error& e) {
+      return PassResult::failure(e.what());
+    }
+    return PassResult::ok(true);
+  }
+
+ private:
+  DecomposeOptions o_;
+};
+
+}  // namespace
+
+PassInfo decompose_pass_info() {
+  PassInfo info;
+  info.name = kPass;
+  info.summary =
+      "split every operator into tasks with read/write regions, bytes and flops "
+      "(clears any previous events and schedule)";
+  info.options = {
+      {"tile", "",
+       "N columns per linear task; auto: ceil(N / sm_count) rounded up to a multiple of 8, "
+       "at least 8"},
+      {"lm-head-tile", "", "vocab rows per lm_head task; auto: as for tile"},
+      {"elementwise-tile", "",
+       "columns per embedding / silu_mul / residual_add task; auto: ceil(cols / sm_count) "
+       "rounded up to a multiple of 64, at least 256"},
+      {"attention-splits", "",
+       "position splits per kv head (>1: attention_partial + attention_merge tasks); "
+       "auto: 1 when S <= 512, else min(ceil(S / 256), max(1, sm_count / num_kv_heads))"},
+      {"argmax-tile", "",
+       "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a multiple "
+       "of 64, at least 64"},
+  };
+  info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
+    DecomposeOptions d;
+    d.tile = positive_option(o, "tile");
+    d.lm_head_tile = positive_option(o, "lm-head-tile");
+    d.elementwise_tile = positive_option(o, "elementwise-tile");
+    d.attention_splits = positive_option(o, "attention-splits");
+    d.argmax_tile = positive_option(o, "argmax-tile");
+    return std::make_unique<DecomposePass>(d);
+  };
+  return info;
+}
+
+}  // namespace mpk
