@@ -8,6 +8,10 @@
 
 namespace mpk {
 
+// The newest IR version (mpk.proto enum IrVersion) this build reads, and the one it
+// writes, in binary and in the text header `mpk.module "<name>" ir_version=N`.
+inline constexpr int kIrVersion = 1;
+
 std::string module_to_binary(const Module& m);
 // Throws mpk::Error naming `source` for a malformed or unsupported proto, or a module
 // the verifier rejects.
