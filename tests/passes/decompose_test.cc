@@ -1,0 +1,379 @@
+// Tests of the decompose pass: for every preset and several tile options, the tasks of
+// each operator write its outputs (and its scratch) exactly once, every read and write
+// region is the one docs/ir.md's task table gives, auto tiles follow the machine model,
+// attention splits into partial + merge tasks, and bad options are rejected by name.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "ir/error.h"
+#include "ir/import/import.h"
+#include "ir/verifier.h"
+#include "passes/registry.h"
+
+namespace mpk {
+namespace {
+
+Module imported(const std::string& preset, int64_t batch = 1, int64_t seq = 0, int32_t sms = 132) {
+  ImportOptions o;
+  o.batch = batch;
+  o.max_seq_len = seq;
+  o.machine.sm_count = sms;
+  return build_module(*find_preset(preset), o, "preset:" + preset);
+}
+
+void decompose(Module& m, const PassOptions& opts = {}) {
+  PassResult r = decompose_pass_info().create(opts)->run(m);
+  if (r.error) throw Error(*r.error);
+  EXPECT_TRUE(r.changed);
+}
+
+Region reg(TensorId t, std::vector<Range> dims) { return Region{t, std::move(dims)}; }
+
+std::vector<const Task*> tasks_of(const Module& m, const std::string& op) {
+  const OpId id = m.program.find_op(op);
+  std::vector<const Task*> out;
+  for (const Task& t : m.graph.tasks)
+    if (t.op == id) out.push_back(&t);
+  return out;
+}
+
+// The reads and writes docs/ir.md prescribes for task `t`, given the slice it writes
+// (its first write region) and, for attention partials, its position range.
+struct Expected {
+  std::vector<Region> reads, writes;
+};
+
+Expected expected_regions(const Module& m, const Task& t) {
+  const Program& p = m.program;
+  const Operator& op = p.ops.at(t.op);
+  const auto& in = op.inputs;
+  const auto& out = op.outputs;
+  const Region& w0 = t.writes.at(0);
+  auto shape = [&](TensorId id) { return p.tensor(id).shape; };
+  const int64_t b = shape(out[0]).empty() ? 0 : shape(out[0])[0];
+  switch (t.kind) {
+    case TaskKind::kEmbedding: {
+      const Range c = w0.dims.at(1);
+      return {{reg(in[0], {{0, shape(in[0])[0]}, c}), reg(in[1], {{0, b}})},
+              {reg(out[0], {{0, b}, c})}};
+    }
+    case TaskKind::kRmsNorm:
+      return {{full_region(in[0], shape(in[0])), full_region(in[1], shape(in[1]))},
+              {full_region(out[0], shape(out[0]))}};
+    case TaskKind::kLinear:
+    case TaskKind::kLmHead: {
+      const Range n = w0.dims.at(1);
+      const int64_t k = shape(in[0])[1];
+      return {{reg(in[0], {{0, b}, {0, k}}), reg(in[1], {n, {0, k}})}, {reg(out[0], {{0, b}, n})}};
+    }
+    case TaskKind::kQkNorm:
+    case TaskKind::kRope: {
+      const Range c = w0.dims.at(1);
+      const int64_t hd = attr_int(op.attrs, "head_dim");
+      EXPECT_EQ(c.lo % hd, 0) << op.name << ": not whole heads";
+      EXPECT_EQ(c.hi % hd, 0) << op.name << ": not whole heads";
+      std::vector<Region> reads = {reg(in[0], {{0, b}, c})};
+      if (t.kind == TaskKind::kQkNorm) reads.push_back(reg(in[1], {{0, hd}}));
+      return {reads, {reg(out[0], {{0, b}, c})}};
+    }
+    case TaskKind::kKvAppend: {
+      const auto cs = shape(out[0]);
+      const Range h = w0.dims.at(2);
+      const Range cols{h.lo * cs[3], h.hi * cs[3]};
+      EXPECT_EQ(h.size(), 1);
+      return {{reg(in[0], {{0, b}, cols}), reg(in[1], {{0, b}, cols})},
+              {reg(out[0], {{0, b}, {0, cs[1]}, h, {0, cs[3]}}),
+               reg(out[1], {{0, b}, {0, cs[1]}, h, {0, cs[3]}})}};
+    }
+    case TaskKind::kAttention:
+    case TaskKind::kAttentionPartial:
+    case TaskKind::kAttentionMerge: {
+      const auto cs = shape(in[1]);
+      const int64_t hd = cs[3], s = cs[1];
+      const int64_t g = attr_int(op.attrs, "num_q_heads") / attr_int(op.attrs, "num_kv_heads");
+      const TensorId part = p.find_tensor("attn_part." + std::to_string(op.layer));
+      int64_t h = 0;
+      if (t.kind == TaskKind::kAttentionPartial) h = w0.dims.at(1).lo / g;
+      else h = w0.dims.at(1).lo / (g * hd);
+      const Range qc{h * g * hd, (h + 1) * g * hd};
+      const Range qh{h * g, (h + 1) * g};
+      if (t.kind == TaskKind::kAttention)
+        return {{reg(in[0], {{0, b}, qc}), reg(in[1], {{0, b}, {0, s}, {h, h + 1}, {0, hd}}),
+                 reg(in[2], {{0, b}, {0, s}, {h, h + 1}, {0, hd}})},
+                {reg(out[0], {{0, b}, qc})}};
+      if (t.kind == TaskKind::kAttentionMerge) {
+        const int64_t splits = p.tensor(part).shape.at(2);
+        return {{reg(part, {{0, b}, qh, {0, splits}, {0, hd + 2}})}, {reg(out[0], {{0, b}, qc})}};
+      }
+      const Range pos = t.reads.at(1).dims.at(1);
+      const Range split = w0.dims.at(2);
+      return {{reg(in[0], {{0, b}, qc}), reg(in[1], {{0, b}, pos, {h, h + 1}, {0, hd}}),
+               reg(in[2], {{0, b}, pos, {h, h + 1}, {0, hd}})},
+              {reg(part, {{0, b}, qh, split, {0, hd + 2}})}};
+    }
+    case TaskKind::kSiluMul:
+    case TaskKind::kResidualAdd: {
+      const Range c = w0.dims.at(1);
+      return {{reg(in[0], {{0, b}, c}), reg(in[1], {{0, b}, c})}, {reg(out[0], {{0, b}, c})}};
+    }
+    case TaskKind::kArgmaxPartial: {
+      const TensorId val = p.find_tensor("argmax_val"), idx = p.find_tensor("argmax_idx");
+      const Range v = t.reads.at(0).dims.at(1);
+      const Range part = w0.dims.at(1);
+      return {{reg(in[0], {{0, b}, v})},
+              {reg(val, {{0, b}, part}), reg(idx, {{0, b}, part})}};
+    }
+    case TaskKind::kArgmaxReduce: {
+      const TensorId val = p.find_tensor("argmax_val"), idx = p.find_tensor("argmax_idx");
+      const int64_t parts = p.tensor(val).shape.at(1);
+      return {{reg(val, {{0, b}, {0, parts}}), reg(idx, {{0, b}, {0, parts}})},
+              {reg(out[0], {{0, b}})}};
+    }
+  }
+  ADD_FAILURE() << "unknown task kind";
+  return {};
+}
+
+bool in_bounds(const Region& r, const Tensor& t) {
+  if (r.dims.size() != t.shape.size()) return false;
+  for (size_t i = 0; i < r.dims.size(); ++i)
+    if (r.dims[i].lo < 0 || r.dims[i].hi > t.shape[i] || r.dims[i].empty()) return false;
+  return true;
+}
+
+// The full set of checks of one decomposed module.
+void check_decomposition(const Module& m, const std::string& what) {
+  SCOPED_TRACE(what);
+  const Program& p = m.program;
+  ASSERT_FALSE(m.graph.tasks.empty());
+  EXPECT_TRUE(m.graph.events.empty());
+  EXPECT_TRUE(m.graph.schedule.empty());
+
+  // Program order, every region inside its tensor, the docs/ir.md regions.
+  OpId prev = 0;
+  std::vector<int> tasks_per_op(p.ops.size(), 0);
+  for (size_t i = 0; i < m.graph.tasks.size(); ++i) {
+    const Task& t = m.graph.tasks[i];
+    ASSERT_GE(t.op, prev) << "task " << i << " out of program order";
+    ASSERT_LT(t.op, static_cast<OpId>(p.ops.size()));
+    prev = t.op;
+    ++tasks_per_op[t.op];
+    for (const auto* list : {&t.reads, &t.writes})
+      for (const Region& r : *list)
+        ASSERT_TRUE(in_bounds(r, p.tensor(r.tensor)))
+            << "task " << i << ": " << format_region(p.tensor(r.tensor).name, r);
+    const Expected e = expected_regions(m, t);
+    EXPECT_EQ(t.reads, e.reads) << "task " << i << " of " << p.ops[t.op].name << " reads";
+    EXPECT_EQ(t.writes, e.writes) << "task " << i << " of " << p.ops[t.op].name << " writes";
+    EXPECT_GT(t.bytes, 0) << "task " << i;
+    const bool copy = t.kind == TaskKind::kEmbedding || t.kind == TaskKind::kKvAppend;
+    EXPECT_EQ(t.flops > 0, !copy) << "task " << i << " " << name_of(t.kind);
+  }
+  for (size_t o = 0; o < p.ops.size(); ++o) EXPECT_GT(tasks_per_op[o], 0) << p.ops[o].name;
+
+  // Per operator: the writes to each tensor are disjoint and cover it; the tensors
+  // written are the operator's outputs plus scratch.
+  std::map<std::pair<OpId, TensorId>, std::vector<const Region*>> writes;
+  for (const Task& t : m.graph.tasks)
+    for (const Region& r : t.writes) writes[{t.op, r.tensor}].push_back(&r);
+  std::vector<int> outputs_covered(p.ops.size(), 0);
+  for (const auto& [key, regions] : writes) {
+    const auto& [op, tensor] = key;
+    const Tensor& tt = p.tensor(tensor);
+    const auto& outs = p.ops[op].outputs;
+    const bool is_output = std::find(outs.begin(), outs.end(), tensor) != outs.end();
+    EXPECT_TRUE(is_output || tt.role == TensorRole::kScratch)
+        << p.ops[op].name << " writes " << tt.name;
+    outputs_covered[op] += is_output;
+    int64_t volume = 0;
+    for (size_t i = 0; i < regions.size(); ++i) {
+      volume += regions[i]->volume();
+      for (size_t j = i + 1; j < regions.size(); ++j)
+        ASSERT_FALSE(regions[i]->overlaps(*regions[j]))
+            << p.ops[op].name << ": two tasks write " << format_region(tt.name, *regions[i]);
+    }
+    EXPECT_EQ(volume, tt.num_elements()) << p.ops[op].name << " does not cover " << tt.name;
+  }
+  for (size_t o = 0; o < p.ops.size(); ++o)
+    EXPECT_EQ(outputs_covered[o], static_cast<int>(p.ops[o].outputs.size())) << p.ops[o].name;
+
+  // Attention partials of one kv head tile [0, S) in split order; argmax partials tile
+  // [0, V) in partial order.
+  for (const Operator& op : p.ops) {
+    if (op.kind != OpKind::kAttention && op.kind != OpKind::kArgmax) continue;
+    std::map<int64_t, int64_t> next;  // kv head (attention) or 0 (argmax) -> next position
+    for (const Task* t : tasks_of(m, op.name)) {
+      if (t->kind == TaskKind::kAttentionPartial) {
+        const int64_t h = t->reads[1].dims[2].lo;
+        EXPECT_EQ(t->reads[1].dims[1].lo, next[h]) << op.name;
+        EXPECT_EQ(t->writes[0].dims[2].lo, next[-1 - h]++) << op.name << " split index";
+        next[h] = t->reads[1].dims[1].hi;
+      } else if (t->kind == TaskKind::kArgmaxPartial) {
+        EXPECT_EQ(t->reads[0].dims[1].lo, next[0]) << op.name;
+        EXPECT_EQ(t->writes[0].dims[1].lo, next[1]++) << op.name << " partial index";
+        next[0] = t->reads[0].dims[1].hi;
+      }
+    }
+    if (op.kind == OpKind::kArgmax) {
+      EXPECT_EQ(next[0], p.tensor(op.inputs[0]).shape[1]);
+    }
+  }
+}
+
+struct Case {
+  std::string preset;
+  PassOptions options;
+  int64_t batch = 1, seq = 0;
+  int32_t sms = 132;
+};
+
+class DecomposeCoverage : public testing::TestWithParam<Case> {};
+
+TEST_P(DecomposeCoverage, TasksCoverOutputsWithTheSpecifiedRegions) {
+  const Case& c = GetParam();
+  Module m = imported(c.preset, c.batch, c.seq, c.sms);
+  decompose(m, c.options);
+  std::string what = c.preset;
+  for (const auto& [k, v] : c.options) what += " " + k + "=" + v;
+  check_decomposition(m, what);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Presets, DecomposeCoverage,
+    testing::Values(
+        Case{"tiny", {}}, Case{"tiny-qwen3", {}}, Case{"llama-3.2-1b", {}}, Case{"qwen3-8b", {}},
+        Case{"tiny", {{"tile", "100"}, {"elementwise-tile", "100"}, {"argmax-tile", "100"}}},
+        Case{"tiny-qwen3",
+             {{"tile", "1"}, {"lm-head-tile", "7"}, {"elementwise-tile", "1"},
+              {"attention-splits", "3"}, {"argmax-tile", "5"}},
+             3},
+        Case{"tiny", {{"attention-splits", "128"}}, 2},
+        Case{"tiny-qwen3", {{"tile", "100000"}, {"argmax-tile", "512"}}, 8, 40},
+        Case{"llama-3.2-1b", {{"attention-splits", "1"}, {"tile", "512"}}, 4, 2048},
+        Case{"qwen3-8b", {{"attention-splits", "7"}, {"lm-head-tile", "4096"}}, 2, 0, 16},
+        Case{"tiny", {}, 1, 0, 1}));
+
+TEST(Decompose, AutoTilesSpreadOverAllSms) {
+  Module m = imported("llama-3.2-1b");
+  decompose(m);
+  EXPECT_EQ(tasks_of(m, "L0.q_proj").size(), 128u);   // 2048 / 16
+  EXPECT_EQ(tasks_of(m, "L0.k_proj").size(), 64u);    // 512 / 8 (minimum 8)
+  EXPECT_EQ(tasks_of(m, "L0.gate_proj").size(), 128u);  // 8192 / 64
+  const auto head = tasks_of(m, "lm_head");
+  ASSERT_EQ(head.size(), 132u);  // 128256 in tiles of 976
+  EXPECT_EQ(head.front()->writes[0].dims[1], (Range{0, 976}));
+  EXPECT_EQ(head.back()->writes[0].dims[1], (Range{131 * 976, 128256}));  // smaller last tile
+  EXPECT_EQ(tasks_of(m, "L0.attn_residual").size(), 8u);  // 2048 in tiles of 256
+  EXPECT_EQ(tasks_of(m, "L0.silu_mul").size(), 32u);
+  EXPECT_EQ(tasks_of(m, "L0.input_norm").size(), 1u);
+  EXPECT_EQ(tasks_of(m, "L0.q_rope").size(), 1u);
+  EXPECT_EQ(tasks_of(m, "L0.kv_append").size(), 8u);
+  EXPECT_EQ(tasks_of(m, "argmax").size(), 127u);  // 126 partials of 1024 + reduce
+
+  // Fewer SMs, bigger tiles.
+  Module s = imported("llama-3.2-1b", 1, 0, 8);
+  decompose(s);
+  EXPECT_EQ(tasks_of(s, "L0.q_proj").size(), 8u);
+}
+
+TEST(Decompose, AttentionSplitsIntoPartialsAndMerges) {
+  Module m = imported("tiny-qwen3", 2);
+  decompose(m, {{"attention-splits", "4"}});
+  const TensorId part = m.program.find_tensor("attn_part.1");
+  ASSERT_GE(part, 0);
+  const Tensor& pt = m.program.tensor(part);
+  EXPECT_EQ(pt.role, TensorRole::kScratch);
+  EXPECT_EQ(pt.dtype, DType::kF32);
+  EXPECT_EQ(pt.shape, (std::vector<int64_t>{2, 4, 4, 66}));
+  const auto tasks = tasks_of(m, "L1.attention");
+  ASSERT_EQ(tasks.size(), 2u * 4 + 2);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(tasks[i]->kind, TaskKind::kAttentionPartial);
+  EXPECT_EQ(tasks[8]->kind, TaskKind::kAttentionMerge);
+  EXPECT_EQ(tasks[9]->kind, TaskKind::kAttentionMerge);
+  EXPECT_EQ(tasks[1]->reads[1].dims[1], (Range{32, 64}));  // S = 128 in 4 splits
+
+  // No splits: one attention task per kv head, no scratch.
+  Module u = imported("tiny-qwen3", 2);
+  decompose(u);
+  EXPECT_LT(u.program.find_tensor("attn_part.0"), 0);
+  for (const Task* t : tasks_of(u, "L0.attention")) EXPECT_EQ(t->kind, TaskKind::kAttention);
+  EXPECT_EQ(tasks_of(u, "L0.attention").size(), 2u);
+}
+
+TEST(Decompose, AutoAttentionSplitsFollowSequenceLength) {
+  auto splits = [](int64_t seq, int32_t sms) {
+    Module m = imported("llama-3.2-1b", 1, seq, sms);
+    decompose(m);
+    const TensorId part = m.program.find_tensor("attn_part.0");
+    return part < 0 ? int64_t{1} : m.program.tensor(part).shape[2];
+  };
+  EXPECT_EQ(splits(512, 132), 1);
+  EXPECT_EQ(splits(1024, 132), 4);
+  EXPECT_EQ(splits(4096, 132), 16);
+  EXPECT_EQ(splits(4096, 16), 2);   // 16 SMs / 8 kv heads
+  EXPECT_EQ(splits(1000, 132), 4);  // ceil(1000 / 256)
+}
+
+TEST(Decompose, RerunReplacesGraphAndScratch) {
+  Module m = imported("tiny");
+  decompose(m, {{"attention-splits", "4"}});
+  const size_t with_scratch = m.program.tensors.size();
+  m.graph.events.push_back(Event{{0}, {1}, 1, 0});
+  m.graph.schedule.policy = "round-robin";
+  m.graph.schedule.workers = {{0}};
+  decompose(m);
+  EXPECT_TRUE(m.graph.events.empty());
+  EXPECT_TRUE(m.graph.schedule.empty());
+  EXPECT_LT(m.program.find_tensor("attn_part.0"), 0);
+  EXPECT_EQ(m.program.tensors.size(), with_scratch - 2);  // two layers' attn_part gone
+  check_decomposition(m, "rerun");
+  const auto first = m.graph.tasks.size();
+  decompose(m);
+  EXPECT_EQ(m.graph.tasks.size(), first);
+  EXPECT_EQ(m.program.tensors.size(), with_scratch - 2);
+}
+
+TEST(Decompose, DecomposedModulePassesStructureVerifier) {
+  for (const char* preset : {"tiny", "tiny-qwen3", "llama-3.2-1b"}) {
+    Module m = imported(preset, 2);
+    decompose(m, {{"attention-splits", "3"}});
+    for (const Diagnostic& d : verify_structure(m)) ADD_FAILURE() << preset << ": " << d.rule << ": " << d.message;
+  }
+}
+
+TEST(Decompose, RejectsBadOptionsByName) {
+  const PassInfo info = decompose_pass_info();
+  for (const char* key : {"tile", "lm-head-tile", "elementwise-tile", "attention-splits", "argmax-tile"})
+    for (const char* value : {"0", "-3", "abc", "1.5", ""}) {
+      try {
+        info.create({{key, value}});
+        ADD_FAILURE() << key << "=" << value << " accepted";
+      } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("decompose"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(std::string("'") + key + "'"), std::string::npos) << msg;
+      }
+    }
+  EXPECT_NO_THROW(info.create({{"tile", "auto"}, {"attention-splits", "2"}}));
+  // More splits than positions fails when run, naming the option.
+  Module m = imported("tiny");
+  PassResult r = info.create({{"attention-splits", "129"}})->run(m);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->find("attention-splits"), std::string::npos) << *r.error;
+}
+
+TEST(Decompose, RegistryListsEveryOption) {
+  const PassInfo* info = find_pass("decompose");
+  ASSERT_NE(info, nullptr);
+  std::vector<std::string> keys;
+  for (const PassOptionInfo& o : info->options) {
+    keys.push_back(o.name);
+    EXPECT_FALSE(o.help.empty()) << o.name;
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"tile", "lm-head-tile", "elementwise-tile",
+                                            "attention-splits", "argmax-tile"}));
+}
+
+}  // namespace
+}  // namespace mpk
