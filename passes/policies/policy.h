@@ -1,0 +1,45 @@
+// Scheduling policies for assign-sm, as plugins. A policy turns a task graph with its
+// events and a machine model into one ordered task list per worker. Adding a policy is
+// one file defining its PolicyInfo, plus one line in passes/policies/registry.cc.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+#include "passes/pass.h"
+
+namespace mpk {
+
+struct PolicyOutput {
+  std::vector<std::vector<TaskId>> workers;  // one ordered list per worker
+  Attrs params;  // the policy's resolved parameters, recorded in Schedule.params
+};
+
+// Schedules `graph` on `workers` workers. The lists must hold every task exactly once
+// and be deadlock-free: listing tasks in an order consistent with the distance-0
+// events (as list scheduling does) guarantees it. assign-sm checks both.
+using ScheduleFn = std::function<PolicyOutput(const TaskGraph& graph,
+                                              const MachineModel& machine, int32_t workers)>;
+
+struct PolicyInfo {
+  std::string name;  // kebab-case, the value of assign-sm's `policy` option
+  std::string summary;
+  std::vector<PassOptionInfo> options;  // this policy's own assign-sm options
+  // Receives only options listed in `options`; throws mpk::Error for a malformed value.
+  std::function<ScheduleFn(const PassOptions&)> configure;
+};
+
+const std::vector<PolicyInfo>& all_policies();
+// nullptr when unknown.
+const PolicyInfo* find_policy(const std::string& name);
+// "round-robin, critical-path, locality".
+std::string known_policies();
+
+// Each policy file defines one of these.
+PolicyInfo round_robin_policy_info();
+PolicyInfo critical_path_policy_info();
+PolicyInfo locality_policy_info();
+
+}  // namespace mpk
