@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,6 +86,10 @@ class TraceWriter {
   // `scheduled` must carry a schedule. Returns the new run's id.
   int64_t write_run(const Module& scheduled, const RunInfo& info,
                     const std::vector<Execution>& execs);
+
+  // Called inside each run's transaction just before COMMIT (crash tests kill the
+  // process there; tools may report progress).
+  void set_before_commit(std::function<void()> hook);
 
  private:
   struct Impl;

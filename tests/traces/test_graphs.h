@@ -1,0 +1,96 @@
+// Small hand-built scheduled task graphs for the traces tests: tasks with given bytes,
+// events between them, and per-worker lists, with no tensors or regions.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+#include "traces/cost_params.h"
+
+namespace mpk::testing {
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(int32_t sm_count = 4) {
+    m_.name = "hand-built";
+    m_.provenance = {"test", "hand", "mpk test"};
+    m_.attrs["batch"] = int64_t{1};
+    m_.machine.sm_count = sm_count;
+  }
+
+  // One operator per call; tasks name it by id.
+  OpId op(const std::string& name, OpKind kind = OpKind::kLinear, int32_t layer = -1) {
+    Operator o;
+    o.name = name;
+    o.kind = kind;
+    o.layer = layer;
+    return m_.program.add_op(o);
+  }
+
+  TaskId task(OpId op, int64_t bytes, TaskKind kind = TaskKind::kLinear, int64_t flops = 0) {
+    Task t;
+    t.op = op;
+    t.kind = kind;
+    t.bytes = bytes;
+    t.flops = flops;
+    m_.graph.tasks.push_back(t);
+    return static_cast<TaskId>(m_.graph.tasks.size() - 1);
+  }
+
+  EventId event(std::vector<TaskId> producers, std::vector<TaskId> consumers,
+                int32_t distance = 0) {
+    Event e;
+    e.target = static_cast<int64_t>(producers.size());
+    e.producers = std::move(producers);
+    e.consumers = std::move(consumers);
+    e.step_distance = distance;
+    m_.graph.events.push_back(e);
+    return static_cast<EventId>(m_.graph.events.size() - 1);
+  }
+
+  Module schedule(std::vector<std::vector<TaskId>> workers, const std::string& policy = "hand") {
+    m_.graph.schedule.policy = policy;
+    m_.graph.schedule.workers = std::move(workers);
+    m_.graph.rebuild_use_lists();
+    return m_;
+  }
+
+ private:
+  Module m_;
+};
+
+// Costs with round numbers: no fixed cost, bytes at 1 byte/ns per SM, no latency.
+inline CostParams unit_costs() {
+  CostParams c;
+  c.mem_bandwidth = 1e12;  // 1000 bytes/ns in total
+  c.sm_bandwidth = 1e9;    // 1 byte/ns per SM
+  c.event_latency_ns = 0;
+  c.dispatch_ns = 0;
+  c.defaults = {0.0, 1.0, 0.0};
+  return c;
+}
+
+// A fresh path in the test's temp dir, removed (with its journal) when it goes away.
+class TempPath {
+ public:
+  explicit TempPath(const std::string& name) {
+    const char* dir = std::getenv("TMPDIR");
+    path_ = std::string(dir ? dir : "/tmp") + "/mpk_traces_" + std::to_string(::getpid()) + "_" + name;
+    remove_all();
+  }
+  ~TempPath() { remove_all(); }
+  const std::string& str() const { return path_; }
+
+ private:
+  void remove_all() {
+    std::remove(path_.c_str());
+    std::remove((path_ + "-journal").c_str());
+  }
+  std::string path_;
+};
+
+}  // namespace mpk::testing

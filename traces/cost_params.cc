@@ -1,0 +1,154 @@
+// Cost parameters: defaults from the machine model and the JSON cost file.
+#include "traces/cost_params.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "ir/error.h"
+
+namespace mpk {
+
+using nlohmann::json;
+
+KindCost CostParams::cost_of(TaskKind k) const {
+  KindCost c = defaults;
+  const KindCostOverride& o = kinds[static_cast<size_t>(k)];
+  if (o.fixed_ns) c.fixed_ns = *o.fixed_ns;
+  if (o.bytes_scale) c.bytes_scale = *o.bytes_scale;
+  if (o.flops_per_ns) c.flops_per_ns = *o.flops_per_ns;
+  return c;
+}
+
+CostParams CostParams::from_machine(const MachineModel& m) {
+  CostParams p;
+  p.mem_bandwidth = m.mem_bandwidth;
+  p.sm_bandwidth = 3.0 * m.mem_bandwidth / std::max(1, m.sm_count);
+  p.event_latency_ns = m.event_latency_ns;
+  p.dispatch_ns = 0;
+  p.defaults.fixed_ns = m.task_overhead_ns;
+  p.defaults.bytes_scale = 1.0;
+  p.defaults.flops_per_ns = 256.0 * m.clock_ghz;
+  return p;
+}
+
+namespace {
+
+double number(const json& j, const std::string& where) {
+  if (!j.is_number()) throw Error(where + ": expected a number");
+  const double v = j.get<double>();
+  if (!std::isfinite(v) || v < 0) throw Error(where + ": expected a finite number >= 0");
+  return v;
+}
+
+void read_kind(const json& j, const std::string& where, KindCostOverride& out) {
+  if (!j.is_object()) throw Error(where + ": expected an object");
+  for (const auto& [key, value] : j.items()) {
+    const std::string w = where + "." + key;
+    if (key == "fixed_ns") out.fixed_ns = number(value, w);
+    else if (key == "bytes_scale") out.bytes_scale = number(value, w);
+    else if (key == "flops_per_ns") out.flops_per_ns = number(value, w);
+    else throw Error(w + ": unknown key (known: fixed_ns, bytes_scale, flops_per_ns)");
+  }
+}
+
+json kind_json(const KindCostOverride& o) {
+  json j = json::object();
+  if (o.fixed_ns) j["fixed_ns"] = *o.fixed_ns;
+  if (o.bytes_scale) j["bytes_scale"] = *o.bytes_scale;
+  if (o.flops_per_ns) j["flops_per_ns"] = *o.flops_per_ns;
+  return j;
+}
+
+}  // namespace
+
+CostParams parse_cost_params(const std::string& text, const std::string& source,
+                             const CostParams& base) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(source + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw Error(source + ": expected a JSON object");
+  CostParams p = base;
+  for (const auto& [key, value] : j.items()) {
+    const std::string w = source + ": " + key;
+    if (key == "format") {
+      if (value != "mpk-costs") throw Error(w + ": expected \"mpk-costs\"");
+    } else if (key == "version") {
+      if (!value.is_number_integer() || value.get<int>() != 1)
+        throw Error(w + ": unsupported cost file version (this build reads 1)");
+    } else if (key == "mem_bandwidth") {
+      p.mem_bandwidth = number(value, w);
+    } else if (key == "sm_bandwidth") {
+      p.sm_bandwidth = number(value, w);
+    } else if (key == "event_latency_ns") {
+      p.event_latency_ns = number(value, w);
+    } else if (key == "dispatch_ns") {
+      p.dispatch_ns = number(value, w);
+    } else if (key == "note") {
+      if (!value.is_string()) throw Error(w + ": expected a string");
+      p.note = value.get<std::string>();
+    } else if (key == "default") {
+      KindCostOverride o;
+      read_kind(value, w, o);
+      if (o.fixed_ns) p.defaults.fixed_ns = *o.fixed_ns;
+      if (o.bytes_scale) p.defaults.bytes_scale = *o.bytes_scale;
+      if (o.flops_per_ns) p.defaults.flops_per_ns = *o.flops_per_ns;
+    } else if (key == "kinds") {
+      if (!value.is_object()) throw Error(w + ": expected an object of task kinds");
+      for (const auto& [kind, entry] : value.items()) {
+        auto k = parse_task_kind(kind);
+        if (!k) throw Error(w + "." + kind + ": unknown task kind");
+        read_kind(entry, w + "." + kind, p.kinds[static_cast<size_t>(*k)]);
+      }
+    } else {
+      throw Error(w + ": unknown key (known: format, version, note, mem_bandwidth, "
+                      "sm_bandwidth, event_latency_ns, dispatch_ns, default, kinds)");
+    }
+  }
+  if (p.mem_bandwidth <= 0 || p.sm_bandwidth <= 0)
+    throw Error(source + ": mem_bandwidth and sm_bandwidth must be > 0");
+  return p;
+}
+
+CostParams load_cost_params(const std::string& path, const CostParams& base) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot read the cost file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_cost_params(ss.str(), path, base);
+}
+
+std::string format_cost_params(const CostParams& p) {
+  json j = json::object();
+  j["format"] = "mpk-costs";
+  j["version"] = 1;
+  if (!p.note.empty()) j["note"] = p.note;
+  j["mem_bandwidth"] = p.mem_bandwidth;
+  j["sm_bandwidth"] = p.sm_bandwidth;
+  j["event_latency_ns"] = p.event_latency_ns;
+  j["dispatch_ns"] = p.dispatch_ns;
+  j["default"] = {{"fixed_ns", p.defaults.fixed_ns},
+                  {"bytes_scale", p.defaults.bytes_scale},
+                  {"flops_per_ns", p.defaults.flops_per_ns}};
+  json kinds = json::object();
+  for (int k = 0; k < kNumTaskKinds; ++k) {
+    json e = kind_json(p.kinds[k]);
+    if (!e.empty()) kinds[std::string(name_of(static_cast<TaskKind>(k)))] = e;
+  }
+  j["kinds"] = kinds;
+  return j.dump(2) + "\n";
+}
+
+void save_cost_params(const CostParams& p, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw Error(path + ": cannot write the cost file");
+  out << format_cost_params(p);
+  if (!out) throw Error(path + ": write failed");
+}
+
+}  // namespace mpk

@@ -1,0 +1,52 @@
+// Parameters of the simulator's cost model (docs/simulator.md): machine-wide values
+// (memory bandwidth shared by the busy SMs, one SM's own bandwidth limit, event
+// latency, dispatch gap) and per-task-kind values (fixed ns, a factor on the task's
+// bytes, its arithmetic rate), with defaults from the machine model. Stored as JSON:
+// a "default" entry plus optional per-kind overrides under "kinds".
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "ir/module.h"
+#include "ir/types.h"
+
+namespace mpk {
+
+struct KindCost {
+  double fixed_ns = 0;      // per execution, before the task streams its bytes
+  double bytes_scale = 1;   // effective bytes = task bytes * bytes_scale
+  double flops_per_ns = 0;  // arithmetic rate of one SM for this kind; 0: flops not modeled
+};
+
+// A per-kind override: unset fields fall back to CostParams::defaults.
+struct KindCostOverride {
+  std::optional<double> fixed_ns, bytes_scale, flops_per_ns;
+};
+
+struct CostParams {
+  double mem_bandwidth = 0;     // bytes/s of device memory, shared by busy SMs
+  double sm_bandwidth = 0;      // bytes/s one SM can stream on its own
+  double event_latency_ns = 0;  // release -> visible to a waiter
+  double dispatch_ns = 0;       // worker's gap between one task's end and the next wait
+  KindCost defaults;
+  std::array<KindCostOverride, kNumTaskKinds> kinds;
+  std::string note;             // provenance, e.g. "calibrated from trace.db run 3"
+
+  KindCost cost_of(TaskKind k) const;
+
+  // Defaults from the machine model: its bandwidth, latency and per-task overhead,
+  // one SM streaming at most 3x its fair share, 256 flops per cycle per SM.
+  static CostParams from_machine(const MachineModel& m);
+};
+
+// Reads a cost file over `base` (keys in the file replace base's). Throws mpk::Error
+// naming the file and the key for unknown keys, unknown task kinds or bad values.
+CostParams load_cost_params(const std::string& path, const CostParams& base);
+CostParams parse_cost_params(const std::string& json_text, const std::string& source,
+                             const CostParams& base);
+std::string format_cost_params(const CostParams& p);  // pretty JSON
+void save_cost_params(const CostParams& p, const std::string& path);
+
+}  // namespace mpk

@@ -1,0 +1,87 @@
+// SQLite connection and statement wrappers.
+#include "traces/sqlite_db.h"
+
+#include "ir/error.h"
+
+namespace mpk {
+
+SqliteDb::SqliteDb(const std::string& path, bool read_only, bool create) : path_(path) {
+  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (!read_only && create) flags |= SQLITE_OPEN_CREATE;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(path + ": cannot open: " + msg);
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+SqliteDb::~SqliteDb() { sqlite3_close(db_); }
+
+void SqliteDb::exec(const std::string& sql, const char* what) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    throw Error(path_ + ": " + what + ": " + msg);
+  }
+}
+
+void SqliteDb::fail(const char* what) const {
+  throw Error(path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+}
+
+SqliteStmt::SqliteStmt(SqliteDb& db, const char* sql) : db_(db) {
+  if (sqlite3_prepare_v2(db.handle(), sql, -1, &stmt_, nullptr) != SQLITE_OK)
+    db.fail("cannot prepare a query (is this a trace.db of this version?)");
+}
+
+SqliteStmt::~SqliteStmt() { sqlite3_finalize(stmt_); }
+
+SqliteStmt& SqliteStmt::bind(int i, int64_t v) {
+  sqlite3_bind_int64(stmt_, i, v);
+  return *this;
+}
+
+SqliteStmt& SqliteStmt::bind(int i, double v) {
+  sqlite3_bind_double(stmt_, i, v);
+  return *this;
+}
+
+SqliteStmt& SqliteStmt::bind(int i, std::string_view v) {
+  sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+SqliteStmt& SqliteStmt::bind_null(int i) {
+  sqlite3_bind_null(stmt_, i);
+  return *this;
+}
+
+bool SqliteStmt::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  db_.fail("query failed");
+}
+
+void SqliteStmt::run() {
+  step();
+  reset();
+}
+
+void SqliteStmt::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+std::string SqliteStmt::col_str(int i) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, i);
+  return p ? std::string(reinterpret_cast<const char*>(p),
+                         static_cast<size_t>(sqlite3_column_bytes(stmt_, i)))
+           : std::string();
+}
+
+}  // namespace mpk

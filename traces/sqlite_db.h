@@ -1,0 +1,61 @@
+// A thin RAII layer over the SQLite C API for trace.db: a connection, prepared
+// statements with typed bind/column helpers, and errors as mpk::Error naming the file.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace mpk {
+
+class SqliteDb {
+ public:
+  // Opens `path` (read-only or read-write, creating it when `create`). Throws mpk::Error.
+  SqliteDb(const std::string& path, bool read_only, bool create);
+  ~SqliteDb();
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+  // Runs one or more statements without results. Throws mpk::Error naming `what`.
+  void exec(const std::string& sql, const char* what = "query");
+  // "<path>: <what>: <sqlite message>"
+  [[noreturn]] void fail(const char* what) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+class SqliteStmt {
+ public:
+  SqliteStmt(SqliteDb& db, const char* sql);
+  ~SqliteStmt();
+  SqliteStmt(const SqliteStmt&) = delete;
+  SqliteStmt& operator=(const SqliteStmt&) = delete;
+
+  // Binds by 1-based index; chainable.
+  SqliteStmt& bind(int i, int64_t v);
+  SqliteStmt& bind(int i, double v);
+  SqliteStmt& bind(int i, std::string_view v);
+  SqliteStmt& bind_null(int i);
+  // True while a row is available; false when done. Throws on error.
+  bool step();
+  // step() for a statement without results, then reset().
+  void run();
+  void reset();
+
+  int64_t col_int(int i) const { return sqlite3_column_int64(stmt_, i); }
+  double col_double(int i) const { return sqlite3_column_double(stmt_, i); }
+  std::string col_str(int i) const;
+  bool col_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+
+ private:
+  SqliteDb& db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace mpk

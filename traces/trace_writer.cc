@@ -1,0 +1,310 @@
+// TraceWriter: appends one run per transaction to a trace.db. Graphs and devices are
+// stored once and shared by the runs that use them (a graph is keyed by a digest of
+// its scheduled content).
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <unordered_map>
+
+#include "ir/error.h"
+#include "traces/run_derive.h"
+#include "traces/sqlite_db.h"
+#include "traces/trace_db.h"
+#include "traces/trace_schema.h"
+
+namespace mpk {
+
+const char* name_of(BubbleCause c) {
+  switch (c) {
+    case BubbleCause::kWait: return "wait";
+    case BubbleCause::kQueueEmpty: return "queue_empty";
+    case BubbleCause::kStepTail: return "step_tail";
+    case BubbleCause::kOverhead: return "overhead";
+  }
+  return "overhead";
+}
+
+DeviceInfo device_from_machine(const MachineModel& m) {
+  DeviceInfo d;
+  d.name = m.name + " (model)";
+  d.sm_count = m.sm_count;
+  d.clock_khz = static_cast<int64_t>(m.clock_ghz * 1e6 + 0.5);
+  d.mem_bandwidth = static_cast<int64_t>(m.mem_bandwidth + 0.5);
+  d.smem_per_sm = m.smem_per_sm;
+  return d;
+}
+
+namespace {
+
+// FNV-1a over the scheduled graph's stored content.
+class Digest {
+ public:
+  void add(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ b[i]) * 1099511628211ull;
+  }
+  void add(int64_t v) { add(&v, sizeof v); }
+  void add(const std::string& s) {
+    add(static_cast<int64_t>(s.size()));
+    add(s.data(), s.size());
+  }
+  std::string hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+    return buf;
+  }
+
+ private:
+  uint64_t h_ = 1469598103934665603ull;
+};
+
+std::string graph_digest(const Module& m) {
+  Digest d;
+  d.add(m.name);
+  d.add(m.provenance.source);
+  d.add(m.provenance.pipeline);
+  d.add(format_attrs(m.attrs));
+  d.add(m.graph.schedule.policy);
+  d.add(format_attrs(m.graph.schedule.params));
+  d.add(static_cast<int64_t>(m.machine.event_latency_ns));
+  d.add(static_cast<int64_t>(m.machine.task_overhead_ns));
+  for (const Operator& op : m.program.ops) {
+    d.add(op.name);
+    d.add(static_cast<int64_t>(op.kind));
+    d.add(op.layer);
+  }
+  for (const Task& t : m.graph.tasks) {
+    d.add(t.op);
+    d.add(static_cast<int64_t>(t.kind));
+    d.add(t.bytes);
+    d.add(t.flops);
+  }
+  for (const Event& e : m.graph.events) {
+    d.add(e.target);
+    d.add(e.step_distance);
+    d.add(static_cast<int64_t>(e.producers.size()));
+    for (TaskId t : e.producers) d.add(t);
+    d.add(static_cast<int64_t>(e.consumers.size()));
+    for (TaskId t : e.consumers) d.add(t);
+  }
+  for (const auto& w : m.graph.schedule.workers) {
+    d.add(static_cast<int64_t>(w.size()));
+    for (TaskId t : w) d.add(t);
+  }
+  return d.hex();
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+struct TraceWriter::Impl {
+  explicit Impl(const std::string& path) : db((check_trace_file(path, true), path), false, true) {
+    prepare_trace_db(db, true);
+    db.exec("PRAGMA cache_size = -65536", "configure");
+  }
+
+  SqliteDb db;
+  std::unordered_map<std::string, int64_t> strings;
+
+  int64_t intern(const std::string& s) {
+    auto it = strings.find(s);
+    if (it != strings.end()) return it->second;
+    if (!insert_string) {
+      insert_string = std::make_unique<SqliteStmt>(
+          db, "INSERT INTO string(value) VALUES(?) ON CONFLICT(value) DO UPDATE SET "
+              "value = excluded.value RETURNING id");
+    }
+    insert_string->bind(1, std::string_view(s));
+    if (!insert_string->step()) db.fail("intern a string");
+    const int64_t id = insert_string->col_int(0);
+    insert_string->reset();
+    strings.emplace(s, id);
+    return id;
+  }
+
+  int64_t device_id(const DeviceInfo& d);
+  int64_t graph_id(const Module& m, const std::vector<SchedulePlace>& places);
+  int64_t write(const Module& m, const RunInfo& info, const std::vector<Execution>& input);
+
+  std::unique_ptr<SqliteStmt> insert_string;
+  std::function<void()> before_commit;
+};
+
+int64_t TraceWriter::Impl::device_id(const DeviceInfo& d) {
+  const int64_t name = intern(d.name);
+  SqliteStmt ins(db,
+                 "INSERT OR IGNORE INTO device(name, sm_count, clock_khz, mem_clock_khz, "
+                 "mem_bandwidth, smem_per_sm) VALUES(?, ?, ?, ?, ?, ?)");
+  ins.bind(1, name).bind(2, int64_t{d.sm_count}).bind(3, d.clock_khz).bind(4, d.mem_clock_khz)
+      .bind(5, d.mem_bandwidth).bind(6, d.smem_per_sm).run();
+  SqliteStmt q(db,
+               "SELECT id FROM device WHERE name = ? AND sm_count = ? AND clock_khz = ? AND "
+               "mem_clock_khz = ? AND mem_bandwidth = ? AND smem_per_sm = ?");
+  q.bind(1, name).bind(2, int64_t{d.sm_count}).bind(3, d.clock_khz).bind(4, d.mem_clock_khz)
+      .bind(5, d.mem_bandwidth).bind(6, d.smem_per_sm);
+  if (!q.step()) db.fail("store the device");
+  return q.col_int(0);
+}
+
+int64_t TraceWriter::Impl::graph_id(const Module& m, const std::vector<SchedulePlace>& places) {
+  const std::string digest = graph_digest(m);
+  {
+    SqliteStmt q(db, "SELECT id FROM graph WHERE digest = ?");
+    q.bind(1, std::string_view(digest));
+    if (q.step()) return q.col_int(0);
+  }
+  SqliteStmt g(db,
+               "INSERT INTO graph(digest, name, source, pipeline, tool_version, attrs, policy, "
+               "policy_params, num_workers, event_latency_ns, task_overhead_ns) "
+               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+  g.bind(1, std::string_view(digest)).bind(2, intern(m.name)).bind(3, intern(m.provenance.source))
+      .bind(4, intern(m.provenance.pipeline)).bind(5, intern(m.provenance.tool_version))
+      .bind(6, std::string_view(format_attrs(m.attrs))).bind(7, intern(m.graph.schedule.policy))
+      .bind(8, std::string_view(format_attrs(m.graph.schedule.params)))
+      .bind(9, static_cast<int64_t>(m.graph.schedule.workers.size()))
+      .bind(10, static_cast<int64_t>(m.machine.event_latency_ns))
+      .bind(11, static_cast<int64_t>(m.machine.task_overhead_ns));
+  if (!g.step()) db.fail("store the graph");
+  const int64_t gid = g.col_int(0);
+  g.reset();
+
+  SqliteStmt op(db, "INSERT INTO operator(graph, id, name, kind, layer) VALUES(?, ?, ?, ?, ?)");
+  for (size_t i = 0; i < m.program.ops.size(); ++i) {
+    const Operator& o = m.program.ops[i];
+    op.bind(1, gid).bind(2, static_cast<int64_t>(i)).bind(3, intern(o.name))
+        .bind(4, intern(std::string(name_of(o.kind)))).bind(5, int64_t{o.layer}).run();
+  }
+  SqliteStmt task(db,
+                  "INSERT INTO task(graph, id, op, kind, worker, position, bytes, flops) "
+                  "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  for (size_t i = 0; i < m.graph.tasks.size(); ++i) {
+    const Task& t = m.graph.tasks[i];
+    task.bind(1, gid).bind(2, static_cast<int64_t>(i)).bind(3, int64_t{t.op})
+        .bind(4, intern(std::string(name_of(t.kind)))).bind(5, int64_t{places[i].worker})
+        .bind(6, int64_t{places[i].position}).bind(7, t.bytes).bind(8, t.flops).run();
+  }
+  SqliteStmt ev(db, "INSERT INTO event(graph, id, target, step_distance) VALUES(?, ?, ?, ?)");
+  SqliteStmt prod(db, "INSERT OR IGNORE INTO event_producer(graph, event, task) VALUES(?, ?, ?)");
+  SqliteStmt cons(db, "INSERT OR IGNORE INTO event_consumer(graph, event, task) VALUES(?, ?, ?)");
+  for (size_t i = 0; i < m.graph.events.size(); ++i) {
+    const Event& e = m.graph.events[i];
+    const int64_t id = static_cast<int64_t>(i);
+    ev.bind(1, gid).bind(2, id).bind(3, e.target).bind(4, int64_t{e.step_distance}).run();
+    for (TaskId t : e.producers) prod.bind(1, gid).bind(2, id).bind(3, int64_t{t}).run();
+    for (TaskId t : e.consumers) cons.bind(1, gid).bind(2, id).bind(3, int64_t{t}).run();
+  }
+  return gid;
+}
+
+int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
+                                 const std::vector<Execution>& input) {
+  if (info.kind != "gpu" && info.kind != "sim" && info.kind != "cpu")
+    throw Error("trace: run kind '" + info.kind + "' is not one of gpu, sim, cpu");
+  if (m.graph.schedule.empty()) throw Error("trace: module '" + m.name + "' has no schedule");
+  std::vector<Execution> execs = input;
+  int32_t steps = static_cast<int32_t>(info.steps);
+  if (steps <= 0)
+    for (const Execution& x : execs) steps = std::max(steps, x.step + 1);
+  const int64_t origin = validate_and_normalize(m, execs, steps);
+  const DerivedRun derived = derive_run(m, execs, steps);
+  const std::vector<SchedulePlace> places = schedule_places(m);
+  std::sort(execs.begin(), execs.end(), [](const Execution& a, const Execution& b) {
+    if (a.worker != b.worker) return a.worker < b.worker;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.task != b.task) return a.task < b.task;
+    return a.step < b.step;
+  });
+
+  db.exec("BEGIN IMMEDIATE", "begin a run");
+  try {
+    const int64_t device = device_id(info.device.name.empty() ? device_from_machine(m.machine)
+                                                              : info.device);
+    const int64_t graph = graph_id(m, places);
+    const std::string model = info.model.empty() ? m.provenance.source : info.model;
+    const std::string policy = info.policy.empty() ? m.graph.schedule.policy : info.policy;
+    const std::string params =
+        info.policy_params.empty() ? format_attrs(m.graph.schedule.params) : info.policy_params;
+    const int64_t batch = info.batch > 0 ? info.batch : attr_int_or(m.attrs, "batch", 1);
+    SqliteStmt r(db,
+                 "INSERT INTO run(kind, graph, device, model, policy, policy_params, options, "
+                 "batch, steps, started_at_ns, tool_version, num_workers, num_executions, "
+                 "duration_ns, max_task_ns, time_origin_ns) "
+                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+    r.bind(1, std::string_view(info.kind)).bind(2, graph).bind(3, device).bind(4, intern(model))
+        .bind(5, intern(policy)).bind(6, std::string_view(params))
+        .bind(7, std::string_view(info.options)).bind(8, batch).bind(9, int64_t{steps})
+        .bind(10, info.started_at_ns ? info.started_at_ns : now_ns())
+        .bind(11, intern(tool_version())).bind(12, int64_t{derived.num_workers})
+        .bind(13, static_cast<int64_t>(execs.size())).bind(14, derived.duration_ns)
+        .bind(15, derived.max_task_ns).bind(16, origin);
+    if (!r.step()) db.fail("store the run");
+    const int64_t run = r.col_int(0);
+    r.reset();
+
+    SqliteStmt x(db,
+                 "INSERT INTO execution(run, worker, start_ns, task, step, sm, wait_begin_ns, "
+                 "end_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const Execution& e : execs)
+      x.bind(1, run).bind(2, int64_t{e.worker}).bind(3, e.start_ns).bind(4, int64_t{e.task})
+          .bind(5, int64_t{e.step}).bind(6, int64_t{e.sm}).bind(7, e.wait_begin_ns)
+          .bind(8, e.end_ns).run();
+
+    SqliteStmt b(db,
+                 "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "
+                 "producer, producer_worker) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const Bubble& e : derived.bubbles) {
+      b.bind(1, run).bind(2, int64_t{e.worker}).bind(3, e.start_ns).bind(4, e.end_ns)
+          .bind(5, std::string_view(name_of(e.cause))).bind(6, int64_t{e.step});
+      if (e.task >= 0) b.bind(7, int64_t{e.task});
+      if (e.event >= 0)
+        b.bind(8, int64_t{e.event}).bind(9, int64_t{e.producer}).bind(10, int64_t{e.producer_worker});
+      b.run();
+    }
+    SqliteStmt s(db,
+                 "INSERT INTO step(run, step, start_ns, end_ns, busy_ns) VALUES(?, ?, ?, ?, ?)");
+    for (const StepRecord& e : derived.steps)
+      s.bind(1, run).bind(2, int64_t{e.step}).bind(3, e.start_ns).bind(4, e.end_ns)
+          .bind(5, e.busy_ns).run();
+    SqliteStmt o(db,
+                 "INSERT INTO operator_stat(run, op, executions, total_ns, max_ns, wait_ns) "
+                 "VALUES(?, ?, ?, ?, ?, ?)");
+    for (const OperatorStat& e : derived.op_stats)
+      o.bind(1, run).bind(2, int64_t{e.op}).bind(3, e.executions).bind(4, e.total_ns)
+          .bind(5, e.max_ns).bind(6, e.wait_ns).run();
+    if (before_commit) before_commit();
+    db.exec("COMMIT", "commit the run");
+    return run;
+  } catch (...) {
+    sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    strings.clear();
+    throw;
+  }
+}
+
+TraceWriter::TraceWriter(const std::string& db_path) : impl_(std::make_unique<Impl>(db_path)) {}
+TraceWriter::~TraceWriter() = default;
+
+int64_t TraceWriter::write_run(const Module& scheduled, const RunInfo& info,
+                               const std::vector<Execution>& execs) {
+  return impl_->write(scheduled, info, execs);
+}
+
+void TraceWriter::set_before_commit(std::function<void()> hook) {
+  impl_->before_commit = std::move(hook);
+}
+
+int64_t write_run(const std::string& db_path, const Module& scheduled, const RunInfo& info,
+                  const std::vector<Execution>& execs) {
+  TraceWriter w(db_path);
+  return w.write_run(scheduled, info, execs);
+}
+
+}  // namespace mpk
