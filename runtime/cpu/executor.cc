@@ -1,0 +1,300 @@
+// The CPU executor: schedule order on a pool of threads running logical workers, and
+// seeded random order; see executor.h.
+#include "runtime/cpu/executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "ir/error.h"
+#include "runtime/cpu/race_check.h"
+#include "runtime/cpu/task_kernels.h"
+
+namespace mpk {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Engine {
+ public:
+  Engine(const Module& m, const Weights& w, const CpuRunOptions& o)
+      : m_(m), o_(o), rt_(checked_run_tensors(m, o)), store_(m.program, w), rec_(o.steps, rt_.batch),
+        counters_(m.graph.events.size()), done_(m.graph.tasks.size()) {
+    for (auto& c : counters_) c.store(0);
+    for (auto& d : done_) d.store(0);
+    resolve_graph();
+    if (o.check_races) races_.emplace(m);
+  }
+
+  CpuExecResult run() {
+    start_ = Clock::now();
+    last_progress_ns_ = 0;
+    if (o_.order == CpuOrder::kRandom) {
+      run_random();
+    } else {
+      run_schedule();
+    }
+    CpuExecResult r;
+    static_cast<CpuRunResult&>(r) = collect_result(rec_, store_, rt_, start_);
+    r.tasks_run = tasks_run_.load();
+    r.threads = threads_used_;
+    for (auto& recs : records_) r.task_records.insert(r.task_records.end(), recs.begin(), recs.end());
+    return r;
+  }
+
+ private:
+  static RunTensors checked_run_tensors(const Module& m, const CpuRunOptions& o) {
+    if (m.graph.tasks.empty())
+      throw Error("the module has no tasks: run the decompose, infer-deps and assign-sm passes first");
+    const RunTensors rt = find_run_tensors(m.program);
+    check_run_inputs(rt, o.steps, o.prompt);
+    if (!(o.watchdog_s > 0)) throw Error("the watchdog timeout must be positive");
+    return rt;
+  }
+
+  void resolve_graph() {
+    const TaskGraph& g = m_.graph;
+    const auto n = static_cast<TaskId>(g.tasks.size());
+    for (TaskId t = 0; t < n; ++t) plans_.push_back(prepare_task(m_, t));
+    waits_.resize(n);
+    triggers_.resize(n);
+    for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
+      const Event& ev = g.events[e];
+      const std::string name = "event " + std::to_string(e);
+      if (ev.step_distance != 0 && ev.step_distance != 1)
+        throw Error(name + ": step_distance must be 0 or 1, got " + std::to_string(ev.step_distance));
+      if (ev.target != static_cast<int64_t>(ev.producers.size()))
+        throw Error(name + ": target " + std::to_string(ev.target) + " differs from its " +
+                    std::to_string(ev.producers.size()) + " producers");
+      for (TaskId p : ev.producers) {
+        if (p < 0 || p >= n) throw Error(name + ": producer task " + std::to_string(p) + " does not exist");
+        triggers_[p].push_back(e);
+      }
+      for (TaskId c : ev.consumers) {
+        if (c < 0 || c >= n) throw Error(name + ": consumer task " + std::to_string(c) + " does not exist");
+        waits_[c].push_back(e);
+      }
+    }
+    if (o_.order == CpuOrder::kSchedule) {
+      const Schedule& s = g.schedule;
+      if (s.empty()) throw Error("the module has no schedule: run assign-sm first (or use random order)");
+      std::vector<int> seen(n, 0);
+      for (size_t w = 0; w < s.workers.size(); ++w)
+        for (TaskId t : s.workers[w]) {
+          if (t < 0 || t >= n)
+            throw Error("schedule: worker " + std::to_string(w) + " lists task " + std::to_string(t) +
+                        ", which does not exist");
+          if (seen[t]++) throw Error("schedule: " + describe_task(m_, t) + " is scheduled twice");
+        }
+      for (TaskId t = 0; t < n; ++t)
+        if (!seen[t]) throw Error("schedule: " + describe_task(m_, t) + " is not scheduled");
+    }
+  }
+
+  int64_t need(EventId e, int64_t step) const {
+    const Event& ev = m_.graph.events[e];
+    return ev.target * (step + 1 - ev.step_distance);
+  }
+
+  // The first event that keeps `t` from starting `step`, or -1.
+  EventId blocking_event(TaskId t, int64_t step) const {
+    for (EventId e : waits_[t])
+      if (counters_[e].load(std::memory_order_acquire) < need(e, step)) return e;
+    return -1;
+  }
+
+  std::string describe_wait(TaskId t, int64_t step) const {
+    std::string s = describe_task(m_, t) + " at step " + std::to_string(step);
+    const EventId e = blocking_event(t, step);
+    if (e < 0) return s;
+    s += " waits on event " + std::to_string(e) + " (counter " + std::to_string(counters_[e].load()) +
+         ", needs " + std::to_string(need(e, step)) + "; producers:";
+    const auto& prod = m_.graph.events[e].producers;
+    for (size_t i = 0; i < prod.size() && i < 3; ++i) s += " " + describe_task(m_, prod[i]);
+    if (prod.size() > 3) s += " and " + std::to_string(prod.size() - 3) + " more";
+    return s + ")";
+  }
+
+  int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
+  }
+
+  void execute(TaskId t, int64_t step, int32_t worker, int64_t wait_ns, std::vector<CpuTaskRecord>* recs) {
+    if (races_) races_->check(m_, t, step, done_);
+    const int64_t begin = o_.record_tasks ? now_ns() : 0;
+    run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_});
+    done_[t].fetch_add(1, std::memory_order_release);
+    for (EventId e : triggers_[t]) counters_[e].fetch_add(1, std::memory_order_release);
+    tasks_run_.fetch_add(1, std::memory_order_relaxed);
+    const int64_t end = now_ns();
+    last_progress_ns_.store(end);
+    if (recs && o_.record_tasks) recs->push_back({t, step, worker, wait_ns, begin, end});
+    epoch_.fetch_add(1);
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_all();
+    }
+  }
+
+  struct WorkerState {
+    const std::vector<TaskId>* list = nullptr;
+    size_t pos = 0;
+    int64_t step = 0;
+    int64_t wait_since = -1;
+  };
+
+  void run_schedule() {
+    const auto& lists = m_.graph.schedule.workers;
+    std::vector<WorkerState> ws(lists.size());
+    int64_t busy = 0;
+    for (size_t w = 0; w < lists.size(); ++w) {
+      ws[w].list = &lists[w];
+      if (lists[w].empty()) ws[w].step = o_.steps;
+      else ++busy;
+    }
+    int64_t threads = o_.threads > 0 ? o_.threads : std::max(1u, std::thread::hardware_concurrency());
+    threads = std::max<int64_t>(1, std::min(threads, busy));
+    threads_used_ = threads;
+    // Busy workers are dealt round-robin over the threads.
+    std::vector<std::vector<size_t>> owned(threads);
+    int64_t next = 0;
+    for (size_t w = 0; w < ws.size(); ++w)
+      if (ws[w].step < o_.steps) owned[next++ % threads].push_back(w);
+    records_.resize(threads);
+    std::exception_ptr error;
+    std::mutex error_mu;
+    auto body = [&](int64_t ti) {
+      try {
+        thread_loop(ws, owned[ti], &records_[ti]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!error) error = std::current_exception();
+        abort_.store(true);
+        std::lock_guard<std::mutex> wake(mu_);
+        cv_.notify_all();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int64_t i = 1; i < threads; ++i) pool.emplace_back(body, i);
+    body(0);
+    for (std::thread& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+  }
+
+  void thread_loop(std::vector<WorkerState>& ws, const std::vector<size_t>& mine,
+                   std::vector<CpuTaskRecord>* recs) {
+    const int64_t watchdog_ns = static_cast<int64_t>(o_.watchdog_s * 1e9);
+    while (!abort_.load()) {
+      const uint64_t seen = epoch_.load();
+      bool all_done = true, progressed = false;
+      for (size_t w : mine) {
+        WorkerState& s = ws[w];
+        while (s.step < o_.steps && !abort_.load()) {
+          const TaskId t = (*s.list)[s.pos];
+          if (blocking_event(t, s.step) >= 0) {
+            if (s.wait_since < 0) s.wait_since = now_ns();
+            break;
+          }
+          const int64_t waited = s.wait_since >= 0 ? s.wait_since : now_ns();
+          s.wait_since = -1;
+          execute(t, s.step, static_cast<int32_t>(w), waited, recs);
+          progressed = true;
+          if (++s.pos == s.list->size()) {
+            s.pos = 0;
+            ++s.step;
+          }
+        }
+        if (s.step < o_.steps) all_done = false;
+      }
+      if (all_done || abort_.load()) return;
+      if (progressed) continue;
+      if (now_ns() - last_progress_ns_.load() > watchdog_ns) {
+        for (size_t w : mine) {
+          const WorkerState& s = ws[w];
+          if (s.step < o_.steps)
+            throw Error("watchdog: no task finished for " + std::to_string(o_.watchdog_s) +
+                        " s: worker " + std::to_string(w) + ": " + describe_wait((*s.list)[s.pos], s.step));
+        }
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      sleepers_.fetch_add(1);
+      cv_.wait_for(lock, std::chrono::milliseconds(20),
+                   [&] { return epoch_.load() != seen || abort_.load(); });
+      sleepers_.fetch_sub(1);
+    }
+  }
+
+  void run_random() {
+    threads_used_ = 1;
+    records_.resize(1);
+    const auto n = static_cast<TaskId>(plans_.size());
+    std::mt19937_64 rng(o_.seed);
+    std::vector<int64_t> next_step(n, 0);
+    std::vector<char> listed(n, 0);
+    std::vector<TaskId> eligible;
+    auto consider = [&](TaskId t) {
+      if (!listed[t] && next_step[t] < o_.steps && blocking_event(t, next_step[t]) < 0) {
+        listed[t] = 1;
+        eligible.push_back(t);
+      }
+    };
+    for (TaskId t = 0; t < n; ++t) consider(t);
+    for (int64_t left = static_cast<int64_t>(n) * o_.steps; left > 0; --left) {
+      if (eligible.empty()) {
+        for (TaskId t = 0; t < n; ++t)
+          if (next_step[t] < o_.steps)
+            throw Error("the events deadlock: no task can run; " + describe_wait(t, next_step[t]));
+      }
+      const size_t i = static_cast<size_t>(rng() % eligible.size());
+      const TaskId t = eligible[i];
+      eligible[i] = eligible.back();
+      eligible.pop_back();
+      listed[t] = 0;
+      const int64_t now = o_.record_tasks ? now_ns() : 0;
+      execute(t, next_step[t]++, -1, now, &records_[0]);
+      consider(t);
+      for (EventId e : triggers_[t])
+        for (TaskId c : m_.graph.events[e].consumers) consider(c);
+    }
+  }
+
+  const Module& m_;
+  const CpuRunOptions& o_;
+  RunTensors rt_;
+  TensorStore store_;
+  StepRecorder rec_;
+  std::vector<TaskPlan> plans_;
+  std::vector<std::vector<EventId>> waits_, triggers_;
+  std::vector<std::atomic<int64_t>> counters_;
+  std::vector<std::atomic<int64_t>> done_;
+  std::optional<RaceChecker> races_;
+  Clock::time_point start_;
+  std::atomic<int64_t> last_progress_ns_{0};
+  std::atomic<int64_t> tasks_run_{0};
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> abort_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::vector<CpuTaskRecord>> records_;
+  int64_t threads_used_ = 1;
+};
+
+}  // namespace
+
+CpuExecResult run_cpu(const Module& scheduled, const Weights& w, const CpuRunOptions& o) {
+  Engine engine(scheduled, w, o);
+  return engine.run();
+}
+
+std::optional<CpuOrder> parse_cpu_order(const std::string& s) {
+  if (s == "schedule") return CpuOrder::kSchedule;
+  if (s == "random") return CpuOrder::kRandom;
+  return std::nullopt;
+}
+
+}  // namespace mpk

@@ -1,0 +1,66 @@
+// The CPU executor: runs a decomposed, dependency-annotated and scheduled task graph
+// for N decode steps with the per-task kernels, behaving like the GPU workers.
+//
+// Schedule order: every worker list of the schedule is a logical worker that runs its
+// list in order, step after step; before a task it waits until each event it consumes
+// has counter >= target * (k + 1 - step_distance), after it it increments the events it
+// triggers; counters only grow. Logical workers are distributed round-robin over
+// `threads` OS threads; a thread runs whichever of its logical workers has a runnable
+// next task and sleeps until some counter moves when none has, so one OS thread can
+// own many logical workers without deadlock (every cooperative interleaving is an
+// execution the GPU could also take). A wait that makes no progress for `watchdog_s`
+// throws mpk::Error naming the worker, task, step and event.
+//
+// Random order: one thread runs (task, step) pairs in a seeded random order that
+// respects the events alone (and each task's own step order), ignoring the schedule, so
+// a missing dependency shows up as a wrong result or, with check_races, as an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+#include "runtime/cpu/run_common.h"
+#include "runtime/weights/weights.h"
+
+namespace mpk {
+
+enum class CpuOrder { kSchedule, kRandom };
+
+struct CpuRunOptions {
+  int64_t steps = 1;
+  std::vector<int64_t> prompt = {1};
+  CpuOrder order = CpuOrder::kSchedule;
+  uint64_t seed = 0;          // random order
+  int64_t threads = 0;        // schedule order: OS threads, 0 = hardware concurrency
+  double watchdog_s = 10.0;   // longest wait without progress before throwing
+  bool check_races = true;    // RaceChecker before every task (race_check.h)
+  bool record_tasks = false;  // fill CpuRunResult::task_records
+};
+
+// One (task, step) execution, for traces.
+struct CpuTaskRecord {
+  TaskId task = -1;
+  int64_t step = 0;
+  int32_t worker = -1;   // logical worker (schedule order), -1 in random order
+  int64_t wait_ns = 0;   // when the worker started waiting for it (ns from the run's start)
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct CpuExecResult : CpuRunResult {
+  std::vector<CpuTaskRecord> task_records;  // in completion order per worker
+  int64_t threads = 1;
+};
+
+// Throws mpk::Error for a module without tasks (or, in schedule order, without a valid
+// schedule), a task the kernels reject, missing weights, bad inputs, a detected race or
+// a watchdog timeout.
+CpuExecResult run_cpu(const Module& scheduled, const Weights& w, const CpuRunOptions& o);
+
+// "schedule" | "random"; nullopt otherwise.
+std::optional<CpuOrder> parse_cpu_order(const std::string& s);
+
+}  // namespace mpk

@@ -1,0 +1,348 @@
+// Operator arithmetic on blocks; see numerics.h for the evaluation-order rules.
+#include "runtime/cpu/numerics.h"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include "ir/error.h"
+
+namespace mpk {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Scratch that one thread reuses across calls.
+std::vector<float>& scratch(int which, size_t n) {
+  thread_local std::vector<float> buf[3];
+  if (buf[which].size() < n) buf[which].resize(n);
+  return buf[which];
+}
+
+// acc[r] = sum_k x[k] * W[r][k], k ascending, for R rows at once (independent chains).
+template <int R, typename T, typename Cvt>
+void dot_rows(const float* x, const T* const* w, int64_t k_len, float* acc, Cvt cvt) {
+  float a[R] = {};
+  for (int64_t k = 0; k < k_len; ++k) {
+    const float xv = x[k];
+    for (int r = 0; r < R; ++r) a[r] += xv * cvt(w[r][k]);
+  }
+  for (int r = 0; r < R; ++r) acc[r] = a[r];
+}
+
+template <typename T, typename Cvt>
+void linear_typed(const float* xs, int64_t rows, int64_t k_len, const T* w, int64_t n0, int64_t n1,
+                  TensorBuffer& y, int64_t b0, Cvt cvt) {
+  constexpr int kR = 8;
+  const int64_t n_out = y.shape[1];
+  int64_t n = n0;
+  for (; n + kR <= n1; n += kR) {
+    const T* wr[kR];
+    for (int r = 0; r < kR; ++r) wr[r] = w + (n + r) * k_len;
+    for (int64_t b = 0; b < rows; ++b) {
+      float acc[kR];
+      dot_rows<kR>(xs + b * k_len, wr, k_len, acc, cvt);
+      for (int r = 0; r < kR; ++r) y.store((b0 + b) * n_out + n + r, acc[r]);
+    }
+  }
+  for (; n < n1; ++n) {
+    const T* wr[1] = {w + n * k_len};
+    for (int64_t b = 0; b < rows; ++b) {
+      float acc[1];
+      dot_rows<1>(xs + b * k_len, wr, k_len, acc, cvt);
+      y.store((b0 + b) * n_out + n, acc[0]);
+    }
+  }
+}
+
+// Scores, softmax statistics and the normalized output of one query head over
+// positions [t0, t1) (t1 > t0): o[0:hd], m, l as docs/ir.md defines for partials.
+void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int64_t b, int64_t h,
+            int64_t t0, int64_t t1, int64_t hd, float scale, float* o, float* m_out, float* l_out) {
+  const int64_t seq = kc.shape[1], nkv = kc.shape[2];
+  std::vector<float>& s = scratch(1, static_cast<size_t>(t1 - t0));
+  std::vector<float>& row = scratch(2, static_cast<size_t>(hd));
+  float m = kNegInf;
+  for (int64_t t = t0; t < t1; ++t) {
+    kc.load_row(((b * seq + t) * nkv + h) * hd, hd, row.data());
+    float dot = 0;
+    for (int64_t d = 0; d < hd; ++d) dot += q[d] * row[d];
+    const float sc = scale * dot;
+    s[t - t0] = sc;
+    if (sc > m) m = sc;
+  }
+  for (int64_t d = 0; d < hd; ++d) o[d] = 0;
+  float l = 0;
+  for (int64_t t = t0; t < t1; ++t) {
+    const float p = std::exp(s[t - t0] - m);
+    l += p;
+    vc.load_row(((b * seq + t) * nkv + h) * hd, hd, row.data());
+    for (int64_t d = 0; d < hd; ++d) o[d] += p * row[d];
+  }
+  for (int64_t d = 0; d < hd; ++d) o[d] = o[d] / l;
+  *m_out = m;
+  *l_out = l;
+}
+
+}  // namespace
+
+StepRecorder::StepRecorder(int64_t steps, int64_t batch)
+    : steps_(steps), batch_(batch), tokens_(steps * batch, -1), top_(steps * batch, 0),
+      done_ns_(steps) {
+  for (auto& d : done_ns_) d.store(0);
+}
+
+void StepRecorder::record(int64_t step, int64_t row, int32_t token, float top_logit) {
+  if (step < 0 || step >= steps_ || row < 0 || row >= batch_) return;
+  tokens_[step * batch_ + row] = token;
+  top_[step * batch_ + row] = top_logit;
+  const int64_t t = now_ns();
+  int64_t prev = done_ns_[step].load();
+  while (prev < t && !done_ns_[step].compare_exchange_weak(prev, t)) {
+  }
+}
+
+double StepRecorder::finished_s(int64_t step, std::chrono::steady_clock::time_point start) const {
+  const int64_t s0 = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
+  return static_cast<double>(done_ns_[step].load() - s0) * 1e-9;
+}
+
+void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, TensorBuffer& y,
+                     int64_t b0, int64_t b1, int64_t c0, int64_t c1, const StepContext& ctx) {
+  const int64_t vocab = table.shape[0], hidden = table.shape[1];
+  const std::vector<int64_t>& prompt = *ctx.prompt;
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t tok = ctx.step < static_cast<int64_t>(prompt.size()) ? prompt[ctx.step]
+                                                                       : tokens.load_i32(b);
+    if (tok < 0 || tok >= vocab)
+      throw Error("embedding: token " + std::to_string(tok) + " of batch row " + std::to_string(b) +
+                  " at step " + std::to_string(ctx.step) + " is outside the vocabulary [0, " +
+                  std::to_string(vocab) + ")");
+    for (int64_t c = c0; c < c1; ++c) y.store(b * y.shape[1] + c, table.load(tok * hidden + c));
+  }
+}
+
+void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
+                    int64_t b1, double eps) {
+  const int64_t h = x.shape[1];
+  std::vector<float>& row = scratch(0, static_cast<size_t>(h));
+  for (int64_t b = b0; b < b1; ++b) {
+    x.load_row(b * h, h, row.data());
+    float ss = 0;
+    for (int64_t i = 0; i < h; ++i) ss += row[i] * row[i];
+    const float r = 1.0f / std::sqrt(ss / static_cast<float>(h) + static_cast<float>(eps));
+    for (int64_t i = 0; i < h; ++i) y.store(b * h + i, row[i] * r * w.load(i));
+  }
+}
+
+void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
+                  int64_t b1, int64_t n0, int64_t n1) {
+  const int64_t k_len = x.shape[1], rows = b1 - b0;
+  std::vector<float>& xs = scratch(0, static_cast<size_t>(rows * k_len));
+  x.load_row(b0 * k_len, rows * k_len, xs.data());
+  switch (w.dtype) {
+    case DType::kBF16:
+      linear_typed(xs.data(), rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, y, b0,
+                   [](uint16_t v) { return bf16_to_f32(v); });
+      return;
+    case DType::kF16:
+      linear_typed(xs.data(), rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, y, b0,
+                   [](uint16_t v) { return f16_to_f32(v); });
+      return;
+    case DType::kF32:
+      linear_typed(xs.data(), rows, k_len, static_cast<const float*>(w.data), n0, n1, y, b0,
+                   [](float v) { return v; });
+      return;
+    case DType::kI32:
+      break;
+  }
+  throw Error("linear: integer weights are not supported");
+}
+
+void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
+                   int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps) {
+  const int64_t width = x.shape[1];
+  std::vector<float>& row = scratch(0, static_cast<size_t>(head_dim));
+  for (int64_t b = b0; b < b1; ++b) {
+    for (int64_t c = c0; c < c1; c += head_dim) {
+      x.load_row(b * width + c, head_dim, row.data());
+      float ss = 0;
+      for (int64_t i = 0; i < head_dim; ++i) ss += row[i] * row[i];
+      const float r = 1.0f / std::sqrt(ss / static_cast<float>(head_dim) + static_cast<float>(eps));
+      for (int64_t i = 0; i < head_dim; ++i) y.store(b * width + c + i, row[i] * r * w.load(i));
+    }
+  }
+}
+
+std::vector<float> rope_inv_freq(const Attrs& a) {
+  const int64_t hd = attr_int(a, "head_dim");
+  const double theta = attr_float(a, "theta");
+  const std::string type = attr_str_or(a, "rope_type", "default");
+  if (type != "default" && type != "llama3") throw Error("rope: unsupported rope_type \"" + type + "\"");
+  std::vector<float> inv(static_cast<size_t>(hd / 2));
+  for (int64_t i = 0; i < hd / 2; ++i) {
+    double f = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    if (type == "llama3") {
+      const double factor = attr_float(a, "factor");
+      const double low = attr_float(a, "low_freq_factor"), high = attr_float(a, "high_freq_factor");
+      const double orig = attr_float(a, "original_max_position_embeddings");
+      const double lo_wavelen = orig / low, hi_wavelen = orig / high;
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      if (wavelen > lo_wavelen) {
+        f = f / factor;
+      } else if (wavelen >= hi_wavelen) {
+        const double s = (orig / wavelen - low) / (high - low);
+        f = (1.0 - s) * f / factor + s * f;
+      }
+    }
+    inv[i] = static_cast<float>(f);
+  }
+  return inv;
+}
+
+void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
+                int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos) {
+  const int64_t width = x.shape[1], half = head_dim / 2;
+  std::vector<float>& cs = scratch(1, static_cast<size_t>(head_dim));
+  for (int64_t i = 0; i < half; ++i) {
+    const float angle = static_cast<float>(pos) * inv[i];
+    cs[2 * i] = static_cast<float>(std::cos(static_cast<double>(angle)));
+    cs[2 * i + 1] = static_cast<float>(std::sin(static_cast<double>(angle)));
+  }
+  std::vector<float>& row = scratch(0, static_cast<size_t>(head_dim));
+  for (int64_t b = b0; b < b1; ++b) {
+    for (int64_t c = c0; c < c1; c += head_dim) {
+      x.load_row(b * width + c, head_dim, row.data());
+      for (int64_t i = 0; i < half; ++i) {
+        const float co = cs[2 * i], si = cs[2 * i + 1];
+        y.store(b * width + c + i, row[i] * co - row[i + half] * si);
+        y.store(b * width + c + i + half, row[i + half] * co + row[i] * si);
+      }
+    }
+  }
+}
+
+void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
+                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos) {
+  const int64_t seq = kc.shape[1], nkv = kc.shape[2], hd = kc.shape[3], width = k.shape[1];
+  if (pos < 0 || pos >= seq)
+    throw Error("kv_append: position " + std::to_string(pos) + " is past max_seq_len " +
+                std::to_string(seq));
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t d = 0; d < hd; ++d) {
+        const int64_t dst = ((b * seq + pos) * nkv + h) * hd + d;
+        kc.store(dst, k.load(b * width + h * hd + d));
+        vc.store(dst, v.load(b * width + h * hd + d));
+      }
+}
+
+void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
+                     TensorBuffer& y, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
+                     const AttentionShape& a, int64_t pos) {
+  const int64_t hd = a.head_dim, width = q.shape[1];
+  if (pos < 0 || pos >= kc.shape[1])
+    throw Error("attention: position " + std::to_string(pos) + " is past max_seq_len " +
+                std::to_string(kc.shape[1]));
+  std::vector<float> qrow(static_cast<size_t>(hd)), o(static_cast<size_t>(hd));
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t j = h * a.group; j < (h + 1) * a.group; ++j) {
+        q.load_row(b * width + j * hd, hd, qrow.data());
+        float m, l;
+        attend(qrow.data(), kc, vc, b, h, 0, pos + 1, hd, a.scale, o.data(), &m, &l);
+        for (int64_t d = 0; d < hd; ++d) y.store(b * width + j * hd + d, o[d]);
+      }
+}
+
+void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
+                             TensorBuffer& part, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
+                             const AttentionShape& a, int64_t pos, int64_t s0, int64_t s1,
+                             int64_t split) {
+  const int64_t hd = a.head_dim, width = q.shape[1];
+  const int64_t nq = part.shape[1], splits = part.shape[2], rec = part.shape[3];
+  const int64_t t1 = std::min(s1, pos + 1);
+  std::vector<float> qrow(static_cast<size_t>(hd)), o(static_cast<size_t>(hd));
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t j = h * a.group; j < (h + 1) * a.group; ++j) {
+        float m = kNegInf, l = 0;
+        if (t1 > s0) {
+          q.load_row(b * width + j * hd, hd, qrow.data());
+          attend(qrow.data(), kc, vc, b, h, s0, t1, hd, a.scale, o.data(), &m, &l);
+        } else {
+          std::fill(o.begin(), o.end(), 0.0f);
+        }
+        const int64_t base = ((b * nq + j) * splits + split) * rec;
+        for (int64_t d = 0; d < hd; ++d) part.store(base + d, o[d]);
+        part.store(base + hd, m);
+        part.store(base + hd + 1, l);
+      }
+}
+
+void attention_merge_block(const TensorBuffer& part, TensorBuffer& y, int64_t b0, int64_t b1,
+                           int64_t j0, int64_t j1, int64_t head_dim) {
+  const int64_t nq = part.shape[1], splits = part.shape[2], rec = part.shape[3];
+  const int64_t width = y.shape[1], hd = head_dim;
+  std::vector<float> num(static_cast<size_t>(hd));
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t base = (b * nq + j) * splits * rec;
+      float big = kNegInf;
+      for (int64_t s = 0; s < splits; ++s)
+        if (part.load(base + s * rec + hd + 1) > 0) big = std::max(big, part.load(base + s * rec + hd));
+      std::fill(num.begin(), num.end(), 0.0f);
+      float den = 0;
+      for (int64_t s = 0; s < splits; ++s) {
+        const float l = part.load(base + s * rec + hd + 1);
+        if (!(l > 0)) continue;  // an empty split contributes nothing
+        const float w = l * std::exp(part.load(base + s * rec + hd) - big);
+        den += w;
+        for (int64_t d = 0; d < hd; ++d) num[d] += w * part.load(base + s * rec + d);
+      }
+      for (int64_t d = 0; d < hd; ++d) y.store(b * width + j * hd + d, num[d] / den);
+    }
+}
+
+void silu_mul_block(const TensorBuffer& g, const TensorBuffer& u, TensorBuffer& y, int64_t b0,
+                    int64_t b1, int64_t c0, int64_t c1) {
+  const int64_t width = y.shape[1];
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t c = c0; c < c1; ++c) {
+      const float gv = g.load(b * width + c);
+      y.store(b * width + c, gv / (1.0f + std::exp(-gv)) * u.load(b * width + c));
+    }
+}
+
+void residual_add_block(const TensorBuffer& a, const TensorBuffer& b_, TensorBuffer& y,
+                        int64_t b0, int64_t b1, int64_t c0, int64_t c1) {
+  const int64_t width = y.shape[1];
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t c = c0; c < c1; ++c)
+      y.store(b * width + c, a.load(b * width + c) + b_.load(b * width + c));
+}
+
+void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, float* value,
+                int32_t* index) {
+  const int64_t width = logits.shape[1];
+  float best = kNegInf;
+  int64_t idx = v0;
+  for (int64_t v = v0; v < v1; ++v) {
+    const float x = logits.load(b * width + v);
+    if (x > best) {
+      best = x;
+      idx = v;
+    }
+  }
+  *value = best;
+  *index = static_cast<int32_t>(idx);
+}
+
+}  // namespace mpk

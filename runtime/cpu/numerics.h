@@ -1,0 +1,99 @@
+// The arithmetic of every operator on blocks of rows and columns, shared by the
+// whole-operator reference (reference.h) and the per-task kernels (task_kernels.h) so
+// that both round identically. docs/ir.md fixes the semantics; docs/runtime-cpu.md the
+// exact f32 evaluation order (which the GPU task bodies mirror):
+//   - every sum runs in f32 over its index in ascending order, starting from 0;
+//   - stores to bf16 / f16 round to nearest even (runtime/cpu/bf16.h);
+//   - RoPE angles are f32 products pos * inv[i]; cos / sin are taken in double and
+//     rounded to f32; inverse frequencies are computed in double and rounded to f32.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "ir/attrs.h"
+#include "runtime/cpu/tensor_store.h"
+
+namespace mpk {
+
+// The per-step results that the argmax writes: the token and the largest logit of every
+// batch row, and when the step finished. Rows are written by whichever task computes them.
+class StepRecorder {
+ public:
+  StepRecorder(int64_t steps, int64_t batch);
+  void record(int64_t step, int64_t row, int32_t token, float top_logit);
+
+  int64_t steps() const { return steps_; }
+  int64_t batch() const { return batch_; }
+  int32_t token(int64_t step, int64_t row) const { return tokens_[step * batch_ + row]; }
+  float top_logit(int64_t step, int64_t row) const { return top_[step * batch_ + row]; }
+  // Seconds from `start` until the last row of `step` was recorded.
+  double finished_s(int64_t step, std::chrono::steady_clock::time_point start) const;
+
+ private:
+  int64_t steps_, batch_;
+  std::vector<int32_t> tokens_;
+  std::vector<float> top_;
+  std::vector<std::atomic<int64_t>> done_ns_;  // steady_clock ns, max over rows
+};
+
+// What a kernel needs to know about the running step (docs/ir.md: pos == step).
+struct StepContext {
+  int64_t step = 0;
+  const std::vector<int64_t>* prompt = nullptr;
+  StepRecorder* recorder = nullptr;
+};
+
+// y[b0:b1, c0:c1] = table[tok(b), c0:c1]; throws mpk::Error for a token outside [0, V).
+void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, TensorBuffer& y,
+                     int64_t b0, int64_t b1, int64_t c0, int64_t c1, const StepContext& ctx);
+// Whole rows b0:b1.
+void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
+                    int64_t b1, double eps);
+// y[b0:b1, n0:n1] = x[b0:b1, :] . W[n0:n1, :]^T
+void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
+                  int64_t b1, int64_t n0, int64_t n1);
+// Whole heads within columns c0:c1.
+void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
+                   int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps);
+
+// inv[i] for i < head_dim/2 from a rope operator's attrs (default or llama3 scaling).
+std::vector<float> rope_inv_freq(const Attrs& rope_attrs);
+void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
+                int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos);
+
+// cache[b, pos, h, :] = k[b, h*hd:(h+1)*hd] for kv heads h0:h1 (k and v alike).
+void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
+                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos);
+
+struct AttentionShape {
+  int64_t group = 1;  // query heads per kv head
+  int64_t head_dim = 0;
+  float scale = 1;
+};
+// Whole attention over positions 0..pos for kv heads h0:h1 (query heads h0*G:h1*G).
+void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
+                     TensorBuffer& y, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
+                     const AttentionShape& a, int64_t pos);
+// Positions [s0, s1) ∩ [0, pos] into part[b, j, split, 0:hd+2] = (o, m, l).
+void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
+                             TensorBuffer& part, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
+                             const AttentionShape& a, int64_t pos, int64_t s0, int64_t s1,
+                             int64_t split);
+// y[b, j*hd:(j+1)*hd] for query heads j0:j1 from all splits of part.
+void attention_merge_block(const TensorBuffer& part, TensorBuffer& y, int64_t b0, int64_t b1,
+                           int64_t j0, int64_t j1, int64_t head_dim);
+
+void silu_mul_block(const TensorBuffer& g, const TensorBuffer& u, TensorBuffer& y, int64_t b0,
+                    int64_t b1, int64_t c0, int64_t c1);
+void residual_add_block(const TensorBuffer& a, const TensorBuffer& b, TensorBuffer& y,
+                        int64_t b0, int64_t b1, int64_t c0, int64_t c1);
+
+// Largest value and its lowest index over logits[b, v0:v1] for one row. NaN never wins;
+// a row of NaN / -inf gives (-inf, v0).
+void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, float* value,
+                int32_t* index);
+
+}  // namespace mpk

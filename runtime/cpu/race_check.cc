@@ -1,0 +1,75 @@
+// RaceChecker: conflicting task pairs from region overlaps, and the per-start check.
+#include "runtime/cpu/race_check.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ir/error.h"
+#include "runtime/cpu/task_kernels.h"
+
+namespace mpk {
+namespace {
+
+// Position in sequential order within one step: (op, phase).
+int64_t rank_of(const Task& t) {
+  const bool combine = t.kind == TaskKind::kAttentionMerge || t.kind == TaskKind::kArgmaxReduce;
+  return 2 * static_cast<int64_t>(t.op) + (combine ? 1 : 0);
+}
+
+struct Access {
+  TaskId task;
+  const Region* region;
+  bool write;
+};
+
+}  // namespace
+
+RaceChecker::RaceChecker(const Module& m) {
+  const auto& tasks = m.graph.tasks;
+  conflicts_.resize(tasks.size());
+  std::vector<std::vector<Access>> by_tensor(m.program.tensors.size());
+  for (TaskId t = 0; t < static_cast<TaskId>(tasks.size()); ++t) {
+    for (const Region& r : tasks[t].reads) by_tensor.at(r.tensor).push_back({t, &r, false});
+    for (const Region& r : tasks[t].writes) by_tensor.at(r.tensor).push_back({t, &r, true});
+  }
+  for (const std::vector<Access>& acc : by_tensor) {
+    for (size_t i = 0; i < acc.size(); ++i) {
+      if (!acc[i].write) continue;
+      for (size_t j = 0; j < acc.size(); ++j) {
+        if (j == i || (acc[j].write && j < i)) continue;  // each write pair once
+        const TaskId a = acc[i].task, b = acc[j].task;
+        const int64_t ra = rank_of(tasks[a]), rb = rank_of(tasks[b]);
+        if (a == b || ra == rb || !acc[i].region->overlaps(*acc[j].region)) continue;
+        conflicts_[a].push_back({b, rb < ra ? 1 : 0});
+        conflicts_[b].push_back({a, ra < rb ? 1 : 0});
+      }
+    }
+  }
+  for (auto& c : conflicts_) {
+    std::sort(c.begin(), c.end(), [](const Conflict& x, const Conflict& y) { return x.other < y.other; });
+    c.erase(std::unique(c.begin(), c.end(),
+                        [](const Conflict& x, const Conflict& y) { return x.other == y.other; }),
+            c.end());
+  }
+}
+
+void RaceChecker::check(const Module& m, TaskId task, int64_t step,
+                        const std::vector<std::atomic<int64_t>>& done) const {
+  for (const Conflict& c : conflicts_[task]) {
+    const int64_t want = step + c.ahead;
+    const int64_t have = done[c.other].load(std::memory_order_acquire);
+    if (have == want) continue;
+    throw Error("race: " + describe_task(m, task) + " started step " + std::to_string(step) +
+                " when " + describe_task(m, c.other) + " had completed " + std::to_string(have) +
+                " steps; sequential order needs exactly " + std::to_string(want) +
+                " (a missing or wrong event)");
+  }
+}
+
+size_t RaceChecker::num_pairs() const {
+  size_t n = 0;
+  for (const auto& c : conflicts_) n += c.size();
+  return n / 2;
+}
+
+}  // namespace mpk

@@ -1,0 +1,85 @@
+// Shared run bookkeeping for the CPU reference and executor.
+#include "runtime/cpu/run_common.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ir/error.h"
+
+namespace mpk {
+
+std::vector<int32_t> generated_tokens(const CpuRunResult& r, size_t prompt_len, int64_t row) {
+  std::vector<int32_t> out;
+  for (int64_t s = std::max<int64_t>(static_cast<int64_t>(prompt_len) - 1, 0); s < r.steps; ++s)
+    out.push_back(r.tokens[s][row]);
+  return out;
+}
+
+RunTensors find_run_tensors(const Program& p) {
+  RunTensors rt;
+  for (const Operator& op : p.ops) {
+    if (op.kind == OpKind::kEmbedding && op.inputs.size() == 2) rt.tokens = op.inputs[1];
+    if (op.kind == OpKind::kArgmax && op.inputs.size() == 1) rt.logits = op.inputs[0];
+    if (op.kind == OpKind::kKvAppend && op.outputs.size() == 2) {
+      const TensorId kc = op.outputs[0];
+      if (kc >= 0 && kc < static_cast<TensorId>(p.tensors.size()) && p.tensors[kc].shape.size() == 4) {
+        const int64_t s = p.tensors[kc].shape[1];
+        rt.max_seq_len = rt.max_seq_len ? std::min(rt.max_seq_len, s) : s;
+      }
+    }
+  }
+  const auto n = static_cast<TensorId>(p.tensors.size());
+  if (rt.tokens < 0 || rt.tokens >= n) throw Error("program has no embedding operator");
+  if (rt.logits < 0 || rt.logits >= n) throw Error("program has no argmax operator");
+  const Tensor& tok = p.tensors[rt.tokens];
+  const Tensor& logits = p.tensors[rt.logits];
+  if (tok.shape.size() != 1 || tok.dtype != DType::kI32)
+    throw Error("tensor '" + tok.name + "' must be i32 [B]");
+  if (logits.shape.size() != 2 || logits.shape[0] != tok.shape[0])
+    throw Error("tensor '" + logits.name + "' must be [B, V]");
+  rt.batch = tok.shape[0];
+  rt.vocab = logits.shape[1];
+  return rt;
+}
+
+void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int64_t>& prompt) {
+  if (steps < 0) throw Error("steps must be >= 0, got " + std::to_string(steps));
+  if (rt.max_seq_len > 0 && steps > rt.max_seq_len)
+    throw Error(std::to_string(steps) + " steps exceed max_seq_len " +
+                std::to_string(rt.max_seq_len) + " (step s works at position s)");
+  if (prompt.empty()) throw Error("the prompt is empty; give at least one token");
+  for (int64_t t : prompt)
+    if (t < 0 || t >= rt.vocab)
+      throw Error("prompt token " + std::to_string(t) + " is outside the vocabulary [0, " +
+                  std::to_string(rt.vocab) + ")");
+}
+
+CpuRunResult collect_result(const StepRecorder& rec, const TensorStore& store, const RunTensors& rt,
+                            std::chrono::steady_clock::time_point start) {
+  CpuRunResult r;
+  r.steps = rec.steps();
+  r.batch = rec.batch();
+  double prev = 0;
+  for (int64_t s = 0; s < r.steps; ++s) {
+    std::vector<int32_t> toks;
+    std::vector<float> tops;
+    for (int64_t b = 0; b < r.batch; ++b) {
+      toks.push_back(rec.token(s, b));
+      tops.push_back(rec.top_logit(s, b));
+    }
+    r.tokens.push_back(std::move(toks));
+    r.top_logits.push_back(std::move(tops));
+    const double t = rec.finished_s(s, start);
+    r.step_seconds.push_back(std::max(0.0, t - prev));
+    prev = std::max(prev, t);
+  }
+  r.total_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const TensorBuffer& lg = store.at(rt.logits);
+  r.logits_shape = lg.shape;
+  r.logits.resize(static_cast<size_t>(lg.numel));
+  for (int64_t i = 0; i < lg.numel; ++i) r.logits[i] = lg.load(i);
+  return r;
+}
+
+}  // namespace mpk

@@ -1,0 +1,49 @@
+// What a CPU run returns, and the checks and bookkeeping shared by the whole-operator
+// reference (reference.h) and the task-graph executor (executor.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "ir/module.h"
+#include "runtime/cpu/numerics.h"
+
+namespace mpk {
+
+struct CpuRunResult {
+  int64_t steps = 0;
+  int64_t batch = 0;
+  std::vector<std::vector<int32_t>> tokens;      // [step][row]: the argmax of each step
+  std::vector<std::vector<float>> top_logits;    // [step][row]: the largest logit
+  std::vector<float> logits;                     // the last step's logits, row-major
+  std::vector<int64_t> logits_shape;             // {batch, vocab}
+  std::vector<double> step_seconds;              // per step: finish minus previous finish
+  double total_seconds = 0;
+  int64_t tasks_run = 0;                         // (task, step) executions; ops for the reference
+};
+
+// The generated tokens of one batch row: the argmax of steps P-1, P, ... (docs/ir.md).
+std::vector<int32_t> generated_tokens(const CpuRunResult& r, size_t prompt_len, int64_t row = 0);
+
+// The tensors a run reads and writes by name-independent roles: the embedding's token
+// input (== argmax output) and the argmax's logits input. Throws mpk::Error when the
+// program lacks an embedding, lm_head or argmax operator.
+struct RunTensors {
+  TensorId tokens = -1;
+  TensorId logits = -1;
+  int64_t batch = 0;
+  int64_t vocab = 0;
+  int64_t max_seq_len = 0;  // smallest sequence dimension of any kv cache
+};
+RunTensors find_run_tensors(const Program& p);
+
+// Throws mpk::Error for steps < 0, steps beyond max_seq_len, an empty prompt, or a
+// prompt token outside the vocabulary.
+void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int64_t>& prompt);
+
+// Fills tokens, top logits, timings and the final logits.
+CpuRunResult collect_result(const StepRecorder& rec, const TensorStore& store, const RunTensors& rt,
+                            std::chrono::steady_clock::time_point start);
+
+}  // namespace mpk

@@ -1,0 +1,185 @@
+// Weights: the container, checkpoint loading (safetensors, single or sharded) and
+// checking against a Program.
+#include "runtime/weights/weights.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ir/error.h"
+#include "runtime/weights/safetensors.h"
+
+namespace mpk {
+namespace fs = std::filesystem;
+
+int64_t WeightTensor::num_elements() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+const WeightTensor* Weights::find(const std::string& name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+const WeightTensor& Weights::get(const std::string& name) const {
+  if (const WeightTensor* t = find(name)) return *t;
+  throw Error("weights " + source_ + ": no tensor '" + name + "'");
+}
+
+int64_t Weights::total_bytes() const {
+  int64_t n = 0;
+  for (const auto& [name, t] : tensors_) n += t.num_bytes();
+  return n;
+}
+
+void Weights::add(const std::string& name, WeightTensor t, std::shared_ptr<const void> owner) {
+  tensors_[name] = std::move(t);
+  if (owner) owners_.push_back(std::move(owner));
+}
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+bool is_float_weight_dtype(DType d) {
+  return d == DType::kBF16 || d == DType::kF16 || d == DType::kF32;
+}
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+// Where each tensor of a checkpoint directory lives: name -> file path.
+struct CheckpointIndex {
+  std::string describe;                    // for "missing tensor" messages
+  std::map<std::string, std::string> file_of;
+};
+
+CheckpointIndex read_index_json(const fs::path& dir, const fs::path& index_path) {
+  const std::string src = index_path.string();
+  std::ifstream in(index_path);
+  if (!in) throw Error(src + ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(src + ": malformed JSON: " + e.what());
+  }
+  if (!j.is_object() || !j.contains("weight_map") || !j.at("weight_map").is_object())
+    throw Error(src + ": no \"weight_map\" object");
+  CheckpointIndex idx;
+  idx.describe = src;
+  for (const auto& [name, file] : j.at("weight_map").items()) {
+    if (!file.is_string()) throw Error(src + ": weight_map entry '" + name + "' is not a string");
+    const std::string f = file.get<std::string>();
+    const fs::path rel(f);
+    if (f.empty() || rel.is_absolute() || rel.filename() != rel)
+      throw Error(src + ": weight_map entry '" + name + "' names a file outside the directory: " + f);
+    idx.file_of[name] = (dir / rel).string();
+  }
+  return idx;
+}
+
+}  // namespace
+
+void check_weights(const Module& m, const Weights& w) {
+  for (const Tensor& t : m.program.tensors) {
+    if (t.role != TensorRole::kWeight) continue;
+    const WeightTensor* wt = w.find(t.name);
+    if (!wt) throw Error("weights " + w.source() + ": missing tensor '" + t.name + "'");
+    const std::string where = (wt->file.empty() ? "weights " + w.source() : wt->file) +
+                              ": tensor '" + t.name + "'";
+    if (!is_float_weight_dtype(wt->dtype))
+      throw Error(where + " has dtype " + std::string(name_of(wt->dtype)) +
+                  "; weights must be bf16, f16 or f32");
+    if (wt->shape != t.shape)
+      throw Error(where + " has shape " + shape_str(wt->shape) + " but the config implies " +
+                  shape_str(t.shape));
+    if (!wt->data && wt->num_bytes() > 0) throw Error(where + " has no data");
+  }
+}
+
+Weights load_weights(const Module& m, const std::string& path) {
+  fs::path dir(path);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) dir = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw Error(path + ": no such checkpoint directory");
+
+  CheckpointIndex idx;
+  std::map<std::string, std::shared_ptr<const SafetensorsFile>> open_files;
+  auto open_file = [&](const std::string& f) {
+    auto it = open_files.find(f);
+    if (it != open_files.end()) return it->second;
+    if (!is_file(f)) throw Error(f + ": missing safetensors file (named by " + idx.describe + ")");
+    return open_files[f] = SafetensorsFile::open(f);
+  };
+
+  const fs::path index_path = dir / "model.safetensors.index.json";
+  if (is_file(index_path)) {
+    idx = read_index_json(dir, index_path);
+  } else {
+    std::vector<std::string> files;
+    if (is_file(dir / "model.safetensors")) {
+      files.push_back((dir / "model.safetensors").string());
+    } else {
+      for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+        if (e.path().extension() == ".safetensors" && is_file(e.path())) files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+    }
+    if (files.empty()) throw Error(dir.string() + ": no *.safetensors files in the checkpoint directory");
+    for (const std::string& f : files) {
+      idx.describe += (idx.describe.empty() ? "" : ", ") + f;
+      for (const auto& [name, entry] : open_file(f)->header().tensors) {
+        auto [it, fresh] = idx.file_of.emplace(name, f);
+        if (!fresh) throw Error(f + ": tensor '" + name + "' is also in " + it->second);
+      }
+    }
+  }
+
+  Weights w;
+  w.set_source(dir.string());
+  for (const Tensor& t : m.program.tensors) {
+    if (t.role != TensorRole::kWeight) continue;
+    auto where = idx.file_of.find(t.name);
+    if (where == idx.file_of.end())
+      throw Error(idx.describe + ": missing tensor '" + t.name + "'");
+    std::shared_ptr<const SafetensorsFile> file = open_file(where->second);
+    auto e = file->header().tensors.find(t.name);
+    if (e == file->header().tensors.end())
+      throw Error(where->second + ": missing tensor '" + t.name + "' (the index places it here)");
+    const SafetensorsEntry& entry = e->second;
+    const std::string what = where->second + ": tensor '" + t.name + "'";
+    if (!entry.mpk_dtype || !is_float_weight_dtype(*entry.mpk_dtype))
+      throw Error(what + " has dtype " + entry.dtype + "; weights must be BF16, F16 or F32");
+    if (entry.shape != t.shape)
+      throw Error(what + " has shape " + shape_str(entry.shape) + " but the config implies " +
+                  shape_str(t.shape));
+    WeightTensor wt{*entry.mpk_dtype, entry.shape, file->data(entry), where->second};
+    std::shared_ptr<const void> owner = file;
+    const auto align = static_cast<uintptr_t>(size_of(wt.dtype));
+    if (reinterpret_cast<uintptr_t>(wt.data) % align != 0) {
+      // A header whose length is not a multiple of the element size: copy this tensor
+      // into an aligned buffer rather than read misaligned elements.
+      std::shared_ptr<uint8_t[]> copy(new uint8_t[entry.size]);
+      std::memcpy(copy.get(), wt.data, entry.size);
+      wt.data = copy.get();
+      owner = std::shared_ptr<const void>(copy, copy.get());
+    }
+    w.add(t.name, std::move(wt), std::move(owner));
+  }
+  return w;
+}
+
+}  // namespace mpk
