@@ -2,7 +2,8 @@
 //   structure: ids resolve, names unique, regions inside tensor bounds, dtypes and
 //              shapes consistent per operator kind, event targets == producer counts;
 //   graph:     the event graph (step_distance 0) is acyclic, and every read of a region
-//              that an earlier task writes is ordered after it by events;
+//              that an earlier task writes is ordered after it by events (once the
+//              graph has events or a schedule);
 //              every task is scheduled exactly once (when there is a schedule);
 //   schedule:  deadlock freedom: step_distance-0 dependency edges plus same-worker
 //              order edges form no cycle.
@@ -29,5 +30,27 @@ std::vector<Diagnostic> verify_module(const Module& m);
 
 // Throws mpk::Error("verifier: <rule>: <message>" for the first few diagnostics).
 void verify_or_throw(const Module& m);
+
+// The operator-kind signature check behind "structure.op-signature" (docs/ir.md,
+// operator table): arity, ranks, dims, dtypes and required attrs. Returns "" when `op`
+// is consistent, else one line naming the first problem. Ids must be valid.
+std::string op_signature_problem(const Program& p, const Operator& op);
+
+// Collects diagnostics, keeping at most kMaxPerRule per rule; finish() appends one
+// "<n> more" diagnostic for each rule that went over.
+class DiagnosticSink {
+ public:
+  static constexpr int kMaxPerRule = 20;
+  void add(const std::string& rule, const std::string& message);
+  bool empty() const { return out_.empty(); }
+  std::vector<Diagnostic> finish();
+
+ private:
+  std::vector<Diagnostic> out_;
+  std::vector<std::pair<std::string, int>> counts_;
+};
+
+// "task 12 (L0.q_proj:linear)": a task named for diagnostics (`t` must be a task id).
+std::string describe_task(const Module& m, TaskId t);
 
 }  // namespace mpk

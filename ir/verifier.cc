@@ -1,0 +1,270 @@
+// The verifier's driver and its structure layer: ids resolve, enums are known, names
+// are unique, regions lie inside their tensors, operators match their kind's
+// signature, tasks match their operator, events are well formed. The graph and
+// schedule layers live in verifier_graph.cc, operator signatures in verifier_ops.cc.
+#include "ir/verifier.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace mpk {
+namespace {
+
+template <typename E>
+bool enum_ok(E e, int count) {
+  return static_cast<int>(e) >= 0 && static_cast<int>(e) < count;
+}
+
+bool attr_key_ok(const std::string& key) {
+  if (key.empty()) return false;
+  for (char c : key)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '.' || c == '-'))
+      return false;
+  return true;
+}
+
+bool task_kind_matches(OpKind op, TaskKind task) {
+  switch (op) {
+    case OpKind::kEmbedding: return task == TaskKind::kEmbedding;
+    case OpKind::kRmsNorm: return task == TaskKind::kRmsNorm;
+    case OpKind::kLinear: return task == TaskKind::kLinear;
+    case OpKind::kQkNorm: return task == TaskKind::kQkNorm;
+    case OpKind::kRope: return task == TaskKind::kRope;
+    case OpKind::kKvAppend: return task == TaskKind::kKvAppend;
+    case OpKind::kAttention:
+      return task == TaskKind::kAttention || task == TaskKind::kAttentionPartial ||
+             task == TaskKind::kAttentionMerge;
+    case OpKind::kSiluMul: return task == TaskKind::kSiluMul;
+    case OpKind::kResidualAdd: return task == TaskKind::kResidualAdd;
+    case OpKind::kLmHead: return task == TaskKind::kLmHead;
+    case OpKind::kArgmax:
+      return task == TaskKind::kArgmaxPartial || task == TaskKind::kArgmaxReduce;
+  }
+  return false;
+}
+
+class StructureChecker {
+ public:
+  explicit StructureChecker(const Module& m) : m_(m), p_(m.program) {}
+
+  std::vector<Diagnostic> run() {
+    attr_keys(m_.attrs, "module");
+    tensors();
+    ops();
+    tasks();
+    events();
+    schedule();
+    return sink_.finish();
+  }
+
+ private:
+  bool tensor_ok(TensorId t) const { return t >= 0 && static_cast<size_t>(t) < p_.tensors.size(); }
+  bool task_ok(TaskId t) const { return t >= 0 && static_cast<size_t>(t) < m_.graph.tasks.size(); }
+
+  void attr_keys(const Attrs& a, const std::string& owner) {
+    for (const auto& [key, value] : a)
+      if (!attr_key_ok(key))
+        sink_.add("structure.attr-key", owner + " has attribute key '" + key +
+                                            "': keys are non-empty and use only [A-Za-z0-9_.-]");
+  }
+
+  void tensors() {
+    std::unordered_set<std::string_view> names;
+    for (size_t i = 0; i < p_.tensors.size(); ++i) {
+      const Tensor& t = p_.tensors[i];
+      const std::string what = "tensor " + std::to_string(i) + " '" + t.name + "'";
+      if (!names.insert(t.name).second)
+        sink_.add("structure.duplicate-name", what + ": another tensor has the same name");
+      if (!enum_ok(t.dtype, 4))
+        sink_.add("structure.bad-enum", what + " has dtype value " + std::to_string(int(t.dtype)));
+      if (!enum_ok(t.role, 6))
+        sink_.add("structure.bad-enum", what + " has role value " + std::to_string(int(t.role)));
+      for (size_t d = 0; d < t.shape.size(); ++d)
+        if (t.shape[d] <= 0)
+          sink_.add("structure.bad-shape", what + " has dimension " + std::to_string(d) + " = " +
+                                               std::to_string(t.shape[d]) + " (must be positive)");
+    }
+  }
+
+  void ops() {
+    std::unordered_set<std::string_view> names;
+    for (size_t i = 0; i < p_.ops.size(); ++i) {
+      const Operator& op = p_.ops[i];
+      const std::string what = "operator " + std::to_string(i) + " '" + op.name + "'";
+      if (!names.insert(op.name).second)
+        sink_.add("structure.duplicate-name", what + ": another operator has the same name");
+      attr_keys(op.attrs, what);
+      bool ok = enum_ok(op.kind, kNumOpKinds);
+      if (!ok) sink_.add("structure.bad-enum", what + " has kind value " + std::to_string(int(op.kind)));
+      for (const auto* list : {&op.inputs, &op.outputs})
+        for (size_t j = 0; j < list->size(); ++j)
+          if (!tensor_ok((*list)[j])) {
+            ok = false;
+            sink_.add("structure.unknown-tensor",
+                      what + (list == &op.inputs ? " input " : " output ") + std::to_string(j) +
+                          " refers to tensor " + std::to_string((*list)[j]) + ", but there are " +
+                          std::to_string(p_.tensors.size()) + " tensors");
+          }
+      if (!ok) continue;
+      bool shapes_ok = true;
+      for (const auto* list : {&op.inputs, &op.outputs})
+        for (TensorId t : *list)
+          shapes_ok = shapes_ok && enum_ok(p_.tensors[t].dtype, 4);
+      if (!shapes_ok) continue;
+      const std::string problem = op_signature_problem(p_, op);
+      if (!problem.empty()) sink_.add("structure.op-signature", what + " (" +
+                                                                std::string(name_of(op.kind)) +
+                                                                "): " + problem);
+    }
+  }
+
+  void region(const Region& r, const std::string& what) {
+    if (!tensor_ok(r.tensor)) {
+      sink_.add("structure.unknown-tensor", what + " refers to tensor " + std::to_string(r.tensor) +
+                                                ", but there are " +
+                                                std::to_string(p_.tensors.size()) + " tensors");
+      return;
+    }
+    const Tensor& t = p_.tensors[r.tensor];
+    const std::string text = format_region(t.name, r);
+    if (r.dims.size() != t.shape.size()) {
+      sink_.add("structure.region-rank", what + " " + text + " has rank " +
+                                             std::to_string(r.dims.size()) + ", tensor '" + t.name +
+                                             "' has rank " + std::to_string(t.shape.size()));
+      return;
+    }
+    for (size_t d = 0; d < r.dims.size(); ++d) {
+      const Range& g = r.dims[d];
+      if (g.lo < 0 || g.hi > t.shape[d] || g.lo > g.hi) {
+        sink_.add("structure.region-out-of-bounds",
+                  what + " " + text + ": dimension " + std::to_string(d) + " range " +
+                      std::to_string(g.lo) + ":" + std::to_string(g.hi) + " is not inside 0:" +
+                      std::to_string(t.shape[d]));
+        return;
+      }
+    }
+  }
+
+  void tasks() {
+    for (size_t i = 0; i < m_.graph.tasks.size(); ++i) {
+      const Task& t = m_.graph.tasks[i];
+      const std::string what = "task " + std::to_string(i);
+      attr_keys(t.attrs, what);
+      const bool op_ok = t.op >= 0 && static_cast<size_t>(t.op) < p_.ops.size();
+      if (!op_ok)
+        sink_.add("structure.bad-id", what + " refers to operator " + std::to_string(t.op) +
+                                          ", but there are " + std::to_string(p_.ops.size()) +
+                                          " operators");
+      if (!enum_ok(t.kind, kNumTaskKinds)) {
+        sink_.add("structure.bad-enum", what + " has kind value " + std::to_string(int(t.kind)));
+      } else if (op_ok && enum_ok(p_.ops[t.op].kind, kNumOpKinds) &&
+                 !task_kind_matches(p_.ops[t.op].kind, t.kind)) {
+        sink_.add("structure.task-kind", what + " of kind " + std::string(name_of(t.kind)) +
+                                             " belongs to operator '" + p_.ops[t.op].name +
+                                             "' of kind " + std::string(name_of(p_.ops[t.op].kind)));
+      }
+      for (size_t j = 0; j < t.reads.size(); ++j) region(t.reads[j], what + " read " + std::to_string(j));
+      for (size_t j = 0; j < t.writes.size(); ++j)
+        region(t.writes[j], what + " write " + std::to_string(j));
+    }
+  }
+
+  void task_list(const std::vector<TaskId>& ids, const std::string& what) {
+    bool sorted = true;
+    for (size_t j = 0; j < ids.size(); ++j) {
+      if (!task_ok(ids[j]))
+        sink_.add("structure.bad-id", what + " refers to task " + std::to_string(ids[j]) +
+                                          ", but there are " +
+                                          std::to_string(m_.graph.tasks.size()) + " tasks");
+      if (j > 0 && ids[j] <= ids[j - 1]) sorted = false;
+    }
+    if (!sorted) sink_.add("structure.event-list", what + "s are not sorted and unique");
+  }
+
+  void events() {
+    for (size_t i = 0; i < m_.graph.events.size(); ++i) {
+      const Event& e = m_.graph.events[i];
+      const std::string what = "event " + std::to_string(i);
+      task_list(e.producers, what + " producer");
+      task_list(e.consumers, what + " consumer");
+      if (e.producers.empty()) sink_.add("structure.event-list", what + " has no producers");
+      if (e.consumers.empty()) sink_.add("structure.event-list", what + " has no consumers");
+      if (e.target != static_cast<int64_t>(e.producers.size()))
+        sink_.add("structure.event-target", what + " has target " + std::to_string(e.target) +
+                                                " but " + std::to_string(e.producers.size()) +
+                                                " producers");
+      if (e.step_distance != 0 && e.step_distance != 1)
+        sink_.add("structure.event-distance", what + " has step_distance " +
+                                                  std::to_string(e.step_distance) +
+                                                  " (must be 0 or 1)");
+    }
+  }
+
+  void schedule() {
+    const Schedule& s = m_.graph.schedule;
+    attr_keys(s.params, "schedule");
+    for (size_t w = 0; w < s.workers.size(); ++w)
+      for (TaskId t : s.workers[w])
+        if (!task_ok(t))
+          sink_.add("structure.bad-id", "worker " + std::to_string(w) + " lists task " +
+                                            std::to_string(t) + ", but there are " +
+                                            std::to_string(m_.graph.tasks.size()) + " tasks");
+  }
+
+  const Module& m_;
+  const Program& p_;
+  DiagnosticSink sink_;
+};
+
+}  // namespace
+
+void DiagnosticSink::add(const std::string& rule, const std::string& message) {
+  auto it = std::find_if(counts_.begin(), counts_.end(), [&](const auto& c) { return c.first == rule; });
+  if (it == counts_.end()) {
+    counts_.emplace_back(rule, 0);
+    it = counts_.end() - 1;
+  }
+  if (++it->second <= kMaxPerRule) out_.push_back({rule, message});
+}
+
+std::vector<Diagnostic> DiagnosticSink::finish() {
+  for (const auto& [rule, n] : counts_)
+    if (n > kMaxPerRule)
+      out_.push_back({rule, std::to_string(n - kMaxPerRule) + " more diagnostics of this rule"});
+  counts_.clear();
+  return std::move(out_);
+}
+
+std::string describe_task(const Module& m, TaskId t) {
+  const Task& task = m.graph.tasks.at(t);
+  const bool op_ok = task.op >= 0 && static_cast<size_t>(task.op) < m.program.ops.size();
+  const bool kind_ok = enum_ok(task.kind, kNumTaskKinds);
+  return "task " + std::to_string(t) + " (" + (op_ok ? m.program.ops[task.op].name : "?") + ":" +
+         (kind_ok ? std::string(name_of(task.kind)) : "?") + ")";
+}
+
+std::vector<Diagnostic> verify_structure(const Module& m) { return StructureChecker(m).run(); }
+
+std::vector<Diagnostic> verify_module(const Module& m) {
+  std::vector<Diagnostic> d = verify_structure(m);
+  if (!d.empty()) return d;
+  d = verify_graph(m);
+  if (!d.empty()) return d;
+  return verify_schedule(m);
+}
+
+void verify_or_throw(const Module& m) {
+  const std::vector<Diagnostic> d = verify_module(m);
+  if (d.empty()) return;
+  constexpr size_t kShown = 3;
+  std::string msg = "verifier: ";
+  for (size_t i = 0; i < d.size() && i < kShown; ++i) {
+    if (i) msg += "; ";
+    msg += d[i].rule + ": " + d[i].message;
+  }
+  if (d.size() > kShown) msg += " (and " + std::to_string(d.size() - kShown) + " more)";
+  throw Error(msg);
+}
+
+}  // namespace mpk

@@ -1,0 +1,247 @@
+// "structure.op-signature": each operator kind's inputs, outputs, shapes, dtypes and
+// required attrs, exactly as the operator table of docs/ir.md gives them.
+#include <cmath>
+
+#include "ir/verifier.h"
+
+namespace mpk {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// Checks one operator; each failed check throws Error with the problem.
+class Signature {
+ public:
+  Signature(const Program& p, const Operator& op) : p_(p), op_(op) {}
+
+  void check() {
+    switch (op_.kind) {
+      case OpKind::kEmbedding: return embedding();
+      case OpKind::kRmsNorm: return rms_norm();
+      case OpKind::kLinear: return linear(false);
+      case OpKind::kLmHead: return linear(true);
+      case OpKind::kQkNorm: return qk_norm();
+      case OpKind::kRope: return rope();
+      case OpKind::kKvAppend: return kv_append();
+      case OpKind::kAttention: return attention();
+      case OpKind::kSiluMul:
+      case OpKind::kResidualAdd: return elementwise();
+      case OpKind::kArgmax: return argmax();
+    }
+  }
+
+ private:
+  [[noreturn]] static void bad(const std::string& what) { throw Error(what); }
+
+  void arity(size_t nin, size_t nout) {
+    if (op_.inputs.size() != nin || op_.outputs.size() != nout)
+      bad("expects " + std::to_string(nin) + " inputs and " + std::to_string(nout) +
+          " outputs, has " + std::to_string(op_.inputs.size()) + " and " +
+          std::to_string(op_.outputs.size()));
+  }
+
+  const Tensor& in(size_t i) const { return p_.tensors[op_.inputs[i]]; }
+  const Tensor& out(size_t i) const { return p_.tensors[op_.outputs[i]]; }
+
+  // `role` is the name docs/ir.md gives the operand ("x", "W", ...).
+  const std::vector<int64_t>& rank(const Tensor& t, const std::string& role, size_t r) {
+    if (t.shape.size() != r)
+      bad(role + " '" + t.name + "' must have rank " + std::to_string(r) + ", has shape " +
+          shape_text(t.shape));
+    return t.shape;
+  }
+
+  void floating(const Tensor& t, const std::string& role) {
+    if (t.dtype == DType::kI32) bad(role + " '" + t.name + "' must be a floating-point tensor, is i32");
+  }
+
+  void dtype(const Tensor& t, const std::string& role, DType d) {
+    if (t.dtype != d)
+      bad(role + " '" + t.name + "' must be " + std::string(name_of(d)) + ", is " +
+          std::string(name_of(t.dtype)));
+  }
+
+  void same_shape(const Tensor& a, const std::string& ra, const Tensor& b, const std::string& rb) {
+    if (a.shape != b.shape)
+      bad(ra + " '" + a.name + "' " + shape_text(a.shape) + " and " + rb + " '" + b.name + "' " +
+          shape_text(b.shape) + " must have the same shape");
+  }
+
+  void dim(int64_t got, int64_t want, const std::string& what) {
+    if (got != want)
+      bad(what + " is " + std::to_string(got) + ", expected " + std::to_string(want));
+  }
+
+  int64_t positive_int(const std::string& key) {
+    const int64_t v = attr_int(op_.attrs, key);
+    if (v <= 0) bad("attribute '" + key + "' = " + std::to_string(v) + " must be positive");
+    return v;
+  }
+
+  void positive_float(const std::string& key) {
+    const double v = attr_float(op_.attrs, key);
+    if (!(v > 0) || !std::isfinite(v))
+      bad("attribute '" + key + "' = " + format_attr_value(v) + " must be positive and finite");
+  }
+
+  void embedding() {
+    arity(2, 1);
+    const auto& table = rank(in(0), "table", 2);
+    const auto& tok = rank(in(1), "tokens", 1);
+    const auto& y = rank(out(0), "y", 2);
+    floating(in(0), "table");
+    dtype(in(1), "tokens", DType::kI32);
+    floating(out(0), "y");
+    dim(y[0], tok[0], "y dimension 0 (batch)");
+    dim(y[1], table[1], "y dimension 1 (hidden)");
+  }
+
+  void rms_norm() {
+    arity(2, 1);
+    const auto& x = rank(in(0), "x", 2);
+    const auto& w = rank(in(1), "w", 1);
+    floating(in(0), "x");
+    floating(in(1), "w");
+    floating(out(0), "y");
+    dim(w[0], x[1], "w length");
+    same_shape(out(0), "y", in(0), "x");
+    positive_float("eps");
+  }
+
+  // linear: x [B,K], W [N,K] -> y [B,N]; lm_head: the same with y f32.
+  void linear(bool lm_head) {
+    arity(2, 1);
+    const auto& x = rank(in(0), "x", 2);
+    const auto& w = rank(in(1), "W", 2);
+    const auto& y = rank(out(0), lm_head ? "logits" : "y", 2);
+    floating(in(0), "x");
+    floating(in(1), "W");
+    if (lm_head)
+      dtype(out(0), "logits", DType::kF32);
+    else
+      floating(out(0), "y");
+    dim(w[1], x[1], "W dimension 1 (K)");
+    dim(y[0], x[0], "output dimension 0 (batch)");
+    dim(y[1], w[0], "output dimension 1 (N)");
+  }
+
+  void qk_norm() {
+    arity(2, 1);
+    const auto& x = rank(in(0), "x", 2);
+    const auto& w = rank(in(1), "w", 1);
+    floating(in(0), "x");
+    floating(in(1), "w");
+    floating(out(0), "y");
+    same_shape(out(0), "y", in(0), "x");
+    positive_float("eps");
+    const int64_t hd = positive_int("head_dim");
+    dim(w[0], hd, "w length (head_dim)");
+    if (x[1] % hd != 0)
+      bad("x width " + std::to_string(x[1]) + " is not a multiple of head_dim " + std::to_string(hd));
+  }
+
+  void rope() {
+    arity(1, 1);
+    const auto& x = rank(in(0), "x", 2);
+    floating(in(0), "x");
+    floating(out(0), "y");
+    same_shape(out(0), "y", in(0), "x");
+    const int64_t hd = positive_int("head_dim");
+    if (hd % 2 != 0) bad("head_dim " + std::to_string(hd) + " must be even");
+    if (x[1] % hd != 0)
+      bad("x width " + std::to_string(x[1]) + " is not a multiple of head_dim " + std::to_string(hd));
+    positive_float("theta");
+    const std::string& type = attr_str(op_.attrs, "rope_type");
+    if (type == "llama3") {
+      positive_float("factor");
+      positive_float("low_freq_factor");
+      positive_float("high_freq_factor");
+      positive_int("original_max_position_embeddings");
+      if (attr_float(op_.attrs, "high_freq_factor") <= attr_float(op_.attrs, "low_freq_factor"))
+        bad("high_freq_factor must be greater than low_freq_factor");
+    } else if (type != "default") {
+      bad("rope_type '" + type + "' is neither \"default\" nor \"llama3\"");
+    }
+  }
+
+  // The caches [B, S, nkv, hd] of kv_append and attention.
+  void caches(const Tensor& kc, const Tensor& vc, int64_t b) {
+    const auto& k = rank(kc, "k_cache", 4);
+    rank(vc, "v_cache", 4);
+    floating(kc, "k_cache");
+    floating(vc, "v_cache");
+    same_shape(kc, "k_cache", vc, "v_cache");
+    dim(k[0], b, "cache dimension 0 (batch)");
+  }
+
+  void kv_append() {
+    arity(2, 2);
+    const auto& k = rank(in(0), "k", 2);
+    rank(in(1), "v", 2);
+    floating(in(0), "k");
+    floating(in(1), "v");
+    same_shape(in(0), "k", in(1), "v");
+    caches(out(0), out(1), k[0]);
+    const auto& c = out(0).shape;
+    dim(c[2] * c[3], k[1], "cache heads x head_dim");
+  }
+
+  void attention() {
+    arity(3, 1);
+    const auto& q = rank(in(0), "q", 2);
+    floating(in(0), "q");
+    caches(in(1), in(2), q[0]);
+    floating(out(0), "y");
+    same_shape(out(0), "y", in(0), "q");
+    const int64_t nq = positive_int("num_q_heads");
+    const int64_t nkv = positive_int("num_kv_heads");
+    const int64_t hd = positive_int("head_dim");
+    positive_float("scale");
+    if (nq % nkv != 0)
+      bad("num_q_heads " + std::to_string(nq) + " is not a multiple of num_kv_heads " +
+          std::to_string(nkv));
+    dim(q[1], nq * hd, "q width (num_q_heads x head_dim)");
+    const auto& c = in(1).shape;
+    dim(c[2], nkv, "cache dimension 2 (num_kv_heads)");
+    dim(c[3], hd, "cache dimension 3 (head_dim)");
+  }
+
+  void elementwise() {
+    arity(2, 1);
+    rank(in(0), "a", 2);
+    floating(in(0), "a");
+    floating(in(1), "b");
+    floating(out(0), "y");
+    same_shape(in(1), "b", in(0), "a");
+    same_shape(out(0), "y", in(0), "a");
+  }
+
+  void argmax() {
+    arity(1, 1);
+    const auto& l = rank(in(0), "logits", 2);
+    const auto& t = rank(out(0), "tokens", 1);
+    floating(in(0), "logits");
+    dtype(out(0), "tokens", DType::kI32);
+    dim(t[0], l[0], "tokens length (batch)");
+  }
+
+  const Program& p_;
+  const Operator& op_;
+};
+
+}  // namespace
+
+std::string op_signature_problem(const Program& p, const Operator& op) {
+  try {
+    Signature(p, op).check();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace mpk
