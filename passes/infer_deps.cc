@@ -110,80 +110,83 @@ Dependencies scan(const Module& m) {
   return deps;
 }
 
+// Same-step successors of every task in CSR form.
+struct Successors {
+  std::vector<int32_t> begin;
+  std::vector<TaskId> items;
+
+  explicit Successors(const std::vector<std::vector<TaskId>>& preds) {
+    const auto n = static_cast<int32_t>(preds.size());
+    begin.assign(n + 1, 0);
+    for (int32_t c = 0; c < n; ++c)
+      for (TaskId p : preds[c]) ++begin[p + 1];
+    for (int32_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+    items.resize(begin[n]);
+    std::vector<int32_t> fill(begin.begin(), begin.end() - 1);
+    for (int32_t c = 0; c < n; ++c)
+      for (TaskId p : preds[c]) items[fill[p]++] = c;
+  }
+};
+
+// Marks everything reachable from `from` through `next(t, visit)`, `from` included.
+template <typename Next>
+void mark_reachable(TaskId from, std::vector<char>& mark, std::vector<TaskId>& stack, Next next) {
+  if (mark[from]) return;
+  mark[from] = 1;
+  stack.assign(1, from);
+  while (!stack.empty()) {
+    const TaskId t = stack.back();
+    stack.pop_back();
+    next(t, [&](TaskId u) {
+      if (!mark[u]) {
+        mark[u] = 1;
+        stack.push_back(u);
+      }
+    });
+  }
+}
+
 // Drops the cross-step edges P->C implied by a kept cross-step edge X->Y, that is when
-// P reaches X and Y reaches C through same-step edges (or P == X, Y == C). Edges are
-// visited by producer descending, consumer ascending: an edge can only be implied by
-// one visited before it, so the kept edges are exactly those no other edge implies.
-// Per distinct anchor producer X, one backward search gives the ancestors of X and an
-// incremental forward search the union of the descendants of its anchors' consumers.
+// P reaches X and Y reaches C through same-step edges (or P == X, Y == C). Same-step
+// edges go from lower to higher task ids, so visiting edges by producer descending and
+// consumer ascending, an edge can only be implied by one visited before it: the kept
+// edges are exactly those no other edge implies. Per distinct anchor producer X, one
+// backward search marks the ancestors of X and an incremental forward search the
+// union of the descendants of its kept consumers.
 void prune_cross_step(Dependencies& deps) {
   const auto n = static_cast<int32_t>(deps.same_step.size());
-  // Same-step successors in CSR form.
-  std::vector<int32_t> succ_begin(n + 1, 0);
-  for (int32_t c = 0; c < n; ++c)
-    for (TaskId p : deps.same_step[c]) ++succ_begin[p + 1];
-  for (int32_t i = 0; i < n; ++i) succ_begin[i + 1] += succ_begin[i];
-  std::vector<TaskId> succ(succ_begin[n]);
-  {
-    std::vector<int32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
-    for (int32_t c = 0; c < n; ++c)
-      for (TaskId p : deps.same_step[c]) succ[fill[p]++] = c;
-  }
-
-  std::vector<std::pair<TaskId, TaskId>> edges;  // (producer, consumer)
-  for (int32_t c = 0; c < n; ++c)
-    for (TaskId p : deps.cross_step[c]) edges.emplace_back(p, c);
-  std::sort(edges.begin(), edges.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  const Successors succ(deps.same_step);
+  const Successors cross(deps.cross_step);  // per producer, its consumers ascending
 
   struct Anchor {
-    TaskId producer;
-    std::vector<char> ancestors;    // reaches `producer` through same-step edges
-    std::vector<char> descendants;  // reached from a kept consumer of `producer`
+    std::vector<char> ancestors;    // reach the anchor producer through same-step edges
+    std::vector<char> descendants;  // reached from one of its kept consumers
   };
   std::vector<Anchor> anchors;
   std::vector<int32_t> anchor_of(n, -1);
   std::vector<TaskId> stack;
   std::vector<std::vector<TaskId>> kept(n);
+  auto backward = [&](TaskId t, auto&& visit) {
+    for (TaskId q : deps.same_step[t]) visit(q);
+  };
+  auto forward = [&](TaskId t, auto&& visit) {
+    for (int32_t k = succ.begin[t]; k < succ.begin[t + 1]; ++k) visit(succ.items[k]);
+  };
 
-  for (const auto& [p, c] : edges) {
-    bool implied = false;
-    for (const Anchor& a : anchors)
-      if (a.ancestors[p] && a.descendants[c]) {
-        implied = true;
-        break;
+  for (TaskId p = n - 1; p >= 0; --p) {
+    for (int32_t k = cross.begin[p]; k < cross.begin[p + 1]; ++k) {
+      const TaskId c = cross.items[k];
+      const bool implied = std::any_of(anchors.begin(), anchors.end(), [&](const Anchor& a) {
+        return a.ancestors[p] && a.descendants[c];
+      });
+      if (implied) continue;
+      kept[c].push_back(p);
+      if (anchor_of[p] < 0) {
+        anchor_of[p] = static_cast<int32_t>(anchors.size());
+        anchors.push_back({std::vector<char>(n, 0), std::vector<char>(n, 0)});
+        mark_reachable(p, anchors.back().ancestors, stack, backward);
       }
-    if (implied) continue;
-    kept[c].push_back(p);
-    if (anchor_of[p] < 0) {
-      anchor_of[p] = static_cast<int32_t>(anchors.size());
-      Anchor a{p, std::vector<char>(n, 0), std::vector<char>(n, 0)};
-      a.ancestors[p] = 1;
-      stack.assign(1, p);
-      while (!stack.empty()) {
-        TaskId t = stack.back();
-        stack.pop_back();
-        for (TaskId q : deps.same_step[t])
-          if (!a.ancestors[q]) {
-            a.ancestors[q] = 1;
-            stack.push_back(q);
-          }
-      }
-      anchors.push_back(std::move(a));
-    }
-    std::vector<char>& desc = anchors[anchor_of[p]].descendants;
-    if (desc[c]) continue;
-    desc[c] = 1;
-    stack.assign(1, c);
-    while (!stack.empty()) {
-      TaskId t = stack.back();
-      stack.pop_back();
-      for (int32_t k = succ_begin[t]; k < succ_begin[t + 1]; ++k)
-        if (!desc[succ[k]]) {
-          desc[succ[k]] = 1;
-          stack.push_back(succ[k]);
-        }
+      mark_reachable(c, anchors[anchor_of[p]].descendants, stack, forward);
     }
   }
   for (auto& v : kept) std::sort(v.begin(), v.end());

@@ -20,8 +20,8 @@ PolicyInfo critical_path_policy_info() {
     return [latency](const TaskGraph& g, const MachineModel& m, int32_t workers) {
       const double l = latency >= 0 ? latency : m.event_latency_ns;
       PolicyOutput out;
-      out.workers = ListScheduler(g, m, workers, l).run();
-      out.params["event-latency-ns"] = l;
+      out.workers = ListScheduler(g, m, workers, l).run().workers;
+      out.params["event_latency_ns"] = l;
       return out;
     };
   };

@@ -11,12 +11,7 @@ ListScheduler::ListScheduler(const TaskGraph& g, const MachineModel& m, int32_t 
                              double latency_ns)
     : graph_(g), latency_(latency_ns), cost_(task_costs(g, m)),
       level_(bottom_levels(graph_, cost_, latency_ns)), free_at_(workers, 0.0),
-      finish_(g.tasks.size(), 0.0), worker_of_(g.tasks.size(), -1), ready_(g.events.size()) {
-  double total = 0, longest = 0;
-  for (double c : cost_) total += c;
-  for (double l : level_) longest = std::max(longest, l);
-  bound_ = std::max(longest, total / std::max(1, workers));
-}
+      finish_(g.tasks.size(), 0.0), worker_of_(g.tasks.size(), -1), ready_(g.events.size()) {}
 
 double ListScheduler::finish_on(TaskId t, int32_t worker) const {
   double start = free_at_[worker];
@@ -31,10 +26,11 @@ void ListScheduler::place(TaskId t, int32_t w) {
   for (EventId e : graph_.triggers(t)) ready_[e].add(w, finish);
 }
 
-std::vector<std::vector<TaskId>> ListScheduler::run(const Placement& place_hook) {
+ListScheduler::Result ListScheduler::run(const Placement& place_hook) {
   const int32_t n = graph_.num_tasks();
   const int32_t num_workers = this->num_workers();
-  std::vector<std::vector<TaskId>> lists(num_workers);
+  Result result;
+  result.workers.resize(num_workers);
 
   std::vector<int32_t> remaining(graph_.num_events(), 0);
   for (TaskId t = 0; t < n; ++t)
@@ -81,13 +77,15 @@ std::vector<std::vector<TaskId>> ListScheduler::run(const Placement& place_hook)
     }
     const int32_t w = place_hook ? place_hook(*this, t, best, best_finish) : best;
     place(t, w);
-    lists[w].push_back(t);
+    result.workers[w].push_back(t);
+    result.order.push_back(t);
+    result.makespan_ns = std::max(result.makespan_ns, finish_[t]);
     for (EventId e : graph_.triggers(t))
       if (--remaining[e] == 0)
         for (TaskId c : graph_.consumers(e))
           if (--pending[c] == 0) ready_tasks.push(c);
   }
-  return lists;
+  return result;
 }
 
 }  // namespace mpk

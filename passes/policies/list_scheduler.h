@@ -20,15 +20,19 @@ class ListScheduler {
   // time; returns a worker index. The default keeps `best`.
   using Placement =
       std::function<int32_t(const ListScheduler& s, TaskId t, int32_t best, double best_finish)>;
-  std::vector<std::vector<TaskId>> run(const Placement& place = nullptr);
+  struct Result {
+    std::vector<std::vector<TaskId>> workers;
+    std::vector<TaskId> order;  // placement order, consistent with the dependencies
+    double makespan_ns = 0;     // in the timing model of step_graph.h
+  };
+  // Runs once per ListScheduler.
+  Result run(const Placement& place = nullptr);
 
   // For placement hooks, valid while run() is going on.
   double finish_on(TaskId t, int32_t worker) const;  // if t were placed on `worker` now
   int32_t worker_of(TaskId t) const { return worker_of_[t]; }  // -1: not placed yet
   double bottom_level(TaskId t) const { return level_[t]; }
   double cost(TaskId t) const { return cost_[t]; }
-  // max(longest bottom level, total cost / workers): a lower bound on the makespan.
-  double makespan_bound() const { return bound_; }
   const StepGraph& graph() const { return graph_; }
   int32_t num_workers() const { return static_cast<int32_t>(free_at_.size()); }
 
@@ -38,7 +42,6 @@ class ListScheduler {
   StepGraph graph_;
   double latency_;
   std::vector<double> cost_, level_;
-  double bound_ = 0;
   std::vector<double> free_at_, finish_;
   std::vector<int32_t> worker_of_;
   std::vector<EventReady> ready_;

@@ -1,9 +1,9 @@
 // locality: critical-path list scheduling that keeps a consumer on the worker of its
 // main producer (the producer whose writes overlapping the consumer's reads are largest)
-// when that does not lengthen the schedule: when the task's finish time there stays
-// within its slack. The slack is how far the task can finish after its earliest
-// possible finish before it would exceed its latest finish under the makespan bound
-// (max(critical path, total cost / workers)), times `slack-scale`.
+// when that does not lengthen the schedule: when its finish time there is within its
+// slack. The slack comes from the plain critical-path schedule: a task's latest finish
+// there (a backward pass over events and worker order from its makespan) minus the
+// earliest finish the list scheduler found for it, times `slack-scale`.
 #include <algorithm>
 
 #include "passes/policies/list_scheduler.h"
@@ -44,6 +44,28 @@ TaskId main_producer(const ListScheduler& s, TaskId t) {
   return best;
 }
 
+// Latest finish of every task in a finished schedule that keeps its makespan: before
+// the next task on its worker starts, and before each consumer starts (less the event
+// latency when the consumer runs on another worker).
+std::vector<double> latest_finish(const ListScheduler& s, const ListScheduler::Result& r,
+                                  double latency_ns) {
+  const int32_t n = s.graph().num_tasks();
+  std::vector<TaskId> next(n, -1);
+  for (const auto& list : r.workers)
+    for (size_t i = 0; i + 1 < list.size(); ++i) next[list[i]] = list[i + 1];
+  std::vector<double> finish(n), start(n);
+  for (auto it = r.order.rbegin(); it != r.order.rend(); ++it) {
+    const TaskId t = *it;
+    double f = next[t] >= 0 ? start[next[t]] : r.makespan_ns;
+    for (EventId e : s.graph().triggers(t))
+      for (TaskId c : s.graph().consumers(e))
+        f = std::min(f, start[c] - (s.worker_of(c) != s.worker_of(t) ? latency_ns : 0));
+    finish[t] = f;
+    start[t] = f - s.cost(t);
+  }
+  return finish;
+}
+
 }  // namespace
 
 PolicyInfo locality_policy_info() {
@@ -63,19 +85,19 @@ PolicyInfo locality_policy_info() {
     if (scale < 0) throw Error("pass 'assign-sm': option 'slack-scale' must be >= 0");
     return [latency, scale](const TaskGraph& g, const MachineModel& m, int32_t workers) {
       const double l = latency >= 0 ? latency : m.event_latency_ns;
-      auto keep_local = [scale](const ListScheduler& s, TaskId t, int32_t best,
-                                double best_finish) {
+      ListScheduler plain(g, m, workers, l);
+      const std::vector<double> deadline = latest_finish(plain, plain.run(), l);
+      auto keep_local = [&](const ListScheduler& s, TaskId t, int32_t best, double best_finish) {
         const TaskId p = main_producer(s, t);
         if (p < 0 || s.worker_of(p) == best) return best;
         const int32_t local = s.worker_of(p);
-        const double latest_finish = s.makespan_bound() - (s.bottom_level(t) - s.cost(t));
-        const double slack = std::max(0.0, latest_finish - best_finish);
+        const double slack = std::max(0.0, deadline[t] - best_finish);
         return s.finish_on(t, local) <= best_finish + scale * slack ? local : best;
       };
       PolicyOutput out;
-      out.workers = ListScheduler(g, m, workers, l).run(keep_local);
-      out.params["event-latency-ns"] = l;
-      out.params["slack-scale"] = scale;
+      out.workers = ListScheduler(g, m, workers, l).run(keep_local).workers;
+      out.params["event_latency_ns"] = l;
+      out.params["slack_scale"] = scale;
       return out;
     };
   };
