@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "ir/verifier.h"
 #include "runtime/cpu/reference.h"
 
 namespace mpk {
@@ -94,16 +95,6 @@ class TaskResolver {
 };
 
 }  // namespace
-
-std::string describe_task(const Module& m, TaskId id) {
-  std::string s = "task " + std::to_string(id);
-  if (id < 0 || id >= static_cast<TaskId>(m.graph.tasks.size())) return s;
-  const Task& t = m.graph.tasks[id];
-  s += " (" + std::string(name_of(t.kind));
-  if (t.op >= 0 && t.op < static_cast<OpId>(m.program.ops.size()))
-    s += " of op '" + m.program.ops[t.op].name + "'";
-  return s + ")";
-}
 
 TaskPlan prepare_task(const Module& m, TaskId id) {
   if (id < 0 || id >= static_cast<TaskId>(m.graph.tasks.size()))

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "ir/verifier.h"  // describe_task
 #include "runtime/cpu/numerics.h"
 
 namespace mpk {
@@ -30,9 +31,6 @@ struct TaskPlan {
   AttentionShape attention;
   std::vector<float> inv_freq;            // rope
 };
-
-// "task 12 (linear of op 'L0.q_proj')" for messages.
-std::string describe_task(const Module& m, TaskId id);
 
 // Throws mpk::Error("<task>: <problem>").
 TaskPlan prepare_task(const Module& m, TaskId id);

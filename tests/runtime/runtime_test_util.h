@@ -1,0 +1,46 @@
+// Helpers shared by the runtime tests: preset modules, compiling them through a pass
+// pipeline, and scratch directories.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "ir/import/import.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+
+namespace mpk::test {
+
+inline Module preset_module(const std::string& preset, int64_t batch = 1, int64_t max_seq_len = 0) {
+  ImportOptions o;
+  o.batch = batch;
+  o.max_seq_len = max_seq_len;
+  return build_module(*find_preset(preset), o, "preset:" + preset);
+}
+
+// Runs `pipeline` (verifying after each pass) on a copy of `m`.
+inline Module compile(Module m, const std::string& pipeline) {
+  PassManagerConfig cfg;
+  cfg.verify_each = true;
+  PassManager pm(parse_pipeline(pipeline), cfg);
+  pm.run(m);
+  return m;
+}
+
+inline std::string policy_pipeline(const std::string& policy, const std::string& decompose_opts = "") {
+  return "decompose" + (decompose_opts.empty() ? "" : "{" + decompose_opts + "}") +
+         ",infer-deps,assign-sm{policy=" + policy + "}";
+}
+
+// A fresh empty directory under the system temp dir, unique per test.
+inline std::string scratch_dir(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::temp_directory_path() / ("mpk_runtime_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+}  // namespace mpk::test
