@@ -114,11 +114,8 @@ struct RunRecord {
   DeviceInfo device;
 };
 
-struct ExecutionRecord {
-  TaskId task = -1;
-  int32_t step = 0, worker = 0, sm = 0;
-  int64_t wait_begin_ns = 0, start_ns = 0, end_ns = 0;
-};
+// Executions read back: times relative to the run's start.
+using ExecutionRecord = Execution;
 
 struct StepRecord {
   int32_t step = 0;

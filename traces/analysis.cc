@@ -1,0 +1,146 @@
+// Run statistics and the critical-path walk.
+#include "traces/analysis.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ir/error.h"
+#include "traces/run_derive.h"
+
+namespace mpk {
+namespace {
+
+void walk_critical_path(const Module& m, const std::vector<Execution>& execs,
+                        const StepRecord& step, RunStats& s) {
+  const int32_t k = step.step;
+  int64_t last = -1;
+  for (size_t i = 0; i < execs.size(); ++i)
+    if (execs[i].step == k && (last < 0 || execs[i].end_ns > execs[last].end_ns))
+      last = static_cast<int64_t>(i);
+  if (last < 0) return;
+  const ExecutionIndex index(m.graph.tasks.size(), static_cast<int32_t>(s.run.steps), execs);
+  const auto waits = waits_by_task(m);
+  std::vector<int64_t> chain;
+  for (int64_t x = last; x >= 0;) {
+    chain.push_back(x);
+    const Execution& e = execs[x];
+    // execs are ordered by (worker, start): the previous entry is the worker's previous task.
+    const int64_t prev = x > 0 && execs[x - 1].worker == e.worker ? x - 1 : -1;
+    const Blame blame = blame_of(m, waits, execs, index, e);
+    int64_t next = prev;
+    if (blame.event >= 0 && (prev < 0 || blame.producer_end_ns >= execs[prev].end_ns))
+      next = index.find(blame.producer, e.step - m.graph.events[blame.event].step_distance);
+    if (next < 0 || execs[next].step != k) break;
+    x = next;
+  }
+  std::reverse(chain.begin(), chain.end());
+  s.path_step = k;
+  int64_t cursor = step.start_ns;
+  std::map<std::string, int64_t> by_kind;
+  for (int64_t x : chain) {
+    const Execution& e = execs[x];
+    const OpId op = m.graph.tasks[e.task].op;
+    const int64_t gap = std::max<int64_t>(0, e.start_ns - cursor);
+    const int64_t busy = e.end_ns - e.start_ns;
+    cursor = e.end_ns;
+    if (s.path.empty() || s.path.back().op != op) {
+      PathSegment seg;
+      seg.op = op;
+      if (op >= 0 && static_cast<size_t>(op) < m.program.ops.size()) {
+        seg.name = m.program.ops[op].name;
+        seg.kind = std::string(name_of(m.program.ops[op].kind));
+      }
+      s.path.push_back(seg);
+    }
+    PathSegment& seg = s.path.back();
+    seg.tasks++;
+    seg.busy_ns += busy;
+    seg.gap_ns += gap;
+    s.path_busy_ns += busy;
+    s.path_gap_ns += gap;
+    s.path_tasks++;
+    by_kind[seg.kind] += busy;
+  }
+  for (const auto& [kind, ns] : by_kind) s.path_kinds.push_back({kind, 0, ns, 0});
+  for (const PathSegment& seg : s.path)
+    for (KindTime& kt : s.path_kinds)
+      if (kt.kind == seg.kind) kt.executions += seg.tasks;
+  std::sort(s.path_kinds.begin(), s.path_kinds.end(),
+            [](const KindTime& a, const KindTime& b) { return a.total_ns > b.total_ns; });
+}
+
+}  // namespace
+
+RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step) {
+  RunStats s;
+  s.run = reader.run(run);
+  s.steps = reader.steps(run);
+  const Module m = reader.load_graph(run);
+  const std::vector<Execution> execs = reader.executions(run);
+  const std::vector<Bubble> bubbles = reader.bubbles(run);
+
+  std::vector<int64_t> spans;
+  for (const StepRecord& st : s.steps) spans.push_back(st.end_ns - st.start_ns);
+  if (!spans.empty()) {
+    double total = 0;
+    for (int64_t v : spans) total += static_cast<double>(v);
+    s.mean_step_ns = total / static_cast<double>(spans.size());
+    std::vector<int64_t> sorted = spans;
+    std::sort(sorted.begin(), sorted.end());
+    s.median_step_ns = static_cast<double>(sorted[(sorted.size() - 1) / 2]);
+  }
+  for (const Execution& e : execs) s.busy_ns += e.end_ns - e.start_ns;
+  const double capacity = static_cast<double>(s.run.num_workers) * static_cast<double>(s.run.duration_ns);
+  s.utilization = capacity > 0 ? static_cast<double>(s.busy_ns) / capacity : 0;
+
+  std::vector<const Bubble*> waits;
+  for (const Bubble& b : bubbles) {
+    s.bubble_ns[static_cast<size_t>(b.cause)] += b.end_ns - b.start_ns;
+    if (b.cause == BubbleCause::kWait) waits.push_back(&b);
+  }
+  const size_t top = std::min<size_t>(10, waits.size());
+  std::partial_sort(waits.begin(), waits.begin() + top, waits.end(),
+                    [](const Bubble* a, const Bubble* b) {
+                      return a->end_ns - a->start_ns > b->end_ns - b->start_ns;
+                    });
+  auto op_name = [&](TaskId t) -> std::string {
+    if (t < 0 || static_cast<size_t>(t) >= m.graph.tasks.size()) return "";
+    const OpId op = m.graph.tasks[t].op;
+    return op >= 0 && static_cast<size_t>(op) < m.program.ops.size() ? m.program.ops[op].name : "";
+  };
+  for (size_t i = 0; i < top; ++i) {
+    const Bubble& b = *waits[i];
+    s.longest_waits.push_back({b.worker, b.step, b.task, op_name(b.task), b.start_ns,
+                               b.end_ns - b.start_ns, b.event, b.producer, op_name(b.producer),
+                               b.producer_worker});
+  }
+
+  std::map<std::string, KindTime> kinds;
+  for (const OperatorStat& o : reader.operator_stats(run)) {
+    KindTime& k = kinds[o.kind];
+    k.kind = o.kind;
+    k.executions += o.executions;
+    k.total_ns += o.total_ns;
+    k.wait_ns += o.wait_ns;
+  }
+  for (const auto& [name, k] : kinds) s.kinds.push_back(k);
+  std::sort(s.kinds.begin(), s.kinds.end(),
+            [](const KindTime& a, const KindTime& b) { return a.total_ns > b.total_ns; });
+
+  if (!s.steps.empty()) {
+    int32_t k = step;
+    if (k < 0) {
+      std::vector<std::pair<int64_t, int32_t>> order;
+      for (const StepRecord& st : s.steps) order.push_back({st.end_ns - st.start_ns, st.step});
+      std::sort(order.begin(), order.end());
+      k = order[(order.size() - 1) / 2].second;
+    }
+    if (k >= static_cast<int32_t>(s.steps.size()))
+      throw Error("run " + std::to_string(run) + " has no step " + std::to_string(k) +
+                  " (it ran " + std::to_string(s.steps.size()) + ")");
+    walk_critical_path(m, execs, s.steps[k], s);
+  }
+  return s;
+}
+
+}  // namespace mpk

@@ -1,0 +1,71 @@
+// Analyses of one stored run: per-step makespan, SM utilization, bubble time by cause,
+// the longest waits with the event and producer they waited for, time per operator
+// kind, and the critical path of a step walked back from its last task (each task's
+// predecessor is whichever let it start last: the producer whose release it waited
+// for, or the task before it on its worker). Shared by `mpk trace`, `mpk experiment`
+// and the studio.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "traces/trace_db.h"
+
+namespace mpk {
+
+struct WaitRecord {
+  int32_t worker = 0, step = 0;
+  TaskId task = -1;
+  std::string op;  // the waiting task's operator
+  int64_t start_ns = 0, duration_ns = 0;
+  EventId event = -1;
+  TaskId producer = -1;
+  std::string producer_op;
+  int32_t producer_worker = -1;
+};
+
+struct KindTime {
+  std::string kind;  // operator kind
+  int64_t executions = 0, total_ns = 0, wait_ns = 0;
+};
+
+// Consecutive critical-path tasks of one operator, in time order.
+struct PathSegment {
+  OpId op = -1;
+  std::string name, kind;
+  int64_t tasks = 0;
+  int64_t busy_ns = 0;  // execution time of these tasks
+  int64_t gap_ns = 0;   // time between the previous segment's end and this one's start
+};
+
+struct RunStats {
+  RunRecord run;
+  std::vector<StepRecord> steps;
+  double mean_step_ns = 0;    // mean makespan per step
+  double median_step_ns = 0;
+  int64_t busy_ns = 0;        // summed execution time
+  double utilization = 0;     // busy / (workers * duration)
+  std::array<int64_t, 4> bubble_ns{};  // by BubbleCause
+  std::vector<WaitRecord> longest_waits;  // up to 10, longest first
+  std::vector<KindTime> kinds;            // most time first
+  int32_t path_step = -1;                 // the step whose critical path is shown
+  int64_t path_busy_ns = 0;               // execution time on the path
+  int64_t path_gap_ns = 0;                // waits and latency on the path
+  int64_t path_tasks = 0;
+  std::vector<PathSegment> path;
+  std::vector<KindTime> path_kinds;       // busy time on the path by operator kind
+};
+
+// `step` -1: the step with the median makespan. Throws mpk::Error for an unknown run.
+RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step = -1);
+
+// Human-readable reports: short aligned tables.
+std::string format_stats(const RunStats& s, bool full_path);
+std::string format_diff(const RunStats& a, const RunStats& b);
+
+// "1.234 ms", "56.7 us", "890 ns".
+std::string format_ns(double ns);
+
+}  // namespace mpk

@@ -1,0 +1,38 @@
+// Calibration of the simulator's cost model from a recorded run (docs/simulator.md).
+// Machine-wide: event latency = median of (start - last producer's end) over tasks
+// that waited; dispatch = median gap between a worker's task end and its next wait.
+// Per task kind: fixed_ns and bytes_scale by least squares against the run's own
+// bandwidth-sharing profile, i.e. the bytes a task could stream between
+// start + fixed_ns and its end given how many SMs were busy at each instant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+#include "traces/cost_params.h"
+#include "traces/trace_db.h"
+
+namespace mpk {
+
+struct KindFit {
+  TaskKind kind = TaskKind::kLinear;
+  int64_t samples = 0;
+  double fixed_ns = 0, bytes_scale = 1;
+  double mean_ns = 0;       // measured mean duration
+  double rms_error_ns = 0;  // of predicted durations under the measured sharing profile
+};
+
+struct Calibration {
+  CostParams params;
+  std::vector<KindFit> fits;  // kinds with samples, in TaskKind order
+  int64_t latency_samples = 0, dispatch_samples = 0;
+};
+
+// `execs` of a run of `graph` (times relative to the run start). `base` supplies the
+// bandwidths and whatever a run cannot determine.
+Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
+                      const CostParams& base);
+
+}  // namespace mpk

@@ -1,0 +1,28 @@
+// Export of a stored run as Chrome trace event JSON (opens in Perfetto and
+// chrome://tracing): one track per worker plus a track of steps, named and ordered by
+// metadata events; each task execution is a slice named after its operator with task,
+// operator, layer, step and wait in its args; flow arrows link a task to the
+// producers whose releases it waited for.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+#include "traces/trace_db.h"
+
+namespace mpk {
+
+enum class FlowMode : uint8_t {
+  kNone,
+  kLast,  // one arrow per execution: from the producer it waited for last
+  kAll,   // every dependency of every execution (large for big graphs)
+};
+
+struct ChromeExportStats {
+  int64_t slices = 0, flows = 0;
+};
+
+ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, std::ostream& out,
+                                      FlowMode flows = FlowMode::kLast);
+
+}  // namespace mpk
