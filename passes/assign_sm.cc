@@ -32,6 +32,10 @@ class AssignSmPass : public Pass {
     if (workers < 1 || workers > kMaxWorkers)
       return PassResult::failure("the machine model has " + std::to_string(workers) +
                                  " SMs; give workers=N");
+    if (workers > m.machine.sm_count)
+      return PassResult::failure("workers=" + std::to_string(workers) + " is more than machine '" +
+                                 m.machine.name + "' has SMs (" +
+                                 std::to_string(m.machine.sm_count) + ")");
     PolicyOutput out;
     try {
       out = schedule_(g, m.machine, static_cast<int32_t>(workers));

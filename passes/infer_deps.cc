@@ -248,7 +248,11 @@ class InferDepsPass : public Pass {
     if (prune_) prune_cross_step(deps);
     std::vector<Event> events = group_events(deps);
     const bool changed = !same_events(events, m.graph.events);
-    m.graph.events = std::move(events);
+    if (changed) {
+      // A schedule was made for the previous events.
+      m.graph.schedule = Schedule{};
+      m.graph.events = std::move(events);
+    }
     m.graph.rebuild_use_lists();
     return PassResult::ok(changed);
   }

@@ -20,6 +20,7 @@ Args::Args(int argc, char** argv, const std::vector<std::string>& value_options,
            const std::vector<std::string>& repeatable) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a.size() == 2 && a[0] == '-' && a[1] != '-') a = "-" + a;  // -o: one-letter option o
     if (a.size() < 3 || a.rfind("--", 0) != 0) {
       if (a.size() > 1 && a[0] == '-' && a != "-") throw Error("unknown option '" + a + "'");
       positionals_.push_back(a);

@@ -1,5 +1,6 @@
 // A small command-line parser shared by the mpk tools: `--key=value`, `--key value`,
-// boolean `--flag`, and positionals. Unknown options are errors naming the option.
+// boolean `--flag`, and positionals. `-x` is the one-letter option `x` (`-o out`).
+// Unknown options are errors naming the option.
 #pragma once
 
 #include <map>
