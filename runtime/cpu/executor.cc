@@ -123,7 +123,8 @@ class Engine {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
   }
 
-  void execute(TaskId t, int64_t step, int32_t worker, int64_t wait_ns, std::vector<CpuTaskRecord>* recs) {
+  void execute(TaskId t, int64_t step, int32_t worker, int32_t thread, int64_t wait_ns,
+               std::vector<CpuTaskRecord>* recs) {
     if (races_) races_->check(m_, t, step, done_);
     const int64_t begin = o_.record_tasks ? now_ns() : 0;
     run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_});
@@ -132,7 +133,7 @@ class Engine {
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
     const int64_t end = now_ns();
     last_progress_ns_.store(end);
-    if (recs && o_.record_tasks) recs->push_back({t, step, worker, wait_ns, begin, end});
+    if (recs && o_.record_tasks) recs->push_back({t, step, worker, thread, wait_ns, begin, end});
     epoch_.fetch_add(1);
     if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -169,7 +170,7 @@ class Engine {
     std::mutex error_mu;
     auto body = [&](int64_t ti) {
       try {
-        thread_loop(ws, owned[ti], &records_[ti]);
+        thread_loop(ws, owned[ti], static_cast<int32_t>(ti), &records_[ti]);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!error) error = std::current_exception();
@@ -185,7 +186,7 @@ class Engine {
     if (error) std::rethrow_exception(error);
   }
 
-  void thread_loop(std::vector<WorkerState>& ws, const std::vector<size_t>& mine,
+  void thread_loop(std::vector<WorkerState>& ws, const std::vector<size_t>& mine, int32_t thread,
                    std::vector<CpuTaskRecord>* recs) {
     const int64_t watchdog_ns = static_cast<int64_t>(o_.watchdog_s * 1e9);
     while (!abort_.load()) {
@@ -201,7 +202,7 @@ class Engine {
           }
           const int64_t waited = s.wait_since >= 0 ? s.wait_since : now_ns();
           s.wait_since = -1;
-          execute(t, s.step, static_cast<int32_t>(w), waited, recs);
+          execute(t, s.step, static_cast<int32_t>(w), thread, waited, recs);
           progressed = true;
           if (++s.pos == s.list->size()) {
             s.pos = 0;
@@ -255,7 +256,7 @@ class Engine {
       eligible.pop_back();
       listed[t] = 0;
       const int64_t now = o_.record_tasks ? now_ns() : 0;
-      execute(t, next_step[t]++, -1, now, &records_[0]);
+      execute(t, next_step[t]++, -1, 0, now, &records_[0]);
       consider(t);
       for (EventId e : triggers_[t])
         for (TaskId c : m_.graph.events[e].consumers) consider(c);

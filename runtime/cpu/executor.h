@@ -45,6 +45,7 @@ struct CpuTaskRecord {
   TaskId task = -1;
   int64_t step = 0;
   int32_t worker = -1;   // logical worker (schedule order), -1 in random order
+  int32_t thread = 0;    // OS thread that ran it
   int64_t wait_ns = 0;   // when the worker started waiting for it (ns from the run's start)
   int64_t start_ns = 0;
   int64_t end_ns = 0;

@@ -1,12 +1,14 @@
 // Operator arithmetic on blocks; see numerics.h for the evaluation-order rules.
 #include "runtime/cpu/numerics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <string>
 
 #include "ir/error.h"
+#include "runtime/cpu/linear_simd.h"
 
 namespace mpk {
 namespace {
@@ -26,38 +28,24 @@ std::vector<float>& scratch(int which, size_t n) {
   return buf[which];
 }
 
-// acc[r] = sum_k x[k] * W[r][k], k ascending, for R rows at once (independent chains).
-template <int R, typename T, typename Cvt>
-void dot_rows(const float* x, const T* const* w, int64_t k_len, float* acc, Cvt cvt) {
-  float a[R] = {};
-  for (int64_t k = 0; k < k_len; ++k) {
-    const float xv = x[k];
-    for (int r = 0; r < R; ++r) a[r] += xv * cvt(w[r][k]);
-  }
-  for (int r = 0; r < R; ++r) acc[r] = a[r];
-}
-
+// out[b][n - n0] = sum_k x[b][k] * W[n][k], k ascending, for f16 / f32 weights; the
+// R rows of a block are independent chains (bf16 weights use linear_simd.h).
 template <typename T, typename Cvt>
 void linear_typed(const float* xs, int64_t rows, int64_t k_len, const T* w, int64_t n0, int64_t n1,
-                  TensorBuffer& y, int64_t b0, Cvt cvt) {
+                  float* out, Cvt cvt) {
   constexpr int kR = 8;
-  const int64_t n_out = y.shape[1];
-  int64_t n = n0;
-  for (; n + kR <= n1; n += kR) {
-    const T* wr[kR];
-    for (int r = 0; r < kR; ++r) wr[r] = w + (n + r) * k_len;
-    for (int64_t b = 0; b < rows; ++b) {
-      float acc[kR];
-      dot_rows<kR>(xs + b * k_len, wr, k_len, acc, cvt);
-      for (int r = 0; r < kR; ++r) y.store((b0 + b) * n_out + n + r, acc[r]);
-    }
-  }
-  for (; n < n1; ++n) {
-    const T* wr[1] = {w + n * k_len};
-    for (int64_t b = 0; b < rows; ++b) {
-      float acc[1];
-      dot_rows<1>(xs + b * k_len, wr, k_len, acc, cvt);
-      y.store((b0 + b) * n_out + n, acc[0]);
+  const int64_t width = n1 - n0;
+  for (int64_t b = 0; b < rows; ++b) {
+    const float* x = xs + b * k_len;
+    int64_t n = n0;
+    for (; n < n1; n += kR) {
+      const int r_count = static_cast<int>(std::min<int64_t>(kR, n1 - n));
+      float a[kR] = {};
+      for (int64_t k = 0; k < k_len; ++k) {
+        const float xv = x[k];
+        for (int r = 0; r < r_count; ++r) a[r] += xv * cvt(w[(n + r) * k_len + k]);
+      }
+      for (int r = 0; r < r_count; ++r) out[b * width + n + r - n0] = a[r];
     }
   }
 }
@@ -144,26 +132,32 @@ void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& 
 
 void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                   int64_t b1, int64_t n0, int64_t n1) {
-  const int64_t k_len = x.shape[1], rows = b1 - b0;
+  const int64_t k_len = x.shape[1], rows = b1 - b0, width = n1 - n0;
+  if (rows <= 0 || width <= 0) return;
   std::vector<float>& xs = scratch(0, static_cast<size_t>(rows * k_len));
+  std::vector<float>& out = scratch(1, static_cast<size_t>(rows * width));
   x.load_row(b0 * k_len, rows * k_len, xs.data());
   switch (w.dtype) {
-    case DType::kBF16:
-      linear_typed(xs.data(), rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, y, b0,
-                   [](uint16_t v) { return bf16_to_f32(v); });
-      return;
-    case DType::kF16:
-      linear_typed(xs.data(), rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, y, b0,
-                   [](uint16_t v) { return f16_to_f32(v); });
-      return;
-    case DType::kF32:
-      linear_typed(xs.data(), rows, k_len, static_cast<const float*>(w.data), n0, n1, y, b0,
-                   [](float v) { return v; });
-      return;
-    case DType::kI32:
+    case DType::kBF16: {
+      const auto* wp = static_cast<const uint16_t*>(w.data);
+      if (!linear_bf16_simd(xs.data(), rows, k_len, wp, n0, n1, out.data()))
+        linear_bf16_scalar(xs.data(), rows, k_len, wp, n0, n1, out.data());
       break;
+    }
+    case DType::kF16:
+      linear_typed(xs.data(), rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, out.data(),
+                   [](uint16_t v) { return f16_to_f32(v); });
+      break;
+    case DType::kF32:
+      linear_typed(xs.data(), rows, k_len, static_cast<const float*>(w.data), n0, n1, out.data(),
+                   [](float v) { return v; });
+      break;
+    case DType::kI32:
+      throw Error("linear: integer weights are not supported");
   }
-  throw Error("linear: integer weights are not supported");
+  const int64_t n_out = y.shape[1];
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t n = n0; n < n1; ++n) y.store((b0 + b) * n_out + n, out[b * width + n - n0]);
 }
 
 void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,

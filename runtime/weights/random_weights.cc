@@ -35,7 +35,7 @@ struct Job {
 
 void fill(const Job& j) {
   for (int64_t i = j.begin; i < j.end; ++i) {
-    const uint64_t r = splitmix64(j.key ^ splitmix64(static_cast<uint64_t>(i)));
+    const uint64_t r = splitmix64(j.key + static_cast<uint64_t>(i));
     const float u = static_cast<float>(r >> 40) * (1.0f / 16777216.0f);  // [0, 1)
     j.out[i] = f32_to_bf16(j.center + (2.0f * u - 1.0f) * j.half_width);
   }

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ir/error.h"
+#include "runtime/cpu/linear_simd.h"
 #include "runtime/cpu/reference.h"
 #include "runtime/cpu/task_kernels.h"
 
@@ -175,6 +176,21 @@ TEST(Kernels, LinearAndLmHead) {
           }
         o.expect_match(0);
       }
+}
+
+TEST(Kernels, SimdLinearIsBitIdenticalToScalar) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto [rows, k, n0, n1] : {std::tuple{1, 2048, 0, 96}, {3, 70, 0, 37}, {2, 64, 5, 100}, {1, 7, 0, 9}}) {
+    std::vector<float> x(rows * k);
+    std::vector<uint16_t> w(static_cast<size_t>(n1) * k);
+    for (float& v : x) v = u(rng);
+    for (uint16_t& v : w) v = f32_to_bf16(u(rng));
+    std::vector<float> a(rows * (n1 - n0)), b(a.size(), -1);
+    linear_bf16_scalar(x.data(), rows, k, w.data(), n0, n1, a.data());
+    if (!linear_bf16_simd(x.data(), rows, k, w.data(), n0, n1, b.data())) GTEST_SKIP() << "no AVX2 on this CPU";
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << rows << "x" << k << " rows " << n0 << ":" << n1;
+  }
 }
 
 TEST(Kernels, QkNorm) {

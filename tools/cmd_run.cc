@@ -1,0 +1,151 @@
+// `mpk run`: compile a model and decode on one backend (cpu, sim, gpu). Parses the
+// options into a RunRequest, picks the backend (--backend, else gpu when registered and
+// available, else sim when registered, else cpu) and dispatches to it. Also holds the
+// run-backend registry (tools/run_backends.h).
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "ir/error.h"
+#include "tools/args.h"
+#include "tools/run_backends.h"
+#include "tools/subcommands.h"
+
+namespace mpk {
+
+namespace {
+
+std::vector<RunBackend>& backend_table() {
+  static std::vector<RunBackend> t;
+  return t;
+}
+
+}  // namespace
+
+bool register_run_backend(const RunBackend& b) {
+  backend_table().push_back(b);
+  std::sort(backend_table().begin(), backend_table().end(),
+            [](const RunBackend& x, const RunBackend& y) { return std::strcmp(x.name, y.name) < 0; });
+  return true;
+}
+
+const std::vector<RunBackend>& run_backends() { return backend_table(); }
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: mpk run [--backend cpu|sim|gpu] [--model PRESET|HF_DIR|config.json|FILE.mpk]\n"
+    "               [--policy P | --pipeline PIPELINE] [--steps N] [--batch N] [--max-seq N]\n"
+    "               [--prompt 1,2,3] [--order schedule|random] [--seed S] [--threads T]\n"
+    "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n\n"
+    "Compiles the model (default pipeline with assign-sm{policy=P}, or --pipeline) and\n"
+    "decodes --steps steps, step s at position s, reading prompt token s while s < prompt\n"
+    "length and the previous step's argmax after. Prints the generated token ids and, per\n"
+    "step, the token and the top logit. Weights: the checkpoint's safetensors, else random\n"
+    "bf16 weights from --weights-seed. --dump-logits writes the last step's logits as raw\n"
+    "little-endian f32 [batch, vocab] and their shape to FILE.json.\n"
+    "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
+    "  the events). --watchdog: seconds a wait may make no progress before it fails.\n\n"
+    "backends:\n";
+
+const RunBackend* find_backend(const std::string& name) {
+  for (const RunBackend& b : run_backends())
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+bool is_available(const RunBackend& b) { return !b.available || b.available(); }
+
+const RunBackend& choose_backend(const Args& args) {
+  if (args.has("backend")) {
+    const std::string name = args.get("backend");
+    const RunBackend* b = find_backend(name);
+    if (!b) {
+      std::string known;
+      for (const RunBackend& x : run_backends()) known += (known.empty() ? "" : ", ") + std::string(x.name);
+      throw Error("unknown backend '" + name + "' (known: " + known + ")");
+    }
+    if (!is_available(*b)) throw Error("backend '" + name + "' is not available on this machine");
+    return *b;
+  }
+  for (const char* name : {"gpu", "sim", "cpu"}) {
+    const RunBackend* b = find_backend(name);
+    if (b && is_available(*b)) return *b;
+  }
+  throw Error("no run backend is available");
+}
+
+uint64_t parse_u64(const std::string& s, const std::string& option) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+    throw Error("option '--" + option + "' expects an unsigned integer, got '" + s + "'");
+  return v;
+}
+
+double parse_seconds(const std::string& s, const std::string& option) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || !(v > 0))
+    throw Error("option '--" + option + "' expects a positive number of seconds, got '" + s + "'");
+  return v;
+}
+
+RunRequest parse_request(const Args& args) {
+  RunRequest r;
+  r.model = args.get("model", r.model);
+  if (args.has("policy") && args.has("pipeline"))
+    throw Error("give --policy or --pipeline, not both (a pipeline names its policy in assign-sm)");
+  r.policy = args.get("policy", r.policy);
+  r.pipeline = args.get("pipeline", r.pipeline);
+  r.steps = args.get_int("steps", r.steps);
+  if (r.steps < 1) throw Error("option '--steps' must be at least 1, got " + std::to_string(r.steps));
+  r.batch = args.get_int("batch", r.batch);
+  r.max_seq_len = args.get_int("max-seq", r.max_seq_len);
+  if (args.has("prompt")) r.prompt = parse_int_list(args.get("prompt"), "--prompt");
+  if (r.prompt.empty()) throw Error("option '--prompt' needs at least one token");
+  for (int64_t t : r.prompt)
+    if (t < 0) throw Error("option '--prompt': token ids are non-negative, got " + std::to_string(t));
+  r.order = args.get("order", r.order);
+  if (r.order != "schedule" && r.order != "random")
+    throw Error("option '--order' expects 'schedule' or 'random', got '" + r.order + "'");
+  if (args.has("seed")) r.seed = parse_u64(args.get("seed"), "seed");
+  r.threads = args.get_int("threads", r.threads);
+  if (r.threads < 0) throw Error("option '--threads' must be >= 0 (0: all cores)");
+  r.dump_logits = args.get("dump-logits");
+  r.trace = args.get("trace");
+  r.weights_seed = args.get("weights-seed", r.weights_seed);
+  parse_u64(r.weights_seed, "weights-seed");
+  if (args.has("watchdog")) r.watchdog_s = parse_seconds(args.get("watchdog"), "watchdog");
+  return r;
+}
+
+int cmd_run(int argc, char** argv) {
+  const Args args(argc, argv,
+                  {"backend", "model", "policy", "pipeline", "steps", "batch", "max-seq", "prompt",
+                   "order", "seed", "threads", "dump-logits", "trace", "weights-seed", "watchdog"},
+                  {"help", "h"});
+  if (args.flag("help") || args.flag("h")) {
+    std::fputs(kUsage, stdout);
+    for (const RunBackend& b : run_backends())
+      std::printf("  %-5s %s%s\n", b.name, b.summary, is_available(b) ? "" : " (not available here)");
+    return 0;
+  }
+  if (!args.positionals().empty())
+    throw Error("unexpected argument '" + args.positionals().front() + "' (see --help)");
+  const RunRequest request = parse_request(args);
+  const RunBackend& backend = choose_backend(args);
+  return backend.run(request);
+}
+
+}  // namespace
+}  // namespace mpk
+
+MPK_SUBCOMMAND(run, "compile a model and decode on a backend (cpu, sim, gpu)", mpk::cmd_run);

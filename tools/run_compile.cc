@@ -1,0 +1,101 @@
+// compile_for_run: import, pass pipeline, verification and weights for `mpk run`.
+#include "tools/run_compile.h"
+
+#include <charconv>
+#include <chrono>
+#include <filesystem>
+
+#include "ir/error.h"
+#include "ir/import/import.h"
+#include "ir/serialize.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
+
+namespace mpk {
+namespace {
+
+namespace fs = std::filesystem;
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The checkpoint directory of a model spec or module source, or "" (a preset).
+std::string checkpoint_dir(const std::string& spec) {
+  if (spec.empty() || spec.rfind("preset:", 0) == 0 || find_preset(spec)) return "";
+  std::error_code ec;
+  const fs::path p(spec);
+  if (fs::is_directory(p, ec)) return p.string();
+  return p.has_parent_path() ? p.parent_path().string() : ".";
+}
+
+bool has_safetensors(const std::string& dir) {
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return false;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".safetensors" ||
+        e.path().filename() == "model.safetensors.index.json")
+      return true;
+  return false;
+}
+
+bool is_module_file(const std::string& spec) {
+  std::error_code ec;
+  const fs::path p(spec);
+  return !find_preset(spec) && !fs::is_directory(p, ec) && p.extension() != ".json" &&
+         fs::is_regular_file(p, ec);
+}
+
+}  // namespace
+
+std::string run_pipeline(const RunRequest& r) {
+  if (!r.pipeline.empty()) return r.pipeline;
+  return "decompose,infer-deps,assign-sm{policy=" + r.policy + "}";
+}
+
+uint64_t weights_seed(const RunRequest& r) {
+  uint64_t v = 0;
+  const std::string& s = r.weights_seed;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+    throw Error("option '--weights-seed' expects an unsigned integer, got '" + s + "'");
+  return v;
+}
+
+CompiledRun compile_for_run(const RunRequest& r) {
+  const uint64_t seed = weights_seed(r);
+  CompiledRun out;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string source = r.model;
+  if (is_module_file(r.model)) {
+    out.module = load_module(r.model);
+    source = out.module.provenance.source;
+  } else {
+    ImportOptions io;
+    io.batch = r.batch;
+    io.max_seq_len = r.max_seq_len;
+    out.module = import_model(r.model, io);
+  }
+  if (out.module.graph.schedule.empty() || !r.pipeline.empty()) {
+    out.pipeline = run_pipeline(r);
+    PassManager pm(parse_pipeline(out.pipeline));
+    pm.run(out.module);
+  }
+  verify_or_throw(out.module);
+  out.compile_s = seconds_since(t0);
+
+  const auto t1 = std::chrono::steady_clock::now();
+  const std::string dir = checkpoint_dir(source);
+  if (has_safetensors(dir)) {
+    out.weights = load_weights(out.module, dir);
+    out.weights_note = "checkpoint " + dir;
+  } else {
+    out.weights = random_weights(out.module, seed);
+    out.weights_note = out.weights.source() +
+                       (dir.empty() ? "" : " (no *.safetensors in " + dir + ")");
+  }
+  out.weights_s = seconds_since(t1);
+  return out;
+}
+
+}  // namespace mpk

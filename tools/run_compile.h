@@ -1,0 +1,36 @@
+// What every `mpk run` backend does before it runs: import the model (preset, Hugging
+// Face directory, config.json, or a .mpk module), run the pass pipeline (the default
+// one with assign-sm{policy=<policy>} unless the request gives a full pipeline; a .mpk
+// module that is already scheduled is used as it is), verify it, and load the weights
+// (the checkpoint's safetensors when there are any, else deterministic random weights
+// from --weights-seed).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/module.h"
+#include "runtime/weights/weights.h"
+#include "tools/run_backends.h"
+
+namespace mpk {
+
+struct CompiledRun {
+  Module module;             // scheduled and verified
+  Weights weights;
+  std::string pipeline;      // what ran; "" when a scheduled .mpk was used as it is
+  std::string weights_note;  // one line: where the weights came from
+  double compile_s = 0;      // import + passes + verify
+  double weights_s = 0;
+};
+
+// "decompose,infer-deps,assign-sm{policy=P}" or request.pipeline.
+std::string run_pipeline(const RunRequest& request);
+
+// The seed of --weights-seed; throws mpk::Error when it is not an unsigned integer.
+uint64_t weights_seed(const RunRequest& request);
+
+// Throws mpk::Error naming the model, pass, verifier rule or checkpoint file.
+CompiledRun compile_for_run(const RunRequest& request);
+
+}  // namespace mpk
