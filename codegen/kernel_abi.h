@@ -1,0 +1,91 @@
+// Host mirror of the megakernel's binary interface (runtime/device/abi.cuh): the task
+// descriptor, wait-table entry, kernel parameters, error and trace records. Every
+// generated kernel source carries static_asserts, written from these structs'
+// offsets, that the device side lays them out identically.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mpk {
+namespace abi {
+
+inline constexpr int kPtrSlots = 7;
+inline constexpr int kArgSlots = 7;
+
+struct TaskDesc {
+  uint64_t ptr[kPtrSlots];
+  uint64_t stream_src;
+  int32_t inst;
+  int32_t task;
+  int32_t wait_begin;
+  int32_t wait_count;
+  int32_t trig_begin;
+  int32_t trig_count;
+  int32_t stream_chunks;
+  int32_t stream_chunk_bytes;
+  int32_t stream_last_bytes;
+  int32_t arg[kArgSlots];
+};
+static_assert(sizeof(TaskDesc) == 128);
+
+struct WaitEntry {
+  int32_t event;
+  int32_t target;
+  int32_t distance;
+  int32_t pad;
+};
+
+struct ErrorRecord {
+  uint32_t flag;
+  int32_t worker;
+  int32_t task;
+  int32_t step;
+  int32_t event;
+  int32_t sm;
+  uint64_t counter;
+  uint64_t needed;
+  uint64_t waited_ns;
+};
+
+struct TraceRecord {
+  int32_t task;
+  int32_t step;
+  int32_t worker;
+  int32_t sm;
+  uint64_t wait_begin_ns;
+  uint64_t start_ns;
+  uint64_t end_ns;
+};
+
+// Device pointers are carried as uint64_t on the host.
+struct KernelParams {
+  uint64_t tasks;
+  uint64_t queue_offsets;
+  uint64_t queue_items;
+  uint64_t waits;
+  uint64_t triggers;
+  uint64_t counters;
+  uint64_t prompt;
+  uint64_t token_history;
+  uint64_t logits_history;
+  uint64_t step_counter;
+  uint64_t abort_flag;
+  uint64_t error;
+  uint64_t trace;
+  uint64_t trace_count;
+  uint64_t watchdog_ns;
+  int32_t prompt_len;
+  int32_t num_steps;
+  int32_t num_workers;
+  int32_t trace_capacity;
+  int32_t batch;
+  int32_t vocab;
+};
+
+// C++ static_asserts, for the generated source, that the device structs match these.
+std::string layout_asserts();
+
+}  // namespace abi
+}  // namespace mpk

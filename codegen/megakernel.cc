@@ -1,0 +1,455 @@
+// Megakernel generation: translate each task into a template instantiation of its task
+// body plus a descriptor, and write the dispatch source. See codegen/megakernel.h.
+#include "codegen/megakernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "ir/error.h"
+
+namespace mpk {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+std::string task_name(const Module& m, TaskId t) {
+  const Task& task = m.graph.tasks[t];
+  return "task " + std::to_string(t) + " (" + std::string(name_of(task.kind)) + " of " +
+         m.program.ops.at(task.op).name + ")";
+}
+
+int32_t float_bits(float f) {
+  int32_t i;
+  std::memcpy(&i, &f, sizeof i);
+  return i;
+}
+
+int pow2_floor(int v) {
+  int p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+struct Builder {
+  const Module& m;
+  const MegakernelOptions& opt;
+  Megakernel& out;
+  int warps;
+  int batch;
+  std::map<std::string, int> inst_index;
+  std::map<std::string, std::string> rope_tables;  // values text -> array name
+  std::ostringstream tables_src;
+  int scratch_needed = 16;
+  int max_row_bytes = 0;
+
+  const Tensor& tensor(TensorId id) const { return m.program.tensor(id); }
+
+  [[noreturn]] void fail(TaskId t, const std::string& what) const {
+    throw Error("codegen: " + task_name(m, t) + ": " + what);
+  }
+
+  const Region& find(TaskId t, const std::vector<Region>& regions, TensorId id,
+                     const char* role) const {
+    for (const Region& r : regions)
+      if (r.tensor == id) return r;
+    fail(t, std::string("no ") + role + " region on tensor '" + tensor(id).name + "'");
+  }
+
+  const Region& first_of_dtype(TaskId t, const std::vector<Region>& regions, DType d,
+                               const char* role) const {
+    for (const Region& r : regions)
+      if (tensor(r.tensor).dtype == d) return r;
+    fail(t, std::string("no ") + role + " region of dtype " + std::string(name_of(d)));
+  }
+
+  void need_full_rows(TaskId t, const Region& r) const {
+    const Tensor& tt = tensor(r.tensor);
+    for (size_t i = 0; i < r.dims.size(); ++i)
+      if (r.dims[i].lo != 0 || r.dims[i].hi != tt.shape[i])
+        fail(t, "expects the whole of '" + tt.name + "', got a part of it");
+  }
+
+  void reloc(TaskId t, int slot, TensorId id, int64_t elem_offset) {
+    out.relocations.push_back({t, slot, id, elem_offset * size_of(tensor(id).dtype)});
+  }
+
+  int instantiate(const std::string& call) {
+    auto it = inst_index.find(call);
+    if (it != inst_index.end()) return it->second;
+    const int idx = static_cast<int>(out.instantiations.size());
+    out.instantiations.push_back(call);
+    inst_index.emplace(call, idx);
+    return idx;
+  }
+
+  std::string rope_table(const Attrs& attrs) {
+    const std::vector<float> inv = rope_inverse_frequencies(attrs);
+    std::ostringstream vals;
+    for (size_t i = 0; i < inv.size(); ++i) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9e", static_cast<double>(inv[i]));
+      vals << (i ? ", " : "") << buf << "f";
+    }
+    auto it = rope_tables.find(vals.str());
+    if (it != rope_tables.end()) return it->second;
+    const std::string name = "rope_inv_" + std::to_string(rope_tables.size());
+    tables_src << "__device__ const float " << name << "[" << inv.size() << "] = {" << vals.str()
+               << "};\n";
+    rope_tables.emplace(vals.str(), name);
+    return name;
+  }
+
+  void scratch(int bytes) { scratch_needed = std::max(scratch_needed, bytes); }
+
+  static std::string targs(std::initializer_list<int64_t> v) {
+    std::string s = "<";
+    bool first = true;
+    for (int64_t x : v) {
+      s += (first ? "" : ", ") + std::to_string(x);
+      first = false;
+    }
+    return s + ">";
+  }
+
+  int attention_scratch(int hd, int g) const {
+    const int groups = warps * (32 / (hd / 8));
+    return (groups * g * (hd + 2) + g + groups * g) * 4;
+  }
+
+  void check_head_dim(TaskId t, int64_t hd) const {
+    const int64_t lpp = hd / 8;
+    if (hd % 8 != 0 || lpp > 32 || (lpp & (lpp - 1)) != 0)
+      fail(t, "head_dim " + std::to_string(hd) + " unsupported (need head_dim/8 a power of two <= 32)");
+  }
+
+  void build_task(TaskId t) {
+    const Task& task = m.graph.tasks[t];
+    const Operator& op = m.program.ops.at(task.op);
+    abi::TaskDesc d{};
+    d.task = t;
+    std::string call;
+    auto in = [&](size_t i) -> TensorId {
+      if (i >= op.inputs.size()) fail(t, "operator has too few inputs");
+      return op.inputs[i];
+    };
+    auto outp = [&](size_t i) -> TensorId {
+      if (i >= op.outputs.size()) fail(t, "operator has too few outputs");
+      return op.outputs[i];
+    };
+    const int64_t B = batch;
+    switch (task.kind) {
+      case TaskKind::kEmbedding: {
+        const TensorId table = in(0), tokens = in(1), y = outp(0);
+        const Region& w = find(t, task.writes, y, "output");
+        const int64_t c0 = w.dims[1].lo, c1 = w.dims[1].hi, H = tensor(y).shape[1];
+        reloc(t, 0, table, c0);
+        reloc(t, 1, tokens, 0);
+        reloc(t, 2, y, c0);
+        d.arg[0] = static_cast<int32_t>(tensor(table).shape[0]);
+        call = "task_embedding" + targs({c1 - c0, H, B});
+        break;
+      }
+      case TaskKind::kRmsNorm: {
+        const TensorId x = in(0), w = in(1), y = outp(0);
+        need_full_rows(t, find(t, task.writes, y, "output"));
+        reloc(t, 0, x, 0);
+        reloc(t, 1, w, 0);
+        reloc(t, 2, y, 0);
+        d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "eps")));
+        call = "task_rms_norm" + targs({tensor(y).shape[1], B});
+        scratch(warps * 4);
+        break;
+      }
+      case TaskKind::kLinear:
+      case TaskKind::kLmHead: {
+        const TensorId x = in(0), W = in(1), y = outp(0);
+        const Region& wr = find(t, task.reads, W, "weight");
+        const int64_t n0 = wr.dims[0].lo, n1 = wr.dims[0].hi, K = tensor(W).shape[1];
+        const Region& yr = find(t, task.writes, y, "output");
+        if (yr.dims[1].lo != n0 || yr.dims[1].hi != n1)
+          fail(t, "output columns do not match the weight rows");
+        if (K % 8 != 0) fail(t, "K = " + std::to_string(K) + " is not a multiple of 8");
+        const int64_t rows = n1 - n0;
+        int64_t rpc = std::min<int64_t>(rows, out.slot_bytes / (K * 2));
+        if (rpc < warps) rpc = pow2_floor(static_cast<int>(std::max<int64_t>(rpc, 1)));
+        const int64_t chunks = (rows + rpc - 1) / rpc;
+        const bool f32 = tensor(y).dtype == DType::kF32;
+        reloc(t, 0, x, 0);
+        reloc(t, 1, y, n0);
+        reloc(t, abi::kPtrSlots, W, n0 * K);
+        d.stream_chunks = static_cast<int32_t>(chunks);
+        d.stream_chunk_bytes = static_cast<int32_t>(rpc * K * 2);
+        d.stream_last_bytes = static_cast<int32_t>((rows - (chunks - 1) * rpc) * K * 2);
+        d.arg[0] = static_cast<int32_t>(n0);
+        out.stream_bytes_per_step += rows * K * 2;
+        call = "task_linear" + targs({K, rows, rpc, B, tensor(y).shape[1]});
+        call.insert(call.size() - 1, f32 ? ", true" : ", false");
+        scratch(static_cast<int>((B * K * 2 + 15) / 16 * 16 + warps * B * 4));
+        break;
+      }
+      case TaskKind::kQkNorm:
+      case TaskKind::kRope: {
+        const TensorId x = in(0), y = outp(0);
+        const Region& yr = find(t, task.writes, y, "output");
+        const int64_t hd = attr_int(op.attrs, "head_dim");
+        const int64_t a = yr.dims[1].lo, b = yr.dims[1].hi;
+        if (a % hd != 0 || (b - a) % hd != 0) fail(t, "region is not whole heads");
+        const int64_t stride = tensor(y).shape[1];
+        reloc(t, 0, x, a);
+        if (task.kind == TaskKind::kQkNorm) {
+          reloc(t, 1, in(1), 0);
+          reloc(t, 2, y, a);
+          d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "eps")));
+          call = "task_qk_norm" + targs({hd, (b - a) / hd, B, stride});
+        } else {
+          if (hd % 2 != 0) fail(t, "rope head_dim must be even");
+          reloc(t, 1, y, a);
+          call = "task_rope" + targs({hd, (b - a) / hd, B, stride});
+          call += "(d, c, " + rope_table(op.attrs) + ")";
+        }
+        break;
+      }
+      case TaskKind::kKvAppend: {
+        const TensorId k = in(0), v = in(1), kc = outp(0), vc = outp(1);
+        const Region& wr = find(t, task.writes, kc, "k_cache");
+        const auto& shape = tensor(kc).shape;  // [B, S, nkv, hd]
+        const int64_t h = wr.dims[2].lo, hd = shape[3];
+        if (wr.dims[2].size() != 1) fail(t, "expects one KV head");
+        reloc(t, 0, k, h * hd);
+        reloc(t, 1, v, h * hd);
+        reloc(t, 2, kc, h * hd);
+        reloc(t, 3, vc, h * hd);
+        call = "task_kv_append" + targs({hd, B, shape[1], shape[2]});
+        break;
+      }
+      case TaskKind::kAttention:
+      case TaskKind::kAttentionPartial: {
+        const TensorId q = in(0), kc = in(1), vc = in(2);
+        const Region& kr = find(t, task.reads, kc, "k_cache");
+        const auto& shape = tensor(kc).shape;
+        const int64_t S = shape[1], nkv = shape[2], hd = shape[3];
+        const int64_t nq = attr_int(op.attrs, "num_q_heads");
+        if (nq % nkv != 0) fail(t, "num_q_heads is not a multiple of num_kv_heads");
+        const int64_t G = nq / nkv, h = kr.dims[2].lo;
+        if (kr.dims[2].size() != 1) fail(t, "expects one KV head");
+        check_head_dim(t, hd);
+        reloc(t, 0, q, h * G * hd);
+        reloc(t, 1, kc, h * hd);
+        reloc(t, 2, vc, h * hd);
+        d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "scale")));
+        if (task.kind == TaskKind::kAttention) {
+          reloc(t, 3, outp(0), h * G * hd);
+          call = "task_attention" + targs({hd, G, B, S, nkv});
+        } else {
+          const Region& pr = first_of_dtype(t, task.writes, DType::kF32, "attn_part");
+          const Tensor& part = tensor(pr.tensor);  // [B, nq, splits, hd + 2]
+          const int64_t splits = part.shape[2], s = pr.dims[2].lo;
+          reloc(t, 3, pr.tensor, (h * G * splits + s) * (hd + 2));
+          d.arg[1] = static_cast<int32_t>(kr.dims[1].lo);
+          d.arg[2] = static_cast<int32_t>(kr.dims[1].hi);
+          call = "task_attention_partial" + targs({hd, G, B, S, nkv, splits});
+        }
+        scratch(attention_scratch(static_cast<int>(hd), static_cast<int>(G)));
+        break;
+      }
+      case TaskKind::kAttentionMerge: {
+        const Region& pr = first_of_dtype(t, task.reads, DType::kF32, "attn_part");
+        const Tensor& part = tensor(pr.tensor);
+        const int64_t nq = part.shape[1], splits = part.shape[2], hd = part.shape[3] - 2;
+        const int64_t nkv = attr_int(op.attrs, "num_kv_heads");
+        const int64_t G = nq / nkv, h = pr.dims[1].lo / G;
+        reloc(t, 0, pr.tensor, h * G * splits * (hd + 2));
+        reloc(t, 1, outp(0), h * G * hd);
+        call = "task_attention_merge" + targs({hd, G, B, nkv, splits});
+        break;
+      }
+      case TaskKind::kSiluMul:
+      case TaskKind::kResidualAdd: {
+        const TensorId a = in(0), b = in(1), y = outp(0);
+        const Region& yr = find(t, task.writes, y, "output");
+        const int64_t c0 = yr.dims[1].lo, c1 = yr.dims[1].hi;
+        reloc(t, 0, a, c0);
+        reloc(t, 1, b, c0);
+        reloc(t, 2, y, c0);
+        call = std::string(task.kind == TaskKind::kSiluMul ? "task_silu_mul" : "task_residual_add") +
+               targs({c1 - c0, B, tensor(y).shape[1]});
+        break;
+      }
+      case TaskKind::kArgmaxPartial: {
+        const TensorId logits = in(0);
+        const Region& lr = find(t, task.reads, logits, "logits");
+        const Region& vr = first_of_dtype(t, task.writes, DType::kF32, "argmax_val");
+        const Region& ir = first_of_dtype(t, task.writes, DType::kI32, "argmax_idx");
+        const int64_t v0 = lr.dims[1].lo, v1 = lr.dims[1].hi, p = vr.dims[1].lo;
+        const int64_t np = tensor(vr.tensor).shape[1];
+        reloc(t, 0, logits, v0);
+        reloc(t, 1, vr.tensor, p);
+        reloc(t, 2, ir.tensor, p);
+        d.arg[0] = static_cast<int32_t>(v0);
+        call = "task_argmax_partial" + targs({v1 - v0, B, tensor(logits).shape[1], np});
+        scratch(warps * 8);
+        break;
+      }
+      case TaskKind::kArgmaxReduce: {
+        const Region& vr = first_of_dtype(t, task.reads, DType::kF32, "argmax_val");
+        const Region& ir = first_of_dtype(t, task.reads, DType::kI32, "argmax_idx");
+        reloc(t, 0, vr.tensor, 0);
+        reloc(t, 1, ir.tensor, 0);
+        reloc(t, 2, outp(0), 0);
+        call = "task_argmax_reduce" + targs({tensor(vr.tensor).shape[1], B});
+        scratch(warps * 8);
+        break;
+      }
+    }
+    if (call.find('(') == std::string::npos) call += "(d, c)";
+    d.inst = instantiate(call);
+    out.tasks[t] = d;
+  }
+};
+
+std::string format_source(const Builder& b, const Megakernel& k) {
+  std::ostringstream os;
+  os << "// Generated by mpk codegen; do not edit. " << k.instantiations.size()
+     << " task-body instantiations.\n";
+  os << "#define MPK_THREADS " << k.threads << "\n";
+  os << "#define MPK_STAGES " << k.stages << "\n";
+  os << "#define MPK_SLOT_BYTES " << k.slot_bytes << "\n";
+  os << "#define MPK_SCRATCH_BYTES " << k.scratch_bytes << "\n";
+  os << "#include <cstddef>\n";
+  os << "#include \"runtime/device/megakernel.cuh\"\n\n";
+  os << abi::layout_asserts() << "\n";
+  os << "namespace mpk_gen {\n";
+  os << b.tables_src.str();
+  os << "struct Dispatch {\n";
+  os << "  __device__ __forceinline__ void operator()(const mpk::dev::TaskDesc& d, "
+        "mpk::dev::TaskCtx& c) const {\n";
+  os << "    using namespace mpk::dev;\n";
+  os << "    switch (d.inst) {\n";
+  for (size_t i = 0; i < k.instantiations.size(); ++i)
+    os << "      case " << i << ": " << k.instantiations[i] << "; break;\n";
+  os << "      default: break;\n";
+  os << "    }\n  }\n};\n}  // namespace mpk_gen\n\n";
+  os << "MPK_DEFINE_KERNELS(mpk_gen::Dispatch)\n";
+  return os.str();
+}
+
+int kind_rank(TaskKind k) {
+  return (k == TaskKind::kAttentionMerge || k == TaskKind::kArgmaxReduce) ? 1 : 0;
+}
+
+}  // namespace
+
+std::vector<float> rope_inverse_frequencies(const Attrs& a) {
+  const int64_t hd = attr_int(a, "head_dim");
+  const double theta = attr_float(a, "theta");
+  const std::string type = attr_str_or(a, "rope_type", "default");
+  std::vector<float> inv(static_cast<size_t>(hd / 2));
+  for (int64_t i = 0; i < hd / 2; ++i) {
+    double f = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+    if (type == "llama3") {
+      const double factor = attr_float(a, "factor");
+      const double lff = attr_float(a, "low_freq_factor");
+      const double hff = attr_float(a, "high_freq_factor");
+      const double orig = attr_float(a, "original_max_position_embeddings");
+      const double lo = orig / lff, hi = orig / hff, w = 2 * kPi / f;
+      if (w < hi) {
+      } else if (w > lo) {
+        f = f / factor;
+      } else {
+        const double s = (orig / w - lff) / (hff - lff);
+        f = (1 - s) * f / factor + s * f;
+      }
+    } else if (type != "default") {
+      throw Error("codegen: unknown rope_type '" + type + "'");
+    }
+    inv[static_cast<size_t>(i)] = static_cast<float>(f);
+  }
+  return inv;
+}
+
+Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
+  if (m.graph.schedule.empty()) throw Error("codegen: the module has no schedule (run assign-sm)");
+  if (opt.threads % 32 != 0 || opt.threads < 64 || opt.threads > 1024)
+    throw Error("codegen: threads must be a multiple of 32 in [64, 1024]");
+  const TaskGraph& g = m.graph;
+  Megakernel k;
+  k.threads = opt.threads;
+  k.batch = static_cast<int32_t>(attr_int(m.attrs, "batch"));
+  k.vocab = static_cast<int32_t>(attr_int(m.attrs, "vocab"));
+  k.max_seq_len = static_cast<int32_t>(attr_int(m.attrs, "max_seq_len"));
+  k.num_events = static_cast<int32_t>(g.events.size());
+  k.num_workers = static_cast<int32_t>(g.schedule.workers.size());
+  k.tasks.resize(g.tasks.size());
+
+  // The slot must hold at least one weight row of every linear task.
+  int64_t max_row = 0;
+  for (const Task& t : g.tasks)
+    if (t.kind == TaskKind::kLinear || t.kind == TaskKind::kLmHead)
+      max_row = std::max(max_row, m.program.tensor(m.program.ops.at(t.op).inputs.at(1)).shape.at(1) * 2);
+  k.slot_bytes = static_cast<int>(std::max<int64_t>(opt.slot_bytes, (max_row + 15) / 16 * 16));
+
+  Builder b{m, opt, k, opt.threads / 32, k.batch, {}, {}, {}};
+  for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) b.build_task(t);
+  k.scratch_bytes = (b.scratch_needed + 127) / 128 * 128;
+  k.stages = static_cast<int>((opt.smem_bytes - k.scratch_bytes) / k.slot_bytes);
+  if (k.stages < 2)
+    throw Error("codegen: shared memory too small: " + std::to_string(opt.smem_bytes) +
+                " bytes for scratch " + std::to_string(k.scratch_bytes) + " and two slots of " +
+                std::to_string(k.slot_bytes));
+  k.stages = std::min(k.stages, 32);
+  k.dynamic_smem_bytes = static_cast<int64_t>(k.stages) * k.slot_bytes + k.scratch_bytes;
+
+  // Wait and trigger tables, from the events (the authority on dependencies).
+  std::vector<std::vector<EventId>> waits(g.tasks.size()), trigs(g.tasks.size());
+  for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
+    for (TaskId c : g.events[e].consumers) waits.at(c).push_back(e);
+    for (TaskId p : g.events[e].producers) trigs.at(p).push_back(e);
+  }
+  for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) {
+    abi::TaskDesc& d = k.tasks[t];
+    d.wait_begin = static_cast<int32_t>(k.waits.size());
+    for (EventId e : waits[t])
+      k.waits.push_back({e, static_cast<int32_t>(g.events[e].target), g.events[e].step_distance, 0});
+    d.wait_count = static_cast<int32_t>(waits[t].size());
+    d.trig_begin = static_cast<int32_t>(k.triggers.size());
+    for (EventId e : trigs[t]) k.triggers.push_back(e);
+    d.trig_count = static_cast<int32_t>(trigs[t].size());
+  }
+
+  std::vector<int> seen(g.tasks.size(), 0);
+  k.queue_offsets.push_back(0);
+  for (const auto& list : g.schedule.workers) {
+    for (TaskId t : list) {
+      if (t < 0 || t >= static_cast<TaskId>(g.tasks.size()) || seen[t]++)
+        throw Error("codegen: the schedule lists task " + std::to_string(t) + " twice or out of range");
+      k.queue_items.push_back(t);
+    }
+    k.queue_offsets.push_back(static_cast<int32_t>(k.queue_items.size()));
+  }
+  for (size_t t = 0; t < seen.size(); ++t)
+    if (!seen[t]) throw Error("codegen: task " + std::to_string(t) + " is not scheduled");
+
+  // Per-op launches: operators in program order, partial kinds before their combiners.
+  std::vector<std::vector<TaskId>> by_op(m.program.ops.size());
+  for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) by_op.at(g.tasks[t].op).push_back(t);
+  for (OpId o = 0; o < static_cast<OpId>(by_op.size()); ++o) {
+    for (int rank = 0; rank < 2; ++rank) {
+      OpLaunch l;
+      for (TaskId t : by_op[o])
+        if (kind_rank(g.tasks[t].kind) == rank) l.tasks.push_back(t);
+      if (l.tasks.empty()) continue;
+      l.name = m.program.ops[o].name;
+      if (rank == 1) l.name += "." + std::string(name_of(g.tasks[l.tasks[0]].kind));
+      k.op_launches.push_back(std::move(l));
+    }
+  }
+
+  k.source = format_source(b, k);
+  return k;
+}
+
+}  // namespace mpk

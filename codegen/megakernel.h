@@ -1,0 +1,72 @@
+// The megakernel generator: from a scheduled TaskGraph, the CUDA source of the
+// megakernel (a dispatch over template instantiations of the task bodies in
+// runtime/device/, each distinct instantiation emitted once) and its task table (one
+// fixed-size descriptor per task, wait and trigger tables, per-worker queues). Pointers
+// in the table are relocations (tensor + byte offset) that the runtime resolves once it
+// has allocated the tensors, so the table is plain data computed without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_abi.h"
+#include "ir/module.h"
+
+namespace mpk {
+
+struct MegakernelOptions {
+  int threads = 256;                  // threads per worker block (a multiple of 32, <= 1024)
+  int slot_bytes = 16384;             // weight-stream slot; raised to the longest weight row
+  int64_t smem_bytes = 232448 - 1024; // dynamic shared memory per block (H100 opt-in limit
+                                      // minus room for the kernel's static shared memory)
+};
+
+// A pointer field to fill at load time: descriptor `task`'s ptr[slot] (slot
+// abi::kPtrSlots means stream_src) = address of `tensor` + byte_offset.
+struct Relocation {
+  TaskId task = -1;
+  int32_t slot = 0;
+  TensorId tensor = -1;
+  int64_t byte_offset = 0;
+};
+
+// The tasks of one operator launched together in per-op mode.
+struct OpLaunch {
+  std::string name;  // operator name, with the task kind when an operator has several
+  std::vector<TaskId> tasks;
+};
+
+struct Megakernel {
+  std::string source;                       // the generated .cu
+  std::vector<std::string> instantiations;  // call expressions; TaskDesc::inst indexes it
+  std::vector<abi::TaskDesc> tasks;         // indexed by TaskId; pointers via relocations
+  std::vector<Relocation> relocations;
+  std::vector<abi::WaitEntry> waits;
+  std::vector<int32_t> triggers;
+  std::vector<int32_t> queue_offsets;  // [num_workers + 1]
+  std::vector<int32_t> queue_items;
+  std::vector<OpLaunch> op_launches;   // per-op mode, in a valid sequential order
+  int32_t num_events = 0;
+  int32_t num_workers = 0;
+  int32_t batch = 1;
+  int32_t vocab = 0;
+  int32_t max_seq_len = 0;
+  int threads = 0;
+  int stages = 0;
+  int slot_bytes = 0;
+  int scratch_bytes = 0;
+  int64_t dynamic_smem_bytes = 0;  // stages * slot_bytes + scratch_bytes
+  int64_t stream_bytes_per_step = 0;  // weight bytes the tasks stream per decode step
+};
+
+// Throws mpk::Error naming the task or tensor for a module that is not scheduled, a task
+// whose regions do not have the shape docs/ir.md gives its kind, or a shape the task
+// bodies do not support (e.g. a linear K that is not a multiple of 8).
+Megakernel generate_megakernel(const Module& scheduled, const MegakernelOptions& options = {});
+
+// The inverse frequencies of rotate-half RoPE for an operator's attrs (docs/ir.md,
+// "default" and "llama3"), computed in double and rounded to f32.
+std::vector<float> rope_inverse_frequencies(const Attrs& rope_attrs);
+
+}  // namespace mpk

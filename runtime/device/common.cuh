@@ -1,0 +1,93 @@
+// Small device helpers shared by the task bodies: bf16 packing with round-to-nearest-
+// even stores, L2-coherent loads of data written during the launch (ld.global.cg, never
+// the SM's L1, which other SMs' writes do not invalidate), %globaltimer and %smid, and
+// fixed-order warp and block reductions (no floating-point atomics anywhere).
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "runtime/device/abi.cuh"
+
+namespace mpk {
+namespace dev {
+
+typedef uint16_t bf16_t;  // raw bf16 bits in memory
+
+__device__ __forceinline__ float bf16_lo(uint32_t w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ float bf16_to_f32(bf16_t h) {
+  return __uint_as_float(static_cast<uint32_t>(h) << 16);
+}
+__device__ __forceinline__ bf16_t f32_to_bf16(float f) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}
+
+// Unpacks 8 bf16 values held in a 16-byte vector.
+__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
+  f[0] = bf16_lo(v.x); f[1] = bf16_hi(v.x);
+  f[2] = bf16_lo(v.y); f[3] = bf16_hi(v.y);
+  f[4] = bf16_lo(v.z); f[5] = bf16_hi(v.z);
+  f[6] = bf16_lo(v.w); f[7] = bf16_hi(v.w);
+}
+
+// Loads of data that other SMs write during the launch: through L2 only.
+__device__ __forceinline__ bf16_t ld_cg_bf16(const bf16_t* p) {
+  unsigned short v;
+  asm volatile("ld.global.cg.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float ld_cg_f32(const float* p) { return __ldcg(p); }
+__device__ __forceinline__ int32_t ld_cg_i32(const int32_t* p) { return __ldcg(p); }
+__device__ __forceinline__ uint4 ld_cg_v4(const void* p) {
+  return __ldcg(reinterpret_cast<const uint4*>(p));
+}
+// Weights and other data nothing writes during the launch.
+__device__ __forceinline__ bf16_t ld_const_bf16(const bf16_t* p) {
+  return __ldg(reinterpret_cast<const unsigned short*>(p));
+}
+
+__device__ __forceinline__ uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ int32_t sm_id() {
+  uint32_t s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return static_cast<int32_t>(s);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Sum over the whole block in a fixed order: each warp's butterfly, then the warps'
+// sums in warp order. `red` holds kWarps floats of shared memory. Every thread gets the
+// result. Ends with the block synchronized.
+__device__ __forceinline__ float block_sum(float v, float* red) {
+  v = warp_sum(v);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  float s = 0.f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) s += red[w];
+  __syncthreads();
+  return s;
+}
+
+// (value, index) maximum: larger value wins, the lower index on ties. Associative and
+// commutative, so any reduction order gives the same answer.
+__device__ __forceinline__ void argmax_combine(float& v, int32_t& i, float ov, int32_t oi) {
+  if (ov > v || (ov == v && oi < i)) {
+    v = ov;
+    i = oi;
+  }
+}
+
+}  // namespace dev
+}  // namespace mpk

@@ -1,0 +1,145 @@
+// The weight stream: a ring of kStages shared-memory slots that thread 0 fills with
+// bulk copies (cp.async.bulk, completing on one mbarrier per slot, L2 evict-first) in
+// the exact order the worker's tasks will consume them, running ahead across task and
+// step boundaries. A task issues its successors' weights before it waits on its own
+// events, so dependency waits overlap the weight stream. Chunk c lives in slot
+// c % kStages; its mbarrier phase parity is (c / kStages) & 1.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/device/abi.cuh"
+
+namespace mpk {
+namespace dev {
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      " selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(done)
+      : "r"(smem_addr(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes,
+                                              uint64_t* bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(policy)
+      : "memory");
+}
+
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+
+// Per-block stream state. `consumed` is kept identically by every thread; the producer
+// cursor (issued, queue position, chunk, step) only by thread 0.
+struct WeightStream {
+  unsigned char* ring;  // kStages * kSlotBytes of shared memory
+  uint64_t* full;       // kStages mbarriers
+  uint32_t consumed;
+  // Producer cursor (thread 0).
+  uint32_t issued;
+  int32_t cur_item;   // index into the queue
+  int32_t cur_chunk;  // next chunk of that task
+  int32_t cur_step;
+  uint64_t policy;
+
+  __device__ void init(unsigned char* ring_smem, uint64_t* bars) {
+    ring = ring_smem;
+    full = bars;
+    consumed = 0;
+    issued = 0;
+    cur_item = 0;
+    cur_chunk = 0;
+    cur_step = 0;
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1);
+      mbar_fence_init();
+      policy = evict_first_policy();
+    }
+    __syncthreads();
+  }
+
+  // Thread 0: issue chunks, in consumption order, while slots are free. `queue` holds
+  // `qlen` task ids run for steps [0, num_steps).
+  __device__ void fill(const TaskDesc* __restrict__ tasks, const int32_t* __restrict__ queue,
+                       int32_t qlen, int32_t num_steps) {
+    while (issued - consumed < static_cast<uint32_t>(kStages) && cur_step < num_steps) {
+      const TaskDesc* d = &tasks[queue[cur_item]];
+      const int32_t n = d->stream_chunks;
+      if (cur_chunk >= n) {
+        cur_chunk = 0;
+        if (++cur_item == qlen) {
+          cur_item = 0;
+          ++cur_step;
+        }
+        continue;
+      }
+      const uint32_t bytes =
+          static_cast<uint32_t>(cur_chunk == n - 1 ? d->stream_last_bytes : d->stream_chunk_bytes);
+      const unsigned char* src = reinterpret_cast<const unsigned char*>(d->stream_src) +
+                                 static_cast<uint64_t>(cur_chunk) * d->stream_chunk_bytes;
+      const uint32_t slot = issued % kStages;
+      mbar_expect_tx(&full[slot], bytes);
+      bulk_copy_g2s(ring + static_cast<size_t>(slot) * kSlotBytes, src, bytes, &full[slot], policy);
+      ++issued;
+      ++cur_chunk;
+    }
+  }
+
+  // Every thread: wait for the next chunk and return its slot.
+  __device__ const unsigned char* acquire() {
+    const uint32_t slot = consumed % kStages;
+    mbar_wait(&full[slot], (consumed / kStages) & 1u);
+    return ring + static_cast<size_t>(slot) * kSlotBytes;
+  }
+
+  // Every thread, after its last read of the acquired slot: frees it. Synchronizes the
+  // block; the caller refills (fill) from thread 0.
+  __device__ void release() {
+    __syncthreads();
+    ++consumed;
+  }
+
+  // Thread 0, before the block exits early (watchdog abort): wait for the copies still
+  // in flight so that none lands in shared memory after the block is gone.
+  __device__ void drain() {
+    for (uint32_t c = consumed; c < issued; ++c) mbar_wait(&full[c % kStages], (c / kStages) & 1u);
+  }
+};
+
+}  // namespace dev
+}  // namespace mpk

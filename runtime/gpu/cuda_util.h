@@ -1,0 +1,66 @@
+// CUDA runtime helpers for the GPU host runtime: checked calls that throw mpk::Error
+// naming the call and the CUDA error, GPU detection that works without a driver (the
+// runtime is linked statically), device facts, and an owning device allocation.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ir/error.h"
+
+namespace mpk {
+
+// Throws mpk::Error("CUDA: <what>: <error name>: <error string>") unless ok.
+void cuda_check(cudaError_t e, const char* what);
+#define MPK_CUDA(call) ::mpk::cuda_check((call), #call)
+
+// True when at least one CUDA device is usable (false without a driver).
+bool gpu_available();
+
+struct GpuInfo {
+  std::string name;
+  int sm_count = 0;
+  int cc_major = 0, cc_minor = 0;
+  int64_t clock_khz = 0;
+  int64_t mem_clock_khz = 0;
+  int64_t smem_optin = 0;  // shared memory per block with opt-in
+  int64_t l2_bytes = 0;
+  int64_t global_mem = 0;
+};
+
+// Device 0's facts; throws mpk::Error when there is no GPU.
+GpuInfo gpu_info();
+
+// An owning cudaMalloc'ed buffer.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes, const char* what);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get() const { return ptr_; }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  uint64_t address() const { return reinterpret_cast<uint64_t>(ptr_); }
+  size_t bytes() const { return bytes_; }
+  void upload(const void* src, size_t bytes, size_t offset = 0);
+  void download(void* dst, size_t bytes, size_t offset = 0) const;
+  void zero();
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace mpk

@@ -1,0 +1,454 @@
+// The GPU host runtime. See runtime/gpu/megakernel_runtime.h.
+#include "runtime/gpu/megakernel_runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "runtime/cpu/bf16.h"
+#include "runtime/cpu/run_common.h"
+
+namespace mpk {
+namespace {
+
+constexpr size_t kAlign = 256;
+
+size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+// The bf16 bits of a weight stored as bf16, f16 or f32.
+std::vector<uint16_t> to_bf16(const WeightTensor& w) {
+  const int64_t n = w.num_elements();
+  std::vector<uint16_t> out(static_cast<size_t>(n));
+  if (w.dtype == DType::kF16) {
+    const uint16_t* src = static_cast<const uint16_t*>(w.data);
+    for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(f16_to_f32(src[i]));
+  } else {
+    const float* src = static_cast<const float*>(w.data);
+    for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i]);
+  }
+  return out;
+}
+
+class Stream {
+ public:
+  Stream() { MPK_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class EventPair {
+ public:
+  EventPair() {
+    MPK_CUDA(cudaEventCreate(&start_));
+    MPK_CUDA(cudaEventCreate(&stop_));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+  // Waits for stop (polling, so a runaway kernel cannot hang the host past `timeout_s`)
+  // and returns the milliseconds between the events.
+  double wait_ms(double timeout_s) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (true) {
+      const cudaError_t e = cudaEventQuery(stop_);
+      if (e == cudaSuccess) break;
+      if (e != cudaErrorNotReady) cuda_check(e, "waiting for the megakernel");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw Error("the kernel did not finish within " + std::to_string(timeout_s) +
+                    " s (host-side timeout)");
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    float ms = 0;
+    MPK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+int64_t weight_bytes_per_token(const Module& m) {
+  std::set<TensorId> seen;
+  int64_t bytes = 0;
+  for (const Operator& op : m.program.ops) {
+    if (op.kind == OpKind::kEmbedding) continue;
+    for (TensorId t : op.inputs) {
+      const Tensor& tt = m.program.tensor(t);
+      if (tt.role == TensorRole::kWeight && seen.insert(t).second) bytes += tt.num_bytes();
+    }
+  }
+  return bytes;
+}
+
+struct GpuMegakernel::Impl {
+  Module module;
+  GpuOptions options;
+  GpuInfo info;
+  Megakernel kernel;
+  CompiledKernel compiled;
+  RunTensors run_tensors;
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t k_mega = nullptr, k_traced = nullptr, k_per_op = nullptr, k_advance = nullptr;
+  std::unique_ptr<Stream> stream;
+
+  DeviceBuffer arena;  // every tensor of the program
+  std::vector<uint64_t> tensor_addr;
+  DeviceBuffer d_tasks, d_qoff, d_qitems, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
+  DeviceBuffer d_op_tasks;
+  std::vector<size_t> op_task_offset;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t graph_exec = nullptr;
+  abi::KernelParams graph_params{};
+  DeviceBuffer graph_prompt, graph_history;
+
+  ~Impl() {
+    if (graph_exec) cudaGraphExecDestroy(graph_exec);
+    if (graph) cudaGraphDestroy(graph);
+    stream.reset();
+    if (library) cudaLibraryUnload(library);
+  }
+
+  void load_library() {
+    MPK_CUDA(cudaLibraryLoadData(&library, compiled.cubin.data(), nullptr, nullptr, 0, nullptr,
+                                 nullptr, 0));
+    MPK_CUDA(cudaLibraryGetKernel(&k_mega, library, "mpk_megakernel"));
+    MPK_CUDA(cudaLibraryGetKernel(&k_traced, library, "mpk_megakernel_traced"));
+    MPK_CUDA(cudaLibraryGetKernel(&k_per_op, library, "mpk_per_op"));
+    MPK_CUDA(cudaLibraryGetKernel(&k_advance, library, "mpk_step_advance"));
+    for (cudaKernel_t k : {k_mega, k_traced, k_per_op}) {
+      const void* f = reinterpret_cast<const void*>(k);
+      cudaFuncAttributes attr{};
+      MPK_CUDA(cudaFuncGetAttributes(&attr, f));
+      if (static_cast<int64_t>(attr.sharedSizeBytes) + kernel.dynamic_smem_bytes > info.smem_optin)
+        throw Error("megakernel needs " + std::to_string(attr.sharedSizeBytes + kernel.dynamic_smem_bytes) +
+                    " bytes of shared memory per block; the GPU allows " + std::to_string(info.smem_optin));
+      MPK_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(kernel.dynamic_smem_bytes)));
+    }
+    int blocks = 0;
+    MPK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, reinterpret_cast<const void*>(k_mega), kernel.threads, kernel.dynamic_smem_bytes));
+    if (blocks < 1) throw Error("the megakernel's worker block does not fit on one SM");
+    if (kernel.num_workers > info.sm_count * blocks)
+      throw Error("the schedule has " + std::to_string(kernel.num_workers) + " workers but " +
+                  info.name + " runs only " + std::to_string(info.sm_count * blocks) +
+                  " worker blocks at once; schedule for at most " + std::to_string(info.sm_count) +
+                  " workers");
+  }
+
+  void allocate(const Weights& weights) {
+    const Program& p = module.program;
+    std::vector<size_t> offset(p.tensors.size());
+    size_t total = 0;
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+      offset[i] = total;
+      total = align_up(total + static_cast<size_t>(p.tensors[i].num_bytes()));
+    }
+    arena = DeviceBuffer(total, "tensors");
+    arena.zero();
+    tensor_addr.resize(p.tensors.size());
+    for (size_t i = 0; i < p.tensors.size(); ++i) tensor_addr[i] = arena.address() + offset[i];
+    check_weights(module, weights);
+    for (size_t i = 0; i < p.tensors.size(); ++i) {
+      const Tensor& t = p.tensors[i];
+      if (t.role != TensorRole::kWeight) continue;
+      if (t.dtype != DType::kBF16) throw Error("weight tensor '" + t.name + "' must be bf16 in the program");
+      const WeightTensor& w = weights.get(t.name);
+      if (w.dtype == DType::kBF16) {
+        arena.upload(w.data, static_cast<size_t>(t.num_bytes()), offset[i]);
+      } else {
+        const std::vector<uint16_t> conv = to_bf16(w);
+        arena.upload(conv.data(), conv.size() * 2, offset[i]);
+      }
+    }
+  }
+
+  void upload_table() {
+    std::vector<abi::TaskDesc> descs = kernel.tasks;
+    for (const Relocation& r : kernel.relocations) {
+      const uint64_t addr = tensor_addr.at(r.tensor) + static_cast<uint64_t>(r.byte_offset);
+      if (r.slot == abi::kPtrSlots)
+        descs.at(r.task).stream_src = addr;
+      else
+        descs.at(r.task).ptr[r.slot] = addr;
+    }
+    auto up = [](DeviceBuffer& b, const auto& v, const char* what) {
+      using T = typename std::decay_t<decltype(v)>::value_type;
+      b = DeviceBuffer(std::max<size_t>(v.size(), 1) * sizeof(T), what);
+      b.upload(v.data(), v.size() * sizeof(T));
+    };
+    up(d_tasks, descs, "task table");
+    up(d_qoff, kernel.queue_offsets, "queues");
+    up(d_qitems, kernel.queue_items, "queues");
+    up(d_waits, kernel.waits, "wait table");
+    up(d_trig, kernel.triggers, "trigger table");
+    d_counters = DeviceBuffer(std::max<size_t>(kernel.num_events, 1) * 8, "event counters");
+    d_abort = DeviceBuffer(4, "abort flag");
+    d_error = DeviceBuffer(sizeof(abi::ErrorRecord), "error record");
+    d_step = DeviceBuffer(4, "step counter");
+    std::vector<int32_t> op_tasks;
+    for (const OpLaunch& l : kernel.op_launches) {
+      op_task_offset.push_back(op_tasks.size());
+      op_tasks.insert(op_tasks.end(), l.tasks.begin(), l.tasks.end());
+    }
+    up(d_op_tasks, op_tasks, "per-op task lists");
+  }
+
+  void check_inputs(const GpuRunOptions& o) const {
+    check_run_inputs(run_tensors, o.steps, o.prompt);
+    if (o.steps < 1) throw Error("steps must be at least 1");
+  }
+
+  abi::KernelParams base_params(const GpuRunOptions& o, const DeviceBuffer& prompt,
+                                const DeviceBuffer& history) const {
+    abi::KernelParams p{};
+    p.tasks = d_tasks.address();
+    p.queue_offsets = d_qoff.address();
+    p.queue_items = d_qitems.address();
+    p.waits = d_waits.address();
+    p.triggers = d_trig.address();
+    p.counters = d_counters.address();
+    p.prompt = prompt.address();
+    p.token_history = history.address();
+    p.step_counter = d_step.address();
+    p.abort_flag = d_abort.address();
+    p.error = d_error.address();
+    p.watchdog_ns = static_cast<uint64_t>(options.watchdog_s * 1e9);
+    p.prompt_len = static_cast<int32_t>(o.prompt.size());
+    p.num_steps = static_cast<int32_t>(o.steps);
+    p.num_workers = kernel.num_workers;
+    p.batch = kernel.batch;
+    p.vocab = kernel.vocab;
+    return p;
+  }
+
+  static DeviceBuffer upload_prompt(const std::vector<int64_t>& prompt) {
+    std::vector<int32_t> p32(prompt.begin(), prompt.end());
+    DeviceBuffer b(p32.size() * 4, "prompt");
+    b.upload(p32.data(), p32.size() * 4);
+    return b;
+  }
+
+  double timeout_s(int64_t steps) const { return 60.0 + 2 * options.watchdog_s + 0.5 * steps; }
+
+  void reset_run_state() {
+    MPK_CUDA(cudaMemsetAsync(d_counters.get(), 0, d_counters.bytes(), stream->get()));
+    MPK_CUDA(cudaMemsetAsync(d_abort.get(), 0, d_abort.bytes(), stream->get()));
+    MPK_CUDA(cudaMemsetAsync(d_error.get(), 0, d_error.bytes(), stream->get()));
+    MPK_CUDA(cudaMemsetAsync(d_step.get(), 0, d_step.bytes(), stream->get()));
+  }
+
+  std::string describe_task(TaskId t) const {
+    if (t < 0 || t >= static_cast<TaskId>(module.graph.tasks.size())) return "task " + std::to_string(t);
+    const Task& task = module.graph.tasks[t];
+    return "task " + std::to_string(t) + " (" + std::string(name_of(task.kind)) + " of " +
+           module.program.ops.at(task.op).name + ")";
+  }
+
+  void check_watchdog() const {
+    abi::ErrorRecord e{};
+    d_error.download(&e, sizeof e);
+    if (e.flag == 0) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "waited %.3f s", static_cast<double>(e.waited_ns) * 1e-9);
+    throw Error("watchdog: worker " + std::to_string(e.worker) + " (SM " + std::to_string(e.sm) + ") " +
+                buf + " at step " + std::to_string(e.step) + " on event " + std::to_string(e.event) +
+                " (counter " + std::to_string(e.counter) + ", needs " + std::to_string(e.needed) +
+                ") before " + describe_task(e.task) + "; the kernel was stopped");
+  }
+
+  void collect(const GpuRunOptions& o, const DeviceBuffer& history, const DeviceBuffer* logits_hist,
+               GpuRunResult& r) const {
+    const int64_t B = kernel.batch, V = kernel.vocab;
+    r.steps = o.steps;
+    r.batch = B;
+    std::vector<int32_t> flat(static_cast<size_t>(o.steps * B));
+    history.download(flat.data(), flat.size() * 4);
+    r.tokens.assign(static_cast<size_t>(o.steps), std::vector<int32_t>(static_cast<size_t>(B)));
+    for (int64_t s = 0; s < o.steps; ++s)
+      for (int64_t b = 0; b < B; ++b) r.tokens[s][b] = flat[s * B + b];
+    r.logits.resize(static_cast<size_t>(B * V));
+    MPK_CUDA(cudaMemcpy(r.logits.data(), reinterpret_cast<const void*>(tensor_addr.at(run_tensors.logits)),
+                        r.logits.size() * 4, cudaMemcpyDeviceToHost));
+    if (logits_hist) {
+      r.logits_history.resize(static_cast<size_t>(o.steps * B * V));
+      logits_hist->download(r.logits_history.data(), r.logits_history.size() * 4);
+    }
+  }
+
+  void build_graph(const abi::KernelParams& params) {
+    if (graph_exec) cudaGraphExecDestroy(graph_exec);
+    if (graph) cudaGraphDestroy(graph);
+    graph_exec = nullptr;
+    graph = nullptr;
+    graph_params = params;
+    cudaStream_t s = stream->get();
+    MPK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (size_t i = 0; i < kernel.op_launches.size(); ++i) {
+      uint64_t list = d_op_tasks.address() + op_task_offset[i] * 4;
+      void* args[] = {&graph_params, &list};
+      const cudaError_t e = cudaLaunchKernel(
+          reinterpret_cast<const void*>(k_per_op), dim3(static_cast<unsigned>(kernel.op_launches[i].tasks.size())),
+          dim3(kernel.threads), args, static_cast<size_t>(kernel.dynamic_smem_bytes), s);
+      if (e != cudaSuccess) {
+        cudaGraph_t broken = nullptr;
+        cudaStreamEndCapture(s, &broken);
+        if (broken) cudaGraphDestroy(broken);
+        cuda_check(e, "cudaLaunchKernel(mpk_per_op) during capture");
+      }
+    }
+    uint64_t step_ptr = d_step.address();
+    void* adv_args[] = {&step_ptr};
+    MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(k_advance), dim3(1), dim3(32), adv_args, 0, s));
+    MPK_CUDA(cudaStreamEndCapture(s, &graph));
+    MPK_CUDA(cudaGraphInstantiate(&graph_exec, graph, 0));
+  }
+};
+
+GpuMegakernel::GpuMegakernel(const Module& scheduled, const Weights& weights, const GpuOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& I = *impl_;
+  I.module = scheduled;
+  I.options = options;
+  I.info = gpu_info();
+  if (I.info.cc_major != 9 || I.info.cc_minor != 0)
+    throw Error("GPU " + I.info.name + " has compute capability " + std::to_string(I.info.cc_major) + "." +
+                std::to_string(I.info.cc_minor) + "; the megakernel is built for sm_90a (H100/H200)");
+  MPK_CUDA(cudaSetDevice(0));
+  I.run_tensors = find_run_tensors(I.module.program);
+  I.kernel = generate_megakernel(I.module, options.codegen);
+  I.compiled = compile_megakernel(I.kernel.source, options.compile);
+  I.stream = std::make_unique<Stream>();
+  I.load_library();
+  I.allocate(weights);
+  I.upload_table();
+  MPK_CUDA(cudaDeviceSynchronize());
+}
+
+GpuMegakernel::~GpuMegakernel() = default;
+
+const Module& GpuMegakernel::module() const { return impl_->module; }
+const Megakernel& GpuMegakernel::kernel() const { return impl_->kernel; }
+const CompiledKernel& GpuMegakernel::compiled() const { return impl_->compiled; }
+const GpuInfo& GpuMegakernel::info() const { return impl_->info; }
+int64_t GpuMegakernel::num_launches_per_op() const {
+  return static_cast<int64_t>(impl_->kernel.op_launches.size()) + 1;
+}
+
+GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
+  Impl& I = *impl_;
+  I.check_inputs(o);
+  const Megakernel& k = I.kernel;
+  DeviceBuffer prompt = Impl::upload_prompt(o.prompt);
+  DeviceBuffer history(static_cast<size_t>(o.steps * k.batch) * 4, "token history");
+  history.zero();
+  DeviceBuffer logits_hist;
+  if (o.logits_history)
+    logits_hist = DeviceBuffer(static_cast<size_t>(o.steps * k.batch) * k.vocab * 4, "logits history");
+  abi::KernelParams p = I.base_params(o, prompt, history);
+  p.logits_history = logits_hist.address();
+
+  DeviceBuffer trace, trace_count;
+  int64_t capacity = 0;
+  if (o.trace) {
+    int64_t longest = 0;
+    for (int32_t w = 0; w < k.num_workers; ++w)
+      longest = std::max<int64_t>(longest, k.queue_offsets[w + 1] - k.queue_offsets[w]);
+    capacity = o.trace_capacity > 0 ? o.trace_capacity : std::max<int64_t>(1, o.steps * longest);
+    trace = DeviceBuffer(static_cast<size_t>(capacity * k.num_workers) * sizeof(abi::TraceRecord), "trace");
+    trace_count = DeviceBuffer(static_cast<size_t>(k.num_workers) * 4, "trace counts");
+    trace_count.zero();
+    p.trace = trace.address();
+    p.trace_count = trace_count.address();
+    p.trace_capacity = static_cast<int32_t>(capacity);
+  }
+
+  I.reset_run_state();
+  EventPair ev;
+  cudaStream_t s = I.stream->get();
+  void* args[] = {&p};
+  MPK_CUDA(cudaEventRecord(ev.start(), s));
+  MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(o.trace ? I.k_traced : I.k_mega),
+                            dim3(static_cast<unsigned>(k.num_workers)), dim3(k.threads), args,
+                            static_cast<size_t>(k.dynamic_smem_bytes), s));
+  MPK_CUDA(cudaEventRecord(ev.stop(), s));
+  GpuRunResult r;
+  r.kernel_ms = ev.wait_ms(I.timeout_s(o.steps));
+  MPK_CUDA(cudaGetLastError());
+  I.check_watchdog();
+  I.collect(o, history, o.logits_history ? &logits_hist : nullptr, r);
+
+  if (o.trace) {
+    std::vector<uint32_t> counts(static_cast<size_t>(k.num_workers));
+    trace_count.download(counts.data(), counts.size() * 4);
+    std::vector<abi::TraceRecord> all(static_cast<size_t>(capacity * k.num_workers));
+    trace.download(all.data(), all.size() * sizeof(abi::TraceRecord));
+    for (int32_t w = 0; w < k.num_workers; ++w) {
+      const uint64_t n = counts[w];
+      const uint64_t kept = std::min<uint64_t>(n, static_cast<uint64_t>(capacity));
+      r.trace_overflow += n - kept;
+      for (uint64_t i = 0; i < kept; ++i) r.trace.push_back(all[w * capacity + i]);
+    }
+  }
+  return r;
+}
+
+GpuRunResult GpuMegakernel::run_per_op(const GpuRunOptions& o) {
+  Impl& I = *impl_;
+  I.check_inputs(o);
+  const Megakernel& k = I.kernel;
+  // The graph bakes in the parameters; rebuild it when the prompt or step count changes.
+  const bool rebuild = !I.graph_exec || I.graph_params.num_steps != o.steps ||
+                       I.graph_prompt.bytes() != o.prompt.size() * 4;
+  std::vector<int32_t> p32(o.prompt.begin(), o.prompt.end());
+  if (rebuild) {
+    I.graph_prompt = Impl::upload_prompt(o.prompt);
+    I.graph_history = DeviceBuffer(static_cast<size_t>(o.steps * k.batch) * 4, "token history");
+    I.build_graph(I.base_params(o, I.graph_prompt, I.graph_history));
+  } else {
+    I.graph_prompt.upload(p32.data(), p32.size() * 4);
+  }
+  I.graph_history.zero();
+  I.reset_run_state();
+  EventPair ev;
+  cudaStream_t s = I.stream->get();
+  MPK_CUDA(cudaEventRecord(ev.start(), s));
+  for (int64_t step = 0; step < o.steps; ++step) MPK_CUDA(cudaGraphLaunch(I.graph_exec, s));
+  MPK_CUDA(cudaEventRecord(ev.stop(), s));
+  GpuRunResult r;
+  r.kernel_ms = ev.wait_ms(I.timeout_s(o.steps));
+  MPK_CUDA(cudaGetLastError());
+  I.collect(o, I.graph_history, nullptr, r);
+  return r;
+}
+
+double measure_copy_bandwidth(size_t bytes, int reps) {
+  DeviceBuffer a(bytes, "bandwidth test"), b(bytes, "bandwidth test");
+  MPK_CUDA(cudaMemset(a.get(), 1, bytes));
+  MPK_CUDA(cudaMemset(b.get(), 2, bytes));
+  Stream s;
+  std::vector<double> ms;
+  for (int i = 0; i < reps + 2; ++i) {
+    EventPair ev;
+    MPK_CUDA(cudaEventRecord(ev.start(), s.get()));
+    MPK_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s.get()));
+    MPK_CUDA(cudaEventRecord(ev.stop(), s.get()));
+    const double t = ev.wait_ms(60);
+    if (i >= 2) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  const double med = ms[ms.size() / 2];
+  return 2.0 * static_cast<double>(bytes) / (med * 1e-3);
+}
+
+}  // namespace mpk

@@ -1,0 +1,84 @@
+// The GPU host runtime: generates and compiles (or loads from the cache) the megakernel
+// of a scheduled module, allocates weights, KV cache, activations and event counters
+// with plain device allocations, resolves the task table's pointers, and runs decode:
+// ONE persistent launch per run() performs every step on device (embedding, layers,
+// LM head, argmax, the token fed back) and the tokens are copied back at the end.
+// run_per_op() runs the same task bodies as one launch per operator, a whole step
+// captured in one CUDA graph and replayed per token: the kernel-per-operator baseline.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/compile.h"
+#include "codegen/kernel_abi.h"
+#include "codegen/megakernel.h"
+#include "ir/module.h"
+#include "runtime/gpu/cuda_util.h"
+#include "runtime/weights/weights.h"
+
+namespace mpk {
+
+struct GpuOptions {
+  MegakernelOptions codegen;
+  CompileOptions compile;
+  double watchdog_s = 2.0;  // longest event wait before the kernel stops itself
+};
+
+struct GpuRunOptions {
+  int64_t steps = 16;
+  std::vector<int64_t> prompt = {1};
+  bool trace = false;           // record every task execution (megakernel only)
+  int64_t trace_capacity = 0;   // records per worker; 0: steps * the longest queue
+  bool logits_history = false;  // keep every step's logits (lm_head writes them)
+};
+
+struct GpuRunResult {
+  int64_t steps = 0;
+  int64_t batch = 0;
+  std::vector<std::vector<int32_t>> tokens;  // [step][row]: the argmax of each step
+  std::vector<float> logits;                 // the last step's logits [batch, vocab]
+  std::vector<float> logits_history;         // [steps][batch][vocab] when asked
+  double kernel_ms = 0;                      // device time of the launch(es), CUDA events
+  std::vector<abi::TraceRecord> trace;       // every recorded task execution
+  uint64_t trace_overflow = 0;               // executions not recorded (buffer full)
+};
+
+class GpuMegakernel {
+ public:
+  // Throws mpk::Error for no GPU, a GPU that is not sm_90, more workers than SMs, a
+  // compile failure, or weights that do not match the module.
+  GpuMegakernel(const Module& scheduled, const Weights& weights, const GpuOptions& options = {});
+  ~GpuMegakernel();
+  GpuMegakernel(const GpuMegakernel&) = delete;
+  GpuMegakernel& operator=(const GpuMegakernel&) = delete;
+
+  // One persistent launch for o.steps decode steps. Throws mpk::Error with the worker,
+  // task, step and event when the watchdog stopped the kernel.
+  GpuRunResult run(const GpuRunOptions& o);
+  // The per-operator baseline (no tracing).
+  GpuRunResult run_per_op(const GpuRunOptions& o);
+
+  const Module& module() const;
+  const Megakernel& kernel() const;
+  const CompiledKernel& compiled() const;
+  const GpuInfo& info() const;
+  int64_t num_launches_per_op() const;  // kernel launches per step in per-op mode
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Device-to-device copy bandwidth of device 0, counting bytes read plus written, in
+// bytes per second: the median of `reps` copies of a `bytes`-sized buffer.
+double measure_copy_bandwidth(size_t bytes = size_t{1} << 30, int reps = 10);
+
+// Bytes of weights one decode step streams at batch 1: every weight tensor read by an
+// operator other than the embedding (an embedding table also read by a tied lm_head
+// counts once). The bandwidth floor is this over the copy bandwidth.
+int64_t weight_bytes_per_token(const Module& m);
+
+}  // namespace mpk

@@ -1,0 +1,71 @@
+// The megakernel compiles with nvcc for sm_90a (no GPU needed), for the tiny and
+// llama-3.2-1b presets, and the cubin cache answers the second compile.
+#include "codegen/compile.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "codegen/megakernel.h"
+#include "ir/error.h"
+#include "tests/codegen/test_util.h"
+
+namespace mpk {
+namespace {
+
+namespace fs = std::filesystem;
+
+class MegakernelCompile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache_ = fs::temp_directory_path() / ("mpk-codegen-test-" + std::to_string(::getpid()));
+    fs::remove_all(cache_);
+    try {
+      find_nvcc();
+    } catch (const Error& e) {
+      GTEST_SKIP() << "no nvcc: " << e.what();
+    }
+  }
+  void TearDown() override { fs::remove_all(cache_); }
+  fs::path cache_;
+};
+
+void compile_and_reload(const std::string& preset, const fs::path& cache) {
+  const Megakernel k = generate_megakernel(testing::scheduled_preset(preset));
+  CompileOptions o;
+  o.cache_dir = cache.string();
+  o.progress = false;
+  const CompiledKernel first = compile_megakernel(k.source, o);
+  EXPECT_FALSE(first.from_cache);
+  EXPECT_GT(first.compile_seconds, 0);
+  ASSERT_GT(first.cubin.size(), 1000u);
+  EXPECT_TRUE(fs::is_regular_file(first.cubin_path));
+  const CompiledKernel second = compile_megakernel(k.source, o);
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_EQ(second.cubin, first.cubin);
+  EXPECT_EQ(second.hash, first.hash);
+}
+
+TEST_F(MegakernelCompile, TinyCompilesAndCaches) { compile_and_reload("tiny", cache_); }
+TEST_F(MegakernelCompile, TinyQwen3Compiles) { compile_and_reload("tiny-qwen3", cache_); }
+TEST_F(MegakernelCompile, Llama32_1bCompilesAndCaches) { compile_and_reload("llama-3.2-1b", cache_); }
+
+TEST_F(MegakernelCompile, HashDependsOnTheSource) {
+  EXPECT_NE(megakernel_hash("a"), megakernel_hash("b"));
+  EXPECT_EQ(megakernel_hash("a"), megakernel_hash("a"));
+}
+
+TEST_F(MegakernelCompile, BrokenSourceReportsNvccDiagnostics) {
+  CompileOptions o;
+  o.cache_dir = cache_.string();
+  o.progress = false;
+  try {
+    compile_megakernel("this is not CUDA;\n", o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nvcc failed"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mpk

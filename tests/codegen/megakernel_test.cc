@@ -1,0 +1,183 @@
+// Tests of the megakernel generator: task table, queues, events, deduplicated
+// instantiations and the generated source, for scheduled presets (no GPU needed).
+#include "codegen/megakernel.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ir/error.h"
+#include "tests/codegen/test_util.h"
+
+namespace mpk {
+namespace {
+
+using testing::scheduled_preset;
+
+TEST(MegakernelGen, InstantiationsAreUniqueAndCoverEveryTask) {
+  const Module m = scheduled_preset("tiny");
+  const Megakernel k = generate_megakernel(m);
+  ASSERT_EQ(k.tasks.size(), m.graph.tasks.size());
+  const std::set<std::string> unique(k.instantiations.begin(), k.instantiations.end());
+  EXPECT_EQ(unique.size(), k.instantiations.size());
+  EXPECT_LT(k.instantiations.size(), m.graph.tasks.size() / 2);
+  std::vector<int> used(k.instantiations.size(), 0);
+  for (size_t t = 0; t < k.tasks.size(); ++t) {
+    ASSERT_GE(k.tasks[t].inst, 0);
+    ASSERT_LT(k.tasks[t].inst, static_cast<int>(k.instantiations.size()));
+    EXPECT_EQ(k.tasks[t].task, static_cast<int32_t>(t));
+    used[k.tasks[t].inst] = 1;
+  }
+  for (size_t i = 0; i < used.size(); ++i) EXPECT_TRUE(used[i]) << k.instantiations[i];
+  // Every case of the dispatch is in the source exactly once.
+  for (size_t i = 0; i < k.instantiations.size(); ++i)
+    EXPECT_NE(k.source.find("case " + std::to_string(i) + ": " + k.instantiations[i]), std::string::npos);
+}
+
+TEST(MegakernelGen, QueuesFollowTheSchedule) {
+  const Module m = scheduled_preset("tiny");
+  const Megakernel k = generate_megakernel(m);
+  const auto& workers = m.graph.schedule.workers;
+  ASSERT_EQ(k.queue_offsets.size(), workers.size() + 1);
+  for (size_t w = 0; w < workers.size(); ++w) {
+    const std::vector<int32_t> q(k.queue_items.begin() + k.queue_offsets[w],
+                                 k.queue_items.begin() + k.queue_offsets[w + 1]);
+    EXPECT_EQ(q, std::vector<int32_t>(workers[w].begin(), workers[w].end())) << "worker " << w;
+  }
+}
+
+TEST(MegakernelGen, WaitsAndTriggersMatchTheEvents) {
+  const Module m = scheduled_preset("tiny");
+  const Megakernel k = generate_megakernel(m);
+  EXPECT_EQ(k.num_events, static_cast<int32_t>(m.graph.events.size()));
+  size_t waits = 0, trigs = 0;
+  for (const Event& e : m.graph.events) {
+    waits += e.consumers.size();
+    trigs += e.producers.size();
+  }
+  EXPECT_EQ(k.waits.size(), waits);
+  EXPECT_EQ(k.triggers.size(), trigs);
+  for (TaskId t = 0; t < static_cast<TaskId>(k.tasks.size()); ++t) {
+    const abi::TaskDesc& d = k.tasks[t];
+    for (int i = 0; i < d.wait_count; ++i) {
+      const abi::WaitEntry& w = k.waits[d.wait_begin + i];
+      const Event& e = m.graph.events.at(w.event);
+      EXPECT_EQ(w.target, e.target);
+      EXPECT_EQ(w.distance, e.step_distance);
+      EXPECT_TRUE(std::binary_search(e.consumers.begin(), e.consumers.end(), t));
+    }
+    for (int i = 0; i < d.trig_count; ++i) {
+      const Event& e = m.graph.events.at(k.triggers[d.trig_begin + i]);
+      EXPECT_TRUE(std::binary_search(e.producers.begin(), e.producers.end(), t));
+    }
+  }
+}
+
+TEST(MegakernelGen, WeightStreamCoversEachLinearTasksRows) {
+  const Module m = scheduled_preset("tiny");
+  const Megakernel k = generate_megakernel(m);
+  int64_t expected = 0;
+  for (TaskId t = 0; t < static_cast<TaskId>(m.graph.tasks.size()); ++t) {
+    const Task& task = m.graph.tasks[t];
+    const abi::TaskDesc& d = k.tasks[t];
+    if (task.kind != TaskKind::kLinear && task.kind != TaskKind::kLmHead) {
+      EXPECT_EQ(d.stream_chunks, 0);
+      continue;
+    }
+    const TensorId w = m.program.ops[task.op].inputs[1];
+    const int64_t K = m.program.tensor(w).shape[1];
+    int64_t rows = 0;
+    for (const Region& r : task.reads)
+      if (r.tensor == w) rows = r.dims[0].size();
+    ASSERT_GT(d.stream_chunks, 0);
+    EXPECT_LE(d.stream_chunk_bytes, k.slot_bytes);
+    EXPECT_EQ(int64_t{d.stream_chunk_bytes} * (d.stream_chunks - 1) + d.stream_last_bytes, rows * K * 2);
+    EXPECT_EQ(d.stream_chunk_bytes % 16, 0);
+    expected += rows * K * 2;
+    bool relocated = false;
+    for (const Relocation& r : k.relocations)
+      if (r.task == t && r.slot == abi::kPtrSlots) {
+        EXPECT_EQ(r.tensor, w);
+        EXPECT_EQ(r.byte_offset % (K * 2), 0);
+        relocated = true;
+      }
+    EXPECT_TRUE(relocated);
+  }
+  EXPECT_EQ(k.stream_bytes_per_step, expected);
+}
+
+TEST(MegakernelGen, SharedMemoryFitsTheBudget) {
+  const Module m = scheduled_preset("llama-3.2-1b");
+  MegakernelOptions o;
+  const Megakernel k = generate_megakernel(m, o);
+  EXPECT_GE(k.stages, 2);
+  EXPECT_LE(k.dynamic_smem_bytes, o.smem_bytes);
+  EXPECT_EQ(k.dynamic_smem_bytes, int64_t{k.stages} * k.slot_bytes + k.scratch_bytes);
+  EXPECT_EQ(k.num_workers, static_cast<int32_t>(m.graph.schedule.workers.size()));
+  // Batch 8 needs x of 8 rows in shared memory; still fits.
+  const Megakernel k8 = generate_megakernel(scheduled_preset("llama-3.2-1b", kDefaultPipeline, 8), o);
+  EXPECT_GT(k8.scratch_bytes, k.scratch_bytes);
+  EXPECT_GE(k8.stages, 2);
+}
+
+TEST(MegakernelGen, SourceDoesNotDependOnThePolicy) {
+  const Megakernel a = generate_megakernel(
+      scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=round-robin}"));
+  const Megakernel b = generate_megakernel(
+      scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=critical-path}"));
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_NE(a.queue_items, b.queue_items);
+}
+
+TEST(MegakernelGen, PerOpLaunchesCoverEveryTaskInProgramOrder) {
+  const Module m = scheduled_preset("tiny", "decompose{attention-splits=2},infer-deps,assign-sm");
+  const Megakernel k = generate_megakernel(m);
+  std::vector<int> seen(m.graph.tasks.size(), 0);
+  OpId last_op = -1;
+  bool saw_merge = false;
+  for (const OpLaunch& l : k.op_launches) {
+    ASSERT_FALSE(l.tasks.empty());
+    const OpId op = m.graph.tasks[l.tasks[0]].op;
+    EXPECT_GE(op, last_op);
+    last_op = op;
+    for (TaskId t : l.tasks) {
+      EXPECT_EQ(m.graph.tasks[t].op, op);
+      ++seen[t];
+      if (m.graph.tasks[t].kind == TaskKind::kAttentionMerge) saw_merge = true;
+    }
+  }
+  EXPECT_TRUE(saw_merge);
+  for (int s : seen) EXPECT_EQ(s, 1);
+}
+
+TEST(MegakernelGen, RejectsAnUnscheduledModule) {
+  Module m = import_model("tiny", {});
+  EXPECT_THROW(generate_megakernel(m), Error);
+}
+
+TEST(MegakernelGen, RopeInverseFrequencies) {
+  Attrs a{{"head_dim", int64_t{8}}, {"theta", 10000.0}, {"rope_type", std::string("default")}};
+  const std::vector<float> inv = rope_inverse_frequencies(a);
+  ASSERT_EQ(inv.size(), 4u);
+  EXPECT_FLOAT_EQ(inv[0], 1.0f);
+  EXPECT_FLOAT_EQ(inv[1], 0.1f);
+  EXPECT_FLOAT_EQ(inv[2], 0.01f);
+  // llama3: the lowest frequencies are divided by the factor.
+  Attrs l = a;
+  l["head_dim"] = int64_t{64};
+  l["theta"] = 500000.0;
+  l["rope_type"] = std::string("llama3");
+  l["factor"] = 32.0;
+  l["low_freq_factor"] = 1.0;
+  l["high_freq_factor"] = 4.0;
+  l["original_max_position_embeddings"] = int64_t{8192};
+  a["head_dim"] = int64_t{64};
+  a["theta"] = 500000.0;
+  const std::vector<float> d = rope_inverse_frequencies(a), s = rope_inverse_frequencies(l);
+  EXPECT_FLOAT_EQ(s[0], d[0]);          // high frequency: kept
+  EXPECT_FLOAT_EQ(s[31], d[31] / 32);   // low frequency: divided
+  EXPECT_GT(s[20], d[20] / 32 - 1e-12f);
+}
+
+}  // namespace
+}  // namespace mpk

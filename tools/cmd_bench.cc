@@ -1,0 +1,143 @@
+// `mpk bench`: decode speed on the GPU. Compiles the model (random weights for a preset)
+// and its megakernel, measures the device-to-device copy bandwidth in the same run, and
+// prints the median per-token latency of the megakernel and/or the per-op baseline
+// (the same task bodies, one launch per operator, a step captured in one CUDA graph),
+// the bandwidth floor (weight bytes per token / copy bandwidth) and the ratio.
+//
+// Per-token latency: a launch runs all N steps on device, so a step cannot be timed on
+// its own; each repetition times one launch of N steps (N graph replays in per-op mode)
+// with CUDA events and divides by N. The median over the repetitions is reported.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "runtime/gpu/megakernel_runtime.h"
+#include "tools/args.h"
+#include "tools/run_compile.h"
+#include "tools/subcommands.h"
+
+namespace mpk {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
+    "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
+    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S]\n\n"
+    "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
+    "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
+    "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
+    "--mode per-op: the same task bodies launched one kernel per operator, each step one\n"
+    "CUDA graph replay (the kernel-per-operator baseline); both: side by side.\n"
+    "--trace-overhead: also time the megakernel with in-kernel tracing on.\n";
+
+struct Timing {
+  double median_ms = 0, min_ms = 0, max_ms = 0;  // per token
+};
+
+Timing per_token(std::vector<double> launch_ms, int64_t steps) {
+  for (double& v : launch_ms) v /= static_cast<double>(steps);
+  std::sort(launch_ms.begin(), launch_ms.end());
+  return {launch_ms[launch_ms.size() / 2], launch_ms.front(), launch_ms.back()};
+}
+
+template <class F>
+Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
+  for (int64_t i = 0; i < warmup; ++i) launch();
+  std::vector<double> ms;
+  for (int64_t i = 0; i < reps; ++i) ms.push_back(launch());
+  return per_token(ms, steps);
+}
+
+int cmd_bench(int argc, char** argv) {
+  const Args args(argc, argv,
+                  {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
+                   "warmup", "weights-seed"},
+                  {"trace-overhead", "help", "h"});
+  if (args.flag("help") || args.flag("h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!args.positionals().empty())
+    throw Error("unexpected argument '" + args.positionals().front() + "' (see --help)");
+  RunRequest req;
+  req.model = args.get("model", req.model);
+  if (args.has("policy") && args.has("pipeline")) throw Error("give --policy or --pipeline, not both");
+  req.policy = args.get("policy", req.policy);
+  req.pipeline = args.get("pipeline", req.pipeline);
+  req.steps = args.get_int("steps", 128);
+  req.batch = args.get_int("batch", 1);
+  req.max_seq_len = args.get_int("max-seq", 0);
+  if (args.has("prompt")) req.prompt = parse_int_list(args.get("prompt"), "--prompt");
+  req.weights_seed = args.get("weights-seed", req.weights_seed);
+  const std::string mode = args.get("mode", "megakernel");
+  if (mode != "megakernel" && mode != "per-op" && mode != "both")
+    throw Error("option '--mode' expects megakernel, per-op or both, got '" + mode + "'");
+  const int64_t reps = args.get_int("reps", 5), warmup = args.get_int("warmup", 2);
+  if (req.steps < 1 || reps < 1 || warmup < 0) throw Error("--steps and --reps must be >= 1, --warmup >= 0");
+  if (!gpu_available()) throw Error("no CUDA GPU is available");
+
+  const CompiledRun c = compile_for_run(req);
+  const Module& m = c.module;
+  GpuMegakernel g(m, c.weights);
+  const Megakernel& k = g.kernel();
+  const double bw = measure_copy_bandwidth();
+  const int64_t bytes = weight_bytes_per_token(m);
+  const double floor_ms = static_cast<double>(bytes) / bw * 1e3;
+
+  std::printf("gpu         %s, %d SMs\n", g.info().name.c_str(), g.info().sm_count);
+  std::printf("model       %s, batch %d, policy %s: %zu tasks, %zu events, %d workers\n",
+              m.name.c_str(), k.batch, m.graph.schedule.policy.c_str(), m.graph.tasks.size(),
+              m.graph.events.size(), k.num_workers);
+  if (g.compiled().from_cache)
+    std::printf("megakernel  loaded from the cache (%s)\n", g.compiled().cubin_path.c_str());
+  else
+    std::printf("megakernel  compiled in %.1f s (%s)\n", g.compiled().compile_seconds,
+                g.compiled().cubin_path.c_str());
+  std::printf("            %zu task bodies, %d threads/worker, %d x %d B weight-stream slots\n",
+              k.instantiations.size(), k.threads, k.stages, k.slot_bytes);
+  std::printf("bandwidth   %.3f TB/s (device-to-device copy, read + write)\n", bw * 1e-12);
+  std::printf("floor       %.3f GB/token / %.3f TB/s = %.4f ms/token\n", static_cast<double>(bytes) * 1e-9,
+              bw * 1e-12, floor_ms);
+  if (req.steps < 128) std::printf("note        fewer than 128 steps: figures are indicative only\n");
+  std::printf("latency     per token = one launch of %lld steps / %lld; median of %lld launches after %lld warm-up\n",
+              static_cast<long long>(req.steps), static_cast<long long>(req.steps),
+              static_cast<long long>(reps), static_cast<long long>(warmup));
+
+  GpuRunOptions o;
+  o.steps = req.steps;
+  o.prompt = req.prompt;
+  auto report = [&](const char* name, const Timing& t) {
+    std::printf("%-11s %.4f ms/token (min %.4f, max %.4f), %.2fx the floor\n", name, t.median_ms, t.min_ms,
+                t.max_ms, t.median_ms / floor_ms);
+  };
+  Timing mk{}, po{};
+  if (mode != "per-op") {
+    mk = measure([&] { return g.run(o).kernel_ms; }, req.steps, warmup, reps);
+    report("megakernel", mk);
+  }
+  if (mode != "megakernel") {
+    po = measure([&] { return g.run_per_op(o).kernel_ms; }, req.steps, warmup, reps);
+    report("per-op", po);
+    std::printf("            %lld kernel launches per step in one CUDA graph\n",
+                static_cast<long long>(g.num_launches_per_op()));
+  }
+  if (mode == "both")
+    std::printf("speedup     megakernel %.2fx faster than per-op\n", po.median_ms / mk.median_ms);
+  if (args.flag("trace-overhead")) {
+    if (mode == "per-op") mk = measure([&] { return g.run(o).kernel_ms; }, req.steps, warmup, reps);
+    GpuRunOptions t = o;
+    t.trace = true;
+    const Timing tr = measure([&] { return g.run(t).kernel_ms; }, req.steps, warmup, reps);
+    report("traced", tr);
+    std::printf("tracing     overhead %+.2f%% (median per-token latency, tracing on vs off)\n",
+                (tr.median_ms / mk.median_ms - 1) * 100);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace mpk
+
+MPK_SUBCOMMAND(bench, "measure decode latency on the GPU (megakernel and per-op baseline)", mpk::cmd_bench);
