@@ -3,6 +3,7 @@
 // every error reads "<source>:<line>:<col>: <what>". Names resolve to ids as they are
 // read; ids that refer to tasks (events, workers) are left to the verifier.
 #include <charconv>
+#include <map>
 #include <limits>
 #include <unordered_map>
 
@@ -114,15 +115,21 @@ class Parser {
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(where(line_, pos_ - line_start_ + 1) + what);
   }
-  // Marks the start of the token an error may later point at.
-  void mark() {
+  struct Pos {
+    int line = 1;
+    size_t col = 1;
+  };
+  // The start of the next token.
+  Pos here() {
     skip_spaces();
-    mark_line_ = line_;
-    mark_col_ = pos_ - line_start_ + 1;
+    return {line_, pos_ - line_start_ + 1};
   }
-  [[noreturn]] void fail_at_mark(const std::string& what) const {
-    throw Error(where(mark_line_, mark_col_) + what);
+  [[noreturn]] void fail_at(Pos p, const std::string& what) const {
+    throw Error(where(p.line, p.col) + what);
   }
+  // Marks the start of the token an error may later point at.
+  void mark() { mark_ = here(); }
+  [[noreturn]] void fail_at_mark(const std::string& what) const { fail_at(mark_, what); }
 
   void once(bool& seen, const std::string& what) {
     if (seen) fail_at_mark("second '" + what + "' line");
@@ -248,62 +255,74 @@ class Parser {
     Attrs a;
     if (accept('}')) return a;
     do {
-      mark();
+      const Pos at = here();
       std::string k = key();
       expect('=');
       AttrValue v = value();
-      if (!a.emplace(k, std::move(v)).second) fail_at_mark("duplicate attribute '" + k + "'");
+      if (!a.emplace(k, std::move(v)).second) fail_at(at, "duplicate attribute '" + k + "'");
     } while (accept(','));
     expect('}');
     return a;
   }
 
-  // key=value pairs up to the end of the line, each key at most once.
-  Attrs key_values(const std::string& line_kind) {
-    Attrs a;
+  // key=value pairs up to the end of the line, each key at most once, with where each
+  // key and value starts.
+  struct KeyValues {
+    Attrs values;
+    std::map<std::string, std::pair<Pos, Pos>> pos;
+  };
+
+  KeyValues key_values(const std::string& line_kind) {
+    KeyValues kv;
     while (true) {
       skip_spaces();
-      if (at_end() || peek() == '\n') return a;
-      mark();
-      std::string key = word("a key=value pair");
-      const int key_line = mark_line_;
-      const size_t key_col = mark_col_;
+      if (at_end() || peek() == '\n') return kv;
+      const Pos key_at = here();
+      std::string k = word("a key=value pair");
       expect('=');
+      const Pos value_at = here();
       AttrValue v = value();
-      if (!a.emplace(key, std::move(v)).second)
-        throw Error(where(key_line, key_col) + "duplicate key '" + key + "' in " + line_kind);
+      if (!kv.values.emplace(k, std::move(v)).second)
+        fail_at(key_at, "duplicate key '" + k + "' in " + line_kind);
+      kv.pos[k] = {key_at, value_at};
     }
   }
 
   // Takes `key` out of `kv` (if present), type-checked.
   template <typename T>
-  bool take(Attrs& kv, const std::string& key, T& out, const std::string& line_kind) {
-    auto it = kv.find(key);
-    if (it == kv.end()) return false;
+  void take(KeyValues& kv, const std::string& key, T& out, const std::string& line_kind) {
+    auto it = kv.values.find(key);
+    if (it == kv.values.end()) return;
+    const Pos at = kv.pos[key].second;
     if constexpr (std::is_same_v<T, std::string>) {
       if (!std::holds_alternative<std::string>(it->second))
-        fail_at_mark(line_kind + " " + key + " must be a string");
+        fail_at(at, line_kind + " " + key + " must be a string");
       out = std::get<std::string>(it->second);
     } else if constexpr (std::is_same_v<T, double>) {
       if (std::holds_alternative<std::string>(it->second))
-        fail_at_mark(line_kind + " " + key + " must be a number");
-      out = attr_float(kv, key);
+        fail_at(at, line_kind + " " + key + " must be a number");
+      out = attr_float(kv.values, key);
     } else {
       if (!std::holds_alternative<int64_t>(it->second))
-        fail_at_mark(line_kind + " " + key + " must be an integer");
+        fail_at(at, line_kind + " " + key + " must be an integer");
       const int64_t v = std::get<int64_t>(it->second);
       if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
-        fail_at_mark(line_kind + " " + key + " = " + std::to_string(v) + " is out of range");
+        fail_at(at, line_kind + " " + key + " = " + std::to_string(v) + " is out of range");
       out = static_cast<T>(v);
     }
-    kv.erase(it);
-    return true;
+    kv.values.erase(it);
   }
 
-  void no_leftover(const Attrs& kv, const std::string& line_kind, const std::string& known) {
-    if (!kv.empty())
-      fail_at_mark("unknown key '" + kv.begin()->first + "' in " + line_kind + " (known: " + known +
-                   ")");
+  // The first key (in line order) that no take() consumed is an error.
+  void no_leftover(KeyValues& kv, const std::string& line_kind, const std::string& known) {
+    const std::string* first = nullptr;
+    for (const auto& [k, v] : kv.values)
+      if (!first || std::pair(kv.pos[k].first.line, kv.pos[k].first.col) <
+                        std::pair(kv.pos[*first].first.line, kv.pos[*first].first.col))
+        first = &k;
+    if (first)
+      fail_at(kv.pos[*first].first,
+              "unknown key '" + *first + "' in " + line_kind + " (known: " + known + ")");
   }
 
   // ---- lines ----
@@ -326,7 +345,7 @@ class Parser {
   }
 
   void provenance() {
-    Attrs kv = key_values("provenance");
+    KeyValues kv = key_values("provenance");
     take(kv, "source", m_.provenance.source, "provenance");
     take(kv, "pipeline", m_.provenance.pipeline, "provenance");
     take(kv, "tool", m_.provenance.tool_version, "provenance");
@@ -334,7 +353,7 @@ class Parser {
   }
 
   void machine() {
-    Attrs kv = key_values("machine");
+    KeyValues kv = key_values("machine");
     MachineModel& mm = m_.machine;
     take(kv, "name", mm.name, "machine");
     take(kv, "sm_count", mm.sm_count, "machine");
@@ -350,22 +369,20 @@ class Parser {
 
   TensorId tensor_ref() {
     mark();
-    const int line = mark_line_;
-    const size_t col = mark_col_;
+    const Pos at = mark_;
     const std::string n = name("a tensor name");
     auto it = tensor_ids_.find(n);
-    if (it == tensor_ids_.end()) throw Error(where(line, col) + "unknown tensor '" + n + "'");
+    if (it == tensor_ids_.end()) fail_at(at, "unknown tensor '" + n + "'");
     return it->second;
   }
 
   void tensor() {
     mark();
-    const int line = mark_line_;
-    const size_t col = mark_col_;
+    const Pos at = mark_;
     Tensor t;
     t.name = name("a tensor name");
     if (tensor_ids_.count(t.name))
-      throw Error(where(line, col) + "duplicate tensor name '" + t.name + "'");
+      fail_at(at, "duplicate tensor name '" + t.name + "'");
     expect(':');
     mark();
     const std::string dt = word("a dtype");
@@ -401,12 +418,11 @@ class Parser {
 
   void op() {
     mark();
-    const int line = mark_line_;
-    const size_t col = mark_col_;
+    const Pos at = mark_;
     Operator op;
     op.name = name("an operator name");
     if (op_ids_.count(op.name))
-      throw Error(where(line, col) + "duplicate operator name '" + op.name + "'");
+      fail_at(at, "duplicate operator name '" + op.name + "'");
     expect('=');
     mark();
     const std::string k = word("an operator kind");
@@ -464,11 +480,10 @@ class Parser {
     consecutive_id(m_.graph.tasks.size(), "task");
     expect('=');
     mark();
-    const int line = mark_line_;
-    const size_t col = mark_col_;
+    const Pos at = mark_;
     const std::string op_name = name("an operator name");
     auto it = op_ids_.find(op_name);
-    if (it == op_ids_.end()) throw Error(where(line, col) + "unknown operator '" + op_name + "'");
+    if (it == op_ids_.end()) fail_at(at, "unknown operator '" + op_name + "'");
     Task t;
     t.op = it->second;
     expect(':');
@@ -532,8 +547,7 @@ class Parser {
   size_t pos_ = 0;
   int line_ = 1;
   size_t line_start_ = 0;
-  int mark_line_ = 1;
-  size_t mark_col_ = 1;
+  Pos mark_;
   bool seen_attrs_ = false, seen_provenance_ = false, seen_machine_ = false, seen_schedule_ = false;
   Module m_;
   std::unordered_map<std::string, TensorId> tensor_ids_;

@@ -119,17 +119,18 @@ class StructureChecker {
     }
   }
 
-  void region(const Region& r, const std::string& what) {
+  // `what` names the access ("task 3 read 0"); built only when there is a problem.
+  template <typename What>
+  void region(const Region& r, const What& what) {
     if (!tensor_ok(r.tensor)) {
-      sink_.add("structure.unknown-tensor", what + " refers to tensor " + std::to_string(r.tensor) +
+      sink_.add("structure.unknown-tensor", what() + " refers to tensor " + std::to_string(r.tensor) +
                                                 ", but there are " +
                                                 std::to_string(p_.tensors.size()) + " tensors");
       return;
     }
     const Tensor& t = p_.tensors[r.tensor];
-    const std::string text = format_region(t.name, r);
     if (r.dims.size() != t.shape.size()) {
-      sink_.add("structure.region-rank", what + " " + text + " has rank " +
+      sink_.add("structure.region-rank", what() + " " + format_region(t.name, r) + " has rank " +
                                              std::to_string(r.dims.size()) + ", tensor '" + t.name +
                                              "' has rank " + std::to_string(t.shape.size()));
       return;
@@ -138,7 +139,7 @@ class StructureChecker {
       const Range& g = r.dims[d];
       if (g.lo < 0 || g.hi > t.shape[d] || g.lo > g.hi) {
         sink_.add("structure.region-out-of-bounds",
-                  what + " " + text + ": dimension " + std::to_string(d) + " range " +
+                  what() + " " + format_region(t.name, r) + ": dimension " + std::to_string(d) + " range " +
                       std::to_string(g.lo) + ":" + std::to_string(g.hi) + " is not inside 0:" +
                       std::to_string(t.shape[d]));
         return;
@@ -150,7 +151,7 @@ class StructureChecker {
     for (size_t i = 0; i < m_.graph.tasks.size(); ++i) {
       const Task& t = m_.graph.tasks[i];
       const std::string what = "task " + std::to_string(i);
-      attr_keys(t.attrs, what);
+      if (!t.attrs.empty()) attr_keys(t.attrs, what);
       const bool op_ok = t.op >= 0 && static_cast<size_t>(t.op) < p_.ops.size();
       if (!op_ok)
         sink_.add("structure.bad-id", what + " refers to operator " + std::to_string(t.op) +
@@ -164,9 +165,10 @@ class StructureChecker {
                                              " belongs to operator '" + p_.ops[t.op].name +
                                              "' of kind " + std::string(name_of(p_.ops[t.op].kind)));
       }
-      for (size_t j = 0; j < t.reads.size(); ++j) region(t.reads[j], what + " read " + std::to_string(j));
+      for (size_t j = 0; j < t.reads.size(); ++j)
+        region(t.reads[j], [&] { return what + " read " + std::to_string(j); });
       for (size_t j = 0; j < t.writes.size(); ++j)
-        region(t.writes[j], what + " write " + std::to_string(j));
+        region(t.writes[j], [&] { return what + " write " + std::to_string(j); });
     }
   }
 

@@ -38,8 +38,8 @@ struct EventGraph {
   bool valid(TaskId t) const { return t >= 0 && t < num_tasks; }
 };
 
-// Finds a cycle among tasks joined by distance-0 events and, when `worker_of`/`position`
-// are given, same-worker order edges. Returns the tasks on one cycle in order (empty
+// Finds a cycle among tasks joined by distance-0 events and, when `workers` is given,
+// same-worker order edges. Returns the tasks on one cycle in order (empty
 // when acyclic). Nodes: tasks [0, n), events [n, n + E).
 std::vector<TaskId> find_cycle(const Module& m, const EventGraph& g,
                                const std::vector<std::vector<TaskId>>* workers) {
@@ -81,7 +81,7 @@ std::vector<TaskId> find_cycle(const Module& m, const EventGraph& g,
     if (v < static_cast<size_t>(n)) {
       for (EventId e : g.triggers[v]) release(n + e);
       if (worker_next[v] >= 0) release(worker_next[v]);
-    } else {
+    } else if (events[v - n].step_distance == 0) {
       for (TaskId c : events[v - n].consumers)
         if (g.valid(c)) release(c);
     }
@@ -112,6 +112,8 @@ std::vector<TaskId> find_cycle(const Module& m, const EventGraph& g,
   std::vector<TaskId> cycle;
   for (size_t i = walk.size(); i-- > seen_at[v];)
     if (walk[i] < static_cast<size_t>(n)) cycle.push_back(static_cast<TaskId>(walk[i]));
+  // Start at the lowest task id, so that the message does not depend on the walk.
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   return cycle;
 }
 

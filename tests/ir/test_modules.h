@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -17,12 +18,15 @@ namespace mpk::testing {
 // regions, events at both distances and a schedule on two workers. Valid: the verifier
 // accepts it. B=1, H=8, nq=2, nkv=1, hd=4, I=16, V=32, S=4.
 //
-// Task ids (program order):
+// Task ids (program order; task i computes operator i):
 //   0 embed        1 input_norm   2 q_proj       3 k_proj       4 v_proj
 //   5 q_norm       6 k_norm       7 q_rope       8 k_rope       9 kv_append
-//   10 attention   11 o_proj      12 attn_residual 13 gate_proj 14 up_proj
-//   15 silu_mul    16 down_proj   17 mlp_residual  18 final_norm 19 lm_head
-//   20 argmax
+//   10 attention   11 o_proj      12 attn_residual 13 post_norm 14 gate_proj
+//   15 up_proj     16 silu_mul    17 down_proj   18 mlp_residual 19 final_norm
+//   20 lm_head     21 argmax
+// Events: one distance-0 event per task with inputs written earlier (consumer = that
+// task, producers = the writers), in task order, then argmax -> embed at distance 1.
+// Schedule: task i on worker i % 2.
 inline Module tiny_module() {
   Module m;
   m.name = "toy \"one\" layer";
@@ -124,7 +128,9 @@ inline Module tiny_module() {
     const Operator& oper = p.ops[i];
     Task task;
     task.op = i;
-    task.kind = *parse_task_kind(name_of(oper.kind));
+    // argmax has no single-task kind: its one task is the reduce.
+    task.kind = oper.kind == OpKind::kArgmax ? TaskKind::kArgmaxReduce
+                                             : *parse_task_kind(name_of(oper.kind));
     for (TensorId in : oper.inputs) task.reads.push_back(whole(in));
     for (TensorId out : oper.outputs) task.writes.push_back(whole(out));
     task.bytes = 100 + i;
@@ -145,13 +151,40 @@ inline Module tiny_module() {
     if (producers.empty()) continue;
     m.graph.events.push_back(Event{producers, {c}, static_cast<int64_t>(producers.size()), 0});
   }
-  m.graph.events.push_back(Event{{20}, {0}, 1, 1});
+  m.graph.events.push_back(Event{{n - 1}, {0}, 1, 1});
   // Cross-step WAR on the caches and on the activations is implied by the chain
   // through argmax -> embed; the toy checks reads only.
   m.graph.schedule.policy = "round-robin";
   m.graph.schedule.params = {{"seed", int64_t{7}}, {"weight", 0.5}, {"mode", std::string("toy")}};
   m.graph.schedule.workers.resize(2);
   for (TaskId i = 0; i < n; ++i) m.graph.schedule.workers[i % 2].push_back(i);
+  m.graph.rebuild_use_lists();
+  return m;
+}
+
+// Three residual_add tasks in a ring over bf16 [1, 4] tensors: task 0 reads a, writes
+// b; task 1 reads b, writes c; task 2 reads c, writes a (so task 0 reads what the later
+// task 2 wrote in the previous step); task 3 reads and writes only d -> e. Events:
+// 0 -> 1 and 1 -> 2 at distance 0; no event orders 2 before 0 yet (the tests add them).
+inline Module ring_module() {
+  Module m;
+  m.name = "ring";
+  Program& p = m.program;
+  for (const char* n : {"a", "b", "c", "d", "e"})
+    p.add_tensor(Tensor{n, DType::kBF16, {1, 4}, TensorRole::kActivation});
+  const std::vector<std::array<TensorId, 2>> io = {{0, 1}, {1, 2}, {2, 0}, {3, 4}};
+  for (size_t i = 0; i < io.size(); ++i) {
+    const auto [in, out] = io[i];
+    p.add_op(Operator{"op" + std::to_string(i), OpKind::kResidualAdd, {in, in}, {out}, {}, -1});
+    Task t;
+    t.op = static_cast<OpId>(i);
+    t.kind = TaskKind::kResidualAdd;
+    t.reads = {full_region(in, {1, 4})};
+    t.writes = {full_region(out, {1, 4})};
+    m.graph.tasks.push_back(t);
+  }
+  p.rebuild_use_lists();
+  m.graph.events = {Event{{0}, {1}, 1, 0}, Event{{1}, {2}, 1, 0}};
   m.graph.rebuild_use_lists();
   return m;
 }
