@@ -31,7 +31,6 @@ class ListScheduler {
   // For placement hooks, valid while run() is going on.
   double finish_on(TaskId t, int32_t worker) const;  // if t were placed on `worker` now
   int32_t worker_of(TaskId t) const { return worker_of_[t]; }  // -1: not placed yet
-  double bottom_level(TaskId t) const { return level_[t]; }
   double cost(TaskId t) const { return cost_[t]; }
   const StepGraph& graph() const { return graph_; }
   int32_t num_workers() const { return static_cast<int32_t>(free_at_.size()); }
