@@ -21,6 +21,7 @@ class Parser {
       skip_spaces();
       if (pos_ == s_.size()) break;
       expect(',');
+      skip_spaces();
     }
     return p;
   }
