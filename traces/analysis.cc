@@ -18,18 +18,17 @@ void walk_critical_path(const Module& m, const std::vector<Execution>& execs,
     if (execs[i].step == k && (last < 0 || execs[i].end_ns > execs[last].end_ns))
       last = static_cast<int64_t>(i);
   if (last < 0) return;
-  const ExecutionIndex index(m.graph.tasks.size(), static_cast<int32_t>(s.run.steps), execs);
-  const auto waits = waits_by_task(m);
+  const BlameIndex blames(m, execs, static_cast<int32_t>(s.run.steps));
   std::vector<int64_t> chain;
   for (int64_t x = last; x >= 0;) {
     chain.push_back(x);
     const Execution& e = execs[x];
     // execs are ordered by (worker, start): the previous entry is the worker's previous task.
     const int64_t prev = x > 0 && execs[x - 1].worker == e.worker ? x - 1 : -1;
-    const Blame blame = blame_of(m, waits, execs, index, e);
+    const Blame blame = blames.blame(e);
     int64_t next = prev;
     if (blame.event >= 0 && (prev < 0 || blame.producer_end_ns >= execs[prev].end_ns))
-      next = index.find(blame.producer, e.step - m.graph.events[blame.event].step_distance);
+      next = blame.producer_exec;
     if (next < 0 || execs[next].step != k) break;
     x = next;
   }

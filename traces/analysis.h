@@ -63,6 +63,8 @@ RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step = -1
 
 // Human-readable reports: short aligned tables.
 std::string format_stats(const RunStats& s, bool full_path);
+// Four lines: makespan per step, utilization, idle time by cause, critical path.
+std::string format_brief(const RunStats& s);
 std::string format_diff(const RunStats& a, const RunStats& b);
 
 // "1.234 ms", "56.7 us", "890 ns".

@@ -159,8 +159,7 @@ Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
   cal.params = base;
   int32_t steps = 0;
   for (const Execution& e : execs) steps = std::max(steps, e.step + 1);
-  const ExecutionIndex index(graph.graph.tasks.size(), steps, execs);
-  const auto waits = waits_by_task(graph);
+  const BlameIndex blames(graph, execs, steps);
 
   // Machine-wide latencies.
   std::vector<double> latency, dispatch;
@@ -169,7 +168,7 @@ Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
     if (e.worker >= 0 && static_cast<size_t>(e.worker) < per_worker.size())
       per_worker[e.worker].push_back(&e);
     if (e.start_ns <= e.wait_begin_ns) continue;
-    const Blame b = blame_of(graph, waits, execs, index, e);
+    const Blame b = blames.blame(e);
     if (b.event >= 0 && e.start_ns >= b.producer_end_ns)
       latency.push_back(static_cast<double>(e.start_ns - b.producer_end_ns));
   }

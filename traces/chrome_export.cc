@@ -96,8 +96,8 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
   }
 
   if (flows != FlowMode::kNone) {
-    const ExecutionIndex index(m.graph.tasks.size(), static_cast<int32_t>(r.steps), execs);
-    const auto waits = waits_by_task(m);
+    const BlameIndex blames(m, execs, static_cast<int32_t>(r.steps));
+    const ExecutionIndex& index = blames.executions();
     auto arrow = [&](const Execution& from, const Execution& to) {
       // The start binds to the producer's slice (just inside its end), the finish to
       // the consumer's slice that starts at its timestamp.
@@ -112,13 +112,11 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
     };
     for (const Execution& e : execs) {
       if (flows == FlowMode::kLast) {
-        const Blame b = blame_of(m, waits, execs, index, e);
-        if (b.event < 0) continue;
-        const int64_t p = index.find(b.producer, e.step - m.graph.events[b.event].step_distance);
-        if (p >= 0) arrow(execs[p], e);
+        const Blame b = blames.blame(e);
+        if (b.event >= 0) arrow(execs[b.producer_exec], e);
         continue;
       }
-      for (EventId ev : waits[e.task]) {
+      for (EventId ev : blames.waits()[e.task]) {
         const int32_t step = e.step - m.graph.events[ev].step_distance;
         for (TaskId prod : m.graph.events[ev].producers) {
           const int64_t p = index.find(prod, step);

@@ -120,6 +120,24 @@ std::string format_stats(const RunStats& s, bool full_path) {
   return out;
 }
 
+std::string format_brief(const RunStats& s) {
+  std::string out = strf("makespan per step  %s mean, %s median\n", format_ns(s.mean_step_ns).c_str(),
+                         format_ns(s.median_step_ns).c_str());
+  out += strf("SM utilization     %s of %d workers\n", pct(s.utilization).c_str(), s.run.num_workers);
+  out += "idle by cause     ";
+  const double total = sm_time(s);
+  for (BubbleCause c : kCauses)
+    out += strf(" %s %s%s", name_of(c),
+                total > 0 ? pct(s.bubble_ns[static_cast<size_t>(c)] / total).c_str() : "-",
+                c == BubbleCause::kOverhead ? "\n" : ",");
+  if (s.path_step >= 0)
+    out += strf("critical path      step %d: %s in %lld tasks + %s waiting\n", s.path_step,
+                format_ns(static_cast<double>(s.path_busy_ns)).c_str(),
+                static_cast<long long>(s.path_tasks),
+                format_ns(static_cast<double>(s.path_gap_ns)).c_str());
+  return out;
+}
+
 std::string format_diff(const RunStats& a, const RunStats& b) {
   std::string out = "A: " + run_title(a) + "B: " + run_title(b) + "\n";
   TextTable t({"metric", "A", "B", "B - A", "change"});

@@ -90,24 +90,30 @@ std::vector<std::vector<EventId>> waits_by_task(const Module& m) {
   return waits;
 }
 
-Blame blame_of(const Module& m, const std::vector<std::vector<EventId>>& waits,
-               const std::vector<Execution>& execs, const ExecutionIndex& index,
-               const Execution& x) {
-  Blame best;
-  bool found = false;
-  for (EventId e : waits[x.task]) {
-    const Event& ev = m.graph.events[e];
-    const int32_t step = x.step - ev.step_distance;
-    if (step < 0) continue;
-    for (TaskId p : ev.producers) {
-      int64_t i = index.find(p, step);
-      if (i < 0) continue;
-      const Execution& px = execs[i];
-      if (!found || px.end_ns > best.producer_end_ns) {
-        best = {e, p, px.worker, px.end_ns};
-        found = true;
+BlameIndex::BlameIndex(const Module& m, const std::vector<Execution>& execs, int32_t num_steps)
+    : m_(m), execs_(execs), num_steps_(num_steps), index_(m.graph.tasks.size(), num_steps, execs),
+      waits_(waits_by_task(m)),
+      last_(m.graph.events.size() * static_cast<size_t>(std::max(num_steps, 0)), -1) {
+  for (size_t e = 0; e < m.graph.events.size(); ++e)
+    for (int32_t k = 0; k < num_steps; ++k) {
+      int64_t& best = last_[e * num_steps + k];
+      for (TaskId p : m.graph.events[e].producers) {
+        const int64_t i = index_.find(p, k);
+        if (i >= 0 && (best < 0 || execs[i].end_ns > execs[best].end_ns)) best = i;
       }
     }
+}
+
+Blame BlameIndex::blame(const Execution& x) const {
+  Blame best;
+  for (EventId e : waits_[x.task]) {
+    const int32_t step = x.step - m_.graph.events[e].step_distance;
+    if (step < 0 || step >= num_steps_) continue;
+    const int64_t i = last_[static_cast<size_t>(e) * num_steps_ + step];
+    if (i < 0) continue;
+    const Execution& px = execs_[i];
+    if (best.event < 0 || px.end_ns > best.producer_end_ns)
+      best = {e, px.task, px.worker, px.end_ns, i};
   }
   return best;
 }
@@ -146,8 +152,7 @@ DerivedRun derive_run(const Module& m, const std::vector<Execution>& execs, int3
   d.num_steps = num_steps;
   d.num_workers = static_cast<int32_t>(m.graph.schedule.workers.size());
   const std::vector<SchedulePlace> places = schedule_places(m);
-  const ExecutionIndex index(m.graph.tasks.size(), num_steps, execs);
-  const std::vector<std::vector<EventId>> waits = waits_by_task(m);
+  const BlameIndex blames(m, execs, num_steps);
 
   // Step spans.
   StepMarks marks;
@@ -190,7 +195,7 @@ DerivedRun derive_run(const Module& m, const std::vector<Execution>& execs, int3
         close_step(marks, w, j, x.start_ns, t, d.bubbles);
       cur_step = x.step;
       if (x.start_ns > t) {
-        const Blame blame = blame_of(m, waits, execs, index, x);
+        const Blame blame = blames.blame(x);
         Bubble b;
         b.worker = w;
         b.start_ns = t;

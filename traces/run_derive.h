@@ -58,10 +58,26 @@ struct Blame {
   TaskId producer = -1;
   int32_t producer_worker = -1;
   int64_t producer_end_ns = 0;
+  int64_t producer_exec = -1;  // index into the executions
 };
-Blame blame_of(const Module& m, const std::vector<std::vector<EventId>>& waits,
-               const std::vector<Execution>& execs, const ExecutionIndex& index,
-               const Execution& x);
+
+// Answers blame queries in O(events waited on): the latest-ending producer execution
+// of every (event, step) is found once. Keeps references to `m` and `execs`.
+class BlameIndex {
+ public:
+  BlameIndex(const Module& m, const std::vector<Execution>& execs, int32_t num_steps);
+  Blame blame(const Execution& x) const;
+  const ExecutionIndex& executions() const { return index_; }
+  const std::vector<std::vector<EventId>>& waits() const { return waits_; }
+
+ private:
+  const Module& m_;
+  const std::vector<Execution>& execs_;
+  int32_t num_steps_;
+  ExecutionIndex index_;
+  std::vector<std::vector<EventId>> waits_;
+  std::vector<int64_t> last_;  // [event * num_steps + step] -> execution index, -1 if none
+};
 
 struct DerivedRun {
   int32_t num_steps = 0;

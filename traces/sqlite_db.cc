@@ -8,6 +8,7 @@ namespace mpk {
 SqliteDb::SqliteDb(const std::string& path, bool read_only, bool create) : path_(path) {
   int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (!read_only && create) flags |= SQLITE_OPEN_CREATE;
+  flags |= SQLITE_OPEN_NOMUTEX;  // one connection per thread
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -75,6 +76,11 @@ void SqliteStmt::run() {
 void SqliteStmt::reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
+}
+
+void SqliteStmt::run_rebinding_all() {
+  step();
+  sqlite3_reset(stmt_);
 }
 
 std::string SqliteStmt::col_str(int i) const {

@@ -46,6 +46,9 @@ class SqliteStmt {
   bool step();
   // step() for a statement without results, then reset().
   void run();
+  // run() for a statement whose every parameter is bound again before the next step
+  // (hot insert loops): skips clearing the bindings.
+  void run_rebinding_all();
   void reset();
 
   int64_t col_int(int i) const { return sqlite3_column_int64(stmt_, i); }

@@ -79,7 +79,6 @@ CREATE TABLE execution(
   task INTEGER NOT NULL, step INTEGER NOT NULL, sm INTEGER NOT NULL,
   wait_begin_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
   PRIMARY KEY(run, worker, start_ns, task, step)) STRICT, WITHOUT ROWID;
-CREATE INDEX execution_by_task ON execution(run, task, step);
 
 CREATE TABLE bubble(
   run INTEGER NOT NULL, worker INTEGER NOT NULL, start_ns INTEGER NOT NULL,
@@ -180,6 +179,8 @@ void prepare_trace_db(SqliteDb& db, bool create) {
   check_trace_file(path, create);
   if (tables == 0 && app_id == 0) {
     if (!create) throw Error(path + ": empty SQLite database, not a trace.db");
+    // Large pages: runs are appended in key order, millions of small rows at a time.
+    db.exec("PRAGMA page_size = 16384", "create schema");
     db.exec("BEGIN IMMEDIATE", "create schema");
     try {
       db.exec("PRAGMA application_id = " + std::to_string(kTraceApplicationId), "create schema");

@@ -249,13 +249,30 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
     const int64_t run = r.col_int(0);
     r.reset();
 
-    SqliteStmt x(db,
-                 "INSERT INTO execution(run, worker, start_ns, task, step, sm, wait_begin_ns, "
-                 "end_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const Execution& e : execs)
-      x.bind(1, run).bind(2, int64_t{e.worker}).bind(3, e.start_ns).bind(4, int64_t{e.task})
-          .bind(5, int64_t{e.step}).bind(6, int64_t{e.sm}).bind(7, e.wait_begin_ns)
-          .bind(8, e.end_ns).run();
+    // Many rows per statement: the per-statement cost dominates single-row inserts.
+    const size_t rows_per_insert = 64;
+    auto values = [](size_t rows) {
+      std::string v;
+      for (size_t i = 0; i < rows; ++i) v += i ? ",(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?)";
+      return "INSERT INTO execution(run, worker, start_ns, task, step, sm, wait_begin_ns, "
+             "end_ns) VALUES" + v;
+    };
+    SqliteStmt xs(db, values(rows_per_insert).c_str());
+    for (size_t i = 0; i < execs.size();) {
+      const size_t n = std::min(rows_per_insert, execs.size() - i);
+      std::unique_ptr<SqliteStmt> tail;
+      if (n < rows_per_insert) tail = std::make_unique<SqliteStmt>(db, values(n).c_str());
+      SqliteStmt& x = tail ? *tail : xs;
+      for (size_t j = 0; j < n; ++j) {
+        const Execution& e = execs[i + j];
+        const int c = static_cast<int>(j) * 8;
+        x.bind(c + 1, run).bind(c + 2, int64_t{e.worker}).bind(c + 3, e.start_ns)
+            .bind(c + 4, int64_t{e.task}).bind(c + 5, int64_t{e.step}).bind(c + 6, int64_t{e.sm})
+            .bind(c + 7, e.wait_begin_ns).bind(c + 8, e.end_ns);
+      }
+      x.run_rebinding_all();
+      i += n;
+    }
 
     SqliteStmt b(db,
                  "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "

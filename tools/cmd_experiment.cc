@@ -1,0 +1,265 @@
+// `mpk experiment`: batch runs over models x pass-option combinations x scheduling
+// policies, in the simulator or on the GPU. Every run goes into one trace.db; one
+// comparison table (makespan per step, utilization, idle share, critical path) is
+// printed at the end, with a progress bar on stderr while it runs.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "ir/error.h"
+#include "passes/pipeline.h"
+#include "passes/policies/policy.h"
+#include "tools/args.h"
+#include "tools/run_backends.h"
+#include "tools/run_sim.h"
+#include "tools/subcommands.h"
+#include "traces/analysis.h"
+#include "traces/text_table.h"
+#include "traces/trace_db.h"
+
+namespace mpk {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: mpk experiment --model PRESET|HF_DIR[,...] [--policies P1,P2,...]\n"
+    "                      [--backend sim|gpu] [--steps N] [--batch N] [--max-seq N]\n"
+    "                      [--set PASS.OPTION=V1,V2,...]... [--costs COSTS.json] [-o TRACE.db]\n\n"
+    "Runs every model x --set combination x policy (default: all policies) and stores each\n"
+    "run in TRACE.db (default trace.db). --set gives a pass option several values, e.g.\n"
+    "--set decompose.tile=32,64,128; every combination of the --set options is one run per\n"
+    "policy. --costs: the simulator's cost file (e.g. from mpk calibrate). Prints one table:\n"
+    "makespan per step, SM utilization, idle share, critical path (busy + waiting).\n";
+
+struct Axis {
+  std::string pass, option;
+  std::vector<std::string> values;
+};
+
+Axis parse_axis(const std::string& s) {
+  const size_t dot = s.find('.'), eq = s.find('=');
+  if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 ||
+      eq == dot + 1 || eq + 1 == s.size())
+    throw Error("option '--set' expects PASS.OPTION=V1,V2,..., got '" + s + "'");
+  Axis a{s.substr(0, dot), s.substr(dot + 1, eq - dot - 1), split(s.substr(eq + 1), ',')};
+  for (const std::string& v : a.values)
+    if (v.empty()) throw Error("option '--set " + s + "': empty value");
+  return a;
+}
+
+// Every combination of the axes' values: one list of value indices each.
+std::vector<std::vector<size_t>> combinations(const std::vector<Axis>& axes) {
+  std::vector<std::vector<size_t>> out = {{}};
+  for (const Axis& a : axes) {
+    std::vector<std::vector<size_t>> next;
+    for (const auto& c : out)
+      for (size_t i = 0; i < a.values.size(); ++i) {
+        next.push_back(c);
+        next.back().push_back(i);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string pipeline_for(const std::string& policy, const std::vector<Axis>& axes,
+                         const std::vector<size_t>& combo) {
+  Pipeline p = parse_pipeline("decompose,infer-deps,assign-sm{policy=" + policy + "}");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto it = std::find_if(p.begin(), p.end(),
+                           [&](const PipelineEntry& e) { return e.pass == axes[i].pass; });
+    if (it == p.end())
+      throw Error("option '--set': no pass '" + axes[i].pass + "' in " + print_pipeline(p));
+    if (axes[i].pass == "assign-sm" && axes[i].option == "policy")
+      throw Error("option '--set': give policies with --policies");
+    it->options[axes[i].option] = axes[i].values[combo[i]];
+  }
+  return print_pipeline(p);
+}
+
+std::string combo_label(const std::vector<Axis>& axes, const std::vector<size_t>& combo) {
+  std::string s;
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (s.empty() ? "" : " ") + axes[i].pass + "." + axes[i].option + "=" + axes[i].values[combo[i]];
+  return s;
+}
+
+class Progress {
+ public:
+  explicit Progress(size_t total) : total_(total), tty_(::isatty(2)) {}
+  void show(size_t done, const std::string& what) {
+    const int width = 24;
+    const int filled = static_cast<int>(width * done / std::max<size_t>(total_, 1));
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar += std::string(static_cast<size_t>(width - filled), '.');
+    std::fprintf(stderr, "%s[%s] %zu/%zu  %-60.60s%s", tty_ ? "\r" : "", bar.c_str(), done, total_,
+                 what.c_str(), tty_ ? "" : "\n");
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (tty_) std::fputc('\n', stderr);
+  }
+
+ private:
+  size_t total_;
+  bool tty_;
+};
+
+// Runs a registered backend with its own report sent to /dev/null.
+void run_quietly(const RunBackend& b, const RunRequest& req) {
+  std::fflush(stdout);
+  const int saved = ::dup(1);
+  FILE* null = std::fopen("/dev/null", "w");
+  if (saved < 0 || !null) throw Error("cannot redirect the backend's output");
+  ::dup2(::fileno(null), 1);
+  std::fclose(null);
+  auto restore = [&] {
+    std::fflush(stdout);
+    ::dup2(saved, 1);
+    ::close(saved);
+  };
+  try {
+    b.run(req);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+}
+
+struct Row {
+  std::string model, policy, sets;
+  int64_t run = 0;
+  RunStats stats;
+};
+
+int cmd_experiment(int argc, char** argv) {
+  const Args args(argc, argv,
+                  {"model", "policies", "backend", "steps", "batch", "max-seq", "costs", "o",
+                   "output"},
+                  {"help", "h"}, {"set"});
+  if (args.flag("help") || args.flag("h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!args.positionals().empty())
+    throw Error("unexpected argument '" + args.positionals()[0] + "' (see --help)");
+  if (!args.has("model")) throw Error("missing --model PRESET|HF_DIR (see --help)");
+  const std::vector<std::string> models = split(args.get("model"), ',');
+  std::vector<std::string> policies;
+  if (args.has("policies")) {
+    policies = split(args.get("policies"), ',');
+  } else {
+    for (const PolicyInfo& p : all_policies()) policies.push_back(p.name);
+  }
+  for (const std::string& p : policies)
+    if (!find_policy(p))
+      throw Error("unknown policy '" + p + "' (known: " + known_policies() + ")");
+  const std::string backend_name = args.get("backend", "sim");
+  const RunBackend* backend = nullptr;
+  if (backend_name != "sim") {
+    for (const RunBackend& b : run_backends())
+      if (backend_name == b.name) backend = &b;
+    if (!backend || backend_name == "cpu")
+      throw Error("option '--backend' expects sim or gpu, got '" + backend_name + "'");
+    if (backend->available && !backend->available())
+      throw Error("backend '" + backend_name + "' is not available on this machine");
+    if (args.has("costs")) throw Error("--costs applies to the sim backend only");
+  }
+  RunRequest base;
+  base.steps = args.get_int("steps", base.steps);
+  if (base.steps < 1) throw Error("option '--steps' must be at least 1");
+  base.batch = args.get_int("batch", base.batch);
+  base.max_seq_len = args.get_int("max-seq", base.max_seq_len);
+  const std::string out = args.get("o", args.get("output", "trace.db"));
+  const std::string costs_path = args.get("costs");
+  std::vector<Axis> axes;
+  for (const std::string& s : args.get_all("set")) axes.push_back(parse_axis(s));
+  const auto combos = combinations(axes);
+  // Check every pipeline before the first run.
+  for (const auto& combo : combos)
+    for (const std::string& p : policies) parse_pipeline(pipeline_for(p, axes, combo));
+  { const TraceWriter check(out); }  // fail early on a file that is not a trace.db
+
+  const size_t total = models.size() * combos.size() * policies.size();
+  Progress progress(total);
+  std::vector<Row> rows;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const std::string& model : models) {
+    RunRequest req = base;
+    req.model = model;
+    const Module imported = backend ? Module{} : import_for_sim(req);
+    for (const auto& combo : combos) {
+      const std::string sets = combo_label(axes, combo);
+      for (const std::string& policy : policies) {
+        progress.show(rows.size(), model + " " + policy + (sets.empty() ? "" : " " + sets));
+        const std::string pipeline = pipeline_for(policy, axes, combo);
+        Row row{model, policy, sets, 0, {}};
+        try {
+          if (backend) {
+            req.pipeline = pipeline;
+            req.trace = out;
+            run_quietly(*backend, req);
+            row.run = TraceReader(out).last_run();
+          } else {
+            Module m = imported;
+            schedule_for_sim(m, pipeline);
+            const std::string options =
+                sets + (sets.empty() ? "" : " ") + "costs=" + (costs_path.empty() ? "machine-model" : costs_path);
+            row.run = simulate_and_record(m, sim_costs(m, costs_path), base.steps, model, options, out).run;
+          }
+        } catch (const Error& e) {
+          progress.finish();
+          throw Error(model + ", " + policy + (sets.empty() ? "" : ", " + sets) + ": " + e.what());
+        }
+        row.stats = compute_stats(TraceReader(out), row.run);
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+  progress.show(rows.size(), strf("done in %.1f s", std::chrono::duration<double>(
+                                                        std::chrono::steady_clock::now() - t0).count()));
+  progress.finish();
+
+  std::map<std::string, double> best;  // per model
+  for (const Row& r : rows) {
+    auto it = best.find(r.model);
+    if (it == best.end() || r.stats.mean_step_ns < it->second) best[r.model] = r.stats.mean_step_ns;
+  }
+  const bool show_sets = !axes.empty();
+  std::vector<std::string> header = {"run", "model", "policy"};
+  if (show_sets) header.push_back("options");
+  for (const char* h : {"ms/step", "vs best", "util", "idle", "crit busy", "crit wait"})
+    header.push_back(h);
+  TextTable t(header);
+  for (const Row& r : rows) {
+    const RunStats& s = r.stats;
+    const double cap = static_cast<double>(s.run.num_workers) * static_cast<double>(s.run.duration_ns);
+    double idle = 0;
+    for (int64_t v : s.bubble_ns) idle += static_cast<double>(v);
+    std::vector<std::string> cells = {std::to_string(r.run), r.model, r.policy};
+    if (show_sets) cells.push_back(r.sets);
+    const double b = best[r.model];
+    cells.push_back(strf("%.3f", s.mean_step_ns * 1e-6));
+    cells.push_back(b > 0 ? strf("%+.1f %%", 100.0 * (s.mean_step_ns - b) / b) : "-");
+    cells.push_back(strf("%.1f %%", 100.0 * s.utilization));
+    cells.push_back(cap > 0 ? strf("%.1f %%", 100.0 * idle / cap) : "-");
+    cells.push_back(format_ns(static_cast<double>(s.path_busy_ns)));
+    cells.push_back(format_ns(static_cast<double>(s.path_gap_ns)));
+    t.add(cells);
+  }
+  std::printf("%s, %lld steps, batch %lld -> %s\n\n", backend ? backend_name.c_str() : "sim",
+              static_cast<long long>(base.steps), static_cast<long long>(base.batch), out.c_str());
+  std::fputs(t.str(0).c_str(), stdout);
+  std::printf("\ncompare two runs: mpk trace diff %s --run A --run B   (studio: mpk-studio %s)\n",
+              out.c_str(), out.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace mpk
+
+MPK_SUBCOMMAND(experiment, "run policies x models x pass options; compare in one table",
+               mpk::cmd_experiment);

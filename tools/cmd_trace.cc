@@ -1,0 +1,143 @@
+// `mpk trace`: read a trace.db. `runs` lists its runs, `stats` reports one run
+// (makespan per step, utilization, idle time by cause, longest waits, time per operator
+// kind, critical path), `diff` sets two runs side by side, `export --chrome` writes
+// Chrome trace event JSON for Perfetto.
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+
+#include "ir/error.h"
+#include "tools/args.h"
+#include "tools/subcommands.h"
+#include "traces/analysis.h"
+#include "traces/chrome_export.h"
+#include "traces/text_table.h"
+#include "traces/trace_db.h"
+
+namespace mpk {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: mpk trace runs TRACE.db\n"
+    "       mpk trace stats TRACE.db [--run N] [--step K] [--path]\n"
+    "       mpk trace diff TRACE.db --run A --run B\n"
+    "       mpk trace export --chrome OUT.json TRACE.db [--run N] [--flows last|all|none]\n\n"
+    "--run defaults to the newest run (diff: the two newest). stats: --step picks the step\n"
+    "whose critical path is shown (default: the median step); --path lists every operator\n"
+    "on it. export: flow arrows from the producer each task waited for last (last), from\n"
+    "every producer (all), or none.\n";
+
+std::string db_path(const Args& args) {
+  if (args.positionals().size() != 1)
+    throw Error(args.positionals().empty() ? "expected a trace.db path (see --help)"
+                                           : "expected one trace.db path, got " +
+                                                 std::to_string(args.positionals().size()));
+  return args.positionals()[0];
+}
+
+int64_t run_id(const TraceReader& r, const Args& args) {
+  return args.has("run") ? args.get_int("run", 0) : r.last_run();
+}
+
+std::string when(int64_t ns) {
+  const std::time_t t = static_cast<std::time_t>(ns / 1000000000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
+int trace_runs(int argc, char** argv) {
+  const Args args(argc, argv, {}, {});
+  const TraceReader r(db_path(args));
+  TextTable t({"run", "kind", "model", "policy", "batch", "steps", "ms/step", "options", "started"});
+  for (const RunRecord& run : r.runs())
+    t.add({std::to_string(run.id), run.kind, run.model, run.policy, std::to_string(run.batch),
+           std::to_string(run.steps),
+           strf("%.3f", run.steps ? run.duration_ns * 1e-6 / static_cast<double>(run.steps) : 0.0),
+           run.options, when(run.started_at_ns)});
+  if (t.empty()) std::printf("%s: no runs\n", r.path().c_str());
+  else std::fputs(t.str(0).c_str(), stdout);
+  return 0;
+}
+
+int trace_stats(int argc, char** argv) {
+  const Args args(argc, argv, {"run", "step"}, {"path"});
+  const TraceReader r(db_path(args));
+  const int64_t id = run_id(r, args);
+  const int32_t step = static_cast<int32_t>(args.get_int("step", -1));
+  std::fputs(format_stats(compute_stats(r, id, step), args.flag("path")).c_str(), stdout);
+  return 0;
+}
+
+int trace_diff(int argc, char** argv) {
+  const Args args(argc, argv, {}, {}, {"run"});
+  const TraceReader r(db_path(args));
+  std::vector<int64_t> ids;
+  for (const std::string& s : args.get_all("run")) {
+    const auto v = parse_int_list(s, "--run");
+    ids.insert(ids.end(), v.begin(), v.end());
+  }
+  if (ids.empty()) {
+    const auto runs = r.runs();
+    if (runs.size() < 2) throw Error(r.path() + ": diff needs two runs, the file holds " +
+                                     std::to_string(runs.size()));
+    ids = {runs[runs.size() - 2].id, runs.back().id};
+  }
+  if (ids.size() != 2) throw Error("diff takes exactly two runs: --run A --run B");
+  std::fputs(format_diff(compute_stats(r, ids[0]), compute_stats(r, ids[1])).c_str(), stdout);
+  return 0;
+}
+
+int trace_export(int argc, char** argv) {
+  const Args args(argc, argv, {"chrome", "run", "flows"}, {});
+  if (!args.has("chrome")) throw Error("export needs --chrome OUT.json (the one format so far)");
+  const std::string flows_s = args.get("flows", "last");
+  FlowMode flows = FlowMode::kLast;
+  if (flows_s == "all") flows = FlowMode::kAll;
+  else if (flows_s == "none") flows = FlowMode::kNone;
+  else if (flows_s != "last") throw Error("option '--flows' expects last, all or none, got '" + flows_s + "'");
+  const TraceReader r(db_path(args));
+  const int64_t id = run_id(r, args);
+  const std::string out_path = args.get("chrome");
+  const std::string tmp = out_path + ".tmp";
+  ChromeExportStats st;
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw Error(out_path + ": cannot write");
+    st = export_chrome_trace(r, id, out, flows);
+    out.close();
+    if (!out) throw Error(out_path + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) throw Error(out_path + ": cannot write");
+  std::printf("run %lld -> %s: %lld slices, %lld flow arrows (open in https://ui.perfetto.dev)\n",
+              static_cast<long long>(id), out_path.c_str(), static_cast<long long>(st.slices),
+              static_cast<long long>(st.flows));
+  return 0;
+}
+
+int cmd_trace(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string sub = argv[1];
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  if (sub == "runs") return trace_runs(argc - 1, argv + 1);
+  if (sub == "stats") return trace_stats(argc - 1, argv + 1);
+  if (sub == "diff") return trace_diff(argc - 1, argv + 1);
+  if (sub == "export") return trace_export(argc - 1, argv + 1);
+  throw Error("unknown trace command '" + sub + "' (runs, stats, diff, export)");
+}
+
+}  // namespace
+}  // namespace mpk
+
+MPK_SUBCOMMAND(trace, "read a trace.db: runs, stats, diff, export --chrome", mpk::cmd_trace);
