@@ -140,14 +140,29 @@ KindFit fit_kind(TaskKind kind, const ServiceProfile& prof, const std::vector<Sa
       else lo = a;
     }
   }
+  auto rms_of = [&](const Fit& f) {
+    double sq = 0;
+    for (const Sample& x : s) {
+      const double pred = prof.finish(x.start + f.fixed, f.scale * x.bytes) - x.start;
+      sq += (pred - x.dur) * (pred - x.dur);
+    }
+    return std::sqrt(sq / static_cast<double>(s.size()));
+  };
+  double rms = rms_of(best);
+  // When the samples barely tell fixed time from streaming time (similar sizes, tiny
+  // transfers), keep the base's fixed time unless the best split is better by more
+  // than the clock's resolution.
+  if (any_bytes) {
+    const Fit anchored = fit_for(prof, s, std::clamp(base.fixed_ns, 0.0, min_dur));
+    const double anchored_rms = rms_of(anchored);
+    if (anchored_rms <= rms + 0.5) {
+      best = anchored;
+      rms = anchored_rms;
+    }
+  }
   out.fixed_ns = best.fixed;
   out.bytes_scale = best.scale;
-  double sq = 0;
-  for (const Sample& x : s) {
-    const double pred = prof.finish(x.start + best.fixed, best.scale * x.bytes) - x.start;
-    sq += (pred - x.dur) * (pred - x.dur);
-  }
-  out.rms_error_ns = std::sqrt(sq / static_cast<double>(s.size()));
+  out.rms_error_ns = rms;
   return out;
 }
 
