@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -170,6 +171,8 @@ class TraceReader {
   // Executions of one worker overlapping [t0, t1), ordered by start.
   std::vector<ExecutionRecord> executions(int64_t run, int32_t worker, int64_t t0,
                                           int64_t t1) const;
+  // The execution of `task` at `step`, if the run has it.
+  std::optional<ExecutionRecord> execution_of(int64_t run, TaskId task, int32_t step) const;
   std::vector<Bubble> bubbles(int64_t run) const;
   std::vector<Bubble> bubbles(int64_t run, int32_t worker, int64_t t0, int64_t t1) const;
   std::vector<StepRecord> steps(int64_t run) const;

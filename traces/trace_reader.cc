@@ -163,6 +163,19 @@ std::vector<ExecutionRecord> TraceReader::executions(int64_t run, int32_t worker
   return out;
 }
 
+std::optional<ExecutionRecord> TraceReader::execution_of(int64_t run, TaskId task,
+                                                         int32_t step) const {
+  // The task's worker comes from its graph; then one scan of that worker's rows.
+  SqliteStmt q(impl_->db,
+               (std::string(kExecCols) +
+                "WHERE run = ?1 AND worker = (SELECT t.worker FROM task t JOIN run r ON "
+                "r.graph = t.graph WHERE r.id = ?1 AND t.id = ?2) AND task = ?2 AND step = ?3")
+                   .c_str());
+  q.bind(1, run).bind(2, int64_t{task}).bind(3, int64_t{step});
+  if (!q.step()) return std::nullopt;
+  return execution_from_row(q);
+}
+
 std::vector<Bubble> TraceReader::bubbles(int64_t run) const {
   SqliteStmt q(impl_->db, (std::string(kBubbleCols) + "WHERE run = ? ORDER BY worker, start_ns").c_str());
   q.bind(1, run);

@@ -104,6 +104,13 @@ TEST(TraceDb, RoundTripOfOneRun) {
   EXPECT_EQ(tasks[2].bytes, 2000);
   EXPECT_EQ(tasks[0].flops, 10);
 
+  const auto x = r.execution_of(id, 2, 1);
+  ASSERT_TRUE(x.has_value());
+  EXPECT_EQ(x->worker, 1);
+  EXPECT_EQ(x->start_ns, 260);
+  EXPECT_EQ(x->end_ns, 400);
+  EXPECT_FALSE(r.execution_of(id, 2, 5).has_value());
+
   auto prods = r.producers_of(run.graph, 3);
   ASSERT_EQ(prods.size(), 2u);
   EXPECT_EQ(prods[0].task, 1);
