@@ -10,6 +10,7 @@ namespace mpk {
 
 std::string format_ns(double ns) {
   const double a = std::fabs(ns);
+  if (a < 0.5) return "0 ns";
   if (a >= 1e9) return strf("%.3f s", ns * 1e-9);
   if (a >= 1e6) return strf("%.3f ms", ns * 1e-6);
   if (a >= 1e3) return strf("%.2f us", ns * 1e-3);
@@ -22,6 +23,11 @@ const BubbleCause kCauses[] = {BubbleCause::kWait, BubbleCause::kQueueEmpty,
                                BubbleCause::kStepTail, BubbleCause::kOverhead};
 
 std::string pct(double v) { return strf("%.1f %%", 100.0 * v); }
+
+// A signed change in percent or percentage points; tiny values print as +0.0.
+std::string signed_change(double v, const char* unit) {
+  return strf("%+.1f %s", std::fabs(v) < 0.05 ? 0.0 : v, unit);
+}
 
 double sm_time(const RunStats& s) {
   return static_cast<double>(s.run.num_workers) * static_cast<double>(s.run.duration_ns);
@@ -81,8 +87,8 @@ std::string format_stats(const RunStats& s, bool full_path) {
     out += w.str();
   }
 
-  out += "\ntime per operator kind\n";
-  TextTable k({"kind", "tasks/step", "time/step", "share", "mean task", "wait/step"});
+  out += "\ntime per operator kind (summed over SMs)\n";
+  TextTable k({"kind", "tasks/step", "SM time/step", "share", "mean task", "wait/step"});
   for (const KindTime& kt : s.kinds) {
     const double t = static_cast<double>(kt.total_ns);
     k.add({kt.kind, strf("%.0f", per_step(s, static_cast<double>(kt.executions))),
@@ -143,10 +149,10 @@ std::string format_diff(const RunStats& a, const RunStats& b) {
   TextTable t({"metric", "A", "B", "B - A", "change"});
   auto time_row = [&](const std::string& name, double va, double vb) {
     t.add({name, format_ns(va), format_ns(vb), format_ns(vb - va),
-           va != 0 ? strf("%+.1f %%", 100.0 * (vb - va) / va) : "-"});
+           va != 0 ? signed_change(100.0 * (vb - va) / va, "%") : "-"});
   };
   auto share_row = [&](const std::string& name, double va, double vb) {
-    t.add({name, pct(va), pct(vb), strf("%+.1f pt", 100.0 * (vb - va)), ""});
+    t.add({name, pct(va), pct(vb), signed_change(100.0 * (vb - va), "pt"), ""});
   };
   time_row("makespan/step (mean)", a.mean_step_ns, b.mean_step_ns);
   time_row("makespan/step (median)", a.median_step_ns, b.median_step_ns);
@@ -165,7 +171,7 @@ std::string format_diff(const RunStats& a, const RunStats& b) {
          strf("%+lld", static_cast<long long>(b.path_tasks - a.path_tasks)), ""});
   out += t.str();
 
-  out += "\ntime per step by operator kind\n";
+  out += "\nSM time per step by operator kind\n";
   std::map<std::string, std::pair<double, double>> kinds;
   for (const KindTime& k : a.kinds) kinds[k.kind].first = per_step(a, static_cast<double>(k.total_ns));
   for (const KindTime& k : b.kinds) kinds[k.kind].second = per_step(b, static_cast<double>(k.total_ns));
@@ -175,7 +181,7 @@ std::string format_diff(const RunStats& a, const RunStats& b) {
             [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
   for (const auto& [kind, v] : rows)
     kt.add({kind, format_ns(v.first), format_ns(v.second), format_ns(v.second - v.first),
-            v.first != 0 ? strf("%+.1f %%", 100.0 * (v.second - v.first) / v.first) : "-"});
+            v.first != 0 ? signed_change(100.0 * (v.second - v.first) / v.first, "%") : "-"});
   out += kt.str();
   return out;
 }
