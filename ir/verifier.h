@@ -1,12 +1,22 @@
 // The layered verifier. Each layer returns diagnostics naming the rule broken:
 //   structure: ids resolve, names unique, regions inside tensor bounds, dtypes and
-//              shapes consistent per operator kind, event targets == producer counts;
-//   graph:     the event graph (step_distance 0) is acyclic, and every read of a region
-//              that an earlier task writes is ordered after it by events (once the
-//              graph has events or a schedule);
-//              every task is scheduled exactly once (when there is a schedule);
+//              shapes consistent per operator kind, event targets == producer counts.
+//              Rules: structure.unknown-tensor, structure.bad-id, structure.bad-enum,
+//              structure.bad-shape, structure.duplicate-name, structure.attr-key,
+//              structure.region-rank, structure.region-out-of-bounds,
+//              structure.op-signature, structure.task-kind, structure.event-target,
+//              structure.event-distance, structure.event-list;
+//   graph:     the event graph (step_distance 0) is acyclic (graph.cycle); once the
+//              graph has events or a schedule, every pair of tasks whose regions
+//              conflict (read after write: graph.unordered-read; write after read or
+//              write: graph.unordered-write) is ordered by a chain of events: of
+//              distance 0 when the earlier task in id order comes first in the step,
+//              of total distance <= 1 from the later task's previous step otherwise;
+//              with a schedule, every task is on exactly one worker
+//              (graph.unscheduled-task, graph.task-scheduled-twice) and there are no
+//              more workers than SMs (graph.bad-worker);
 //   schedule:  deadlock freedom: step_distance-0 dependency edges plus same-worker
-//              order edges form no cycle.
+//              order edges form no cycle (schedule.deadlock).
 #pragma once
 
 #include <string>

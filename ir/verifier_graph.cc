@@ -1,12 +1,13 @@
 // The verifier's graph and schedule layers (semantics in docs/ir.md, "Events" and
 // "Schedule"):
-//   graph:    distance-0 events form no cycle; every read of a region that an earlier
-//             task writes (same step), or that a later task wrote (previous step), is
-//             ordered after that write by a chain of events (once the graph has events
-//             or a schedule: before infer-deps it has neither); every task is scheduled
+//   graph:    distance-0 events form no cycle; every two tasks whose regions conflict
+//             (RAW, WAR, WAW) are ordered by a chain of events: the earlier one (in
+//             task id order) before the later in the same step, and the later one's
+//             previous step before the earlier (once the graph has events or a
+//             schedule: before infer-deps it has neither); every task is scheduled
 //             exactly once on at most sm_count workers;
 //   schedule: distance-0 event edges plus same-worker order edges form no cycle.
-// Overlapping accesses come from a RegionIndex, never from comparing all pairs.
+// Conflicting pairs come from RegionIndex queries, never from comparing all pairs.
 #include <algorithm>
 #include <cstdint>
 
@@ -131,11 +132,65 @@ std::string cycle_text(const Module& m, const std::vector<TaskId>& cycle,
   return s + one(cycle.front());
 }
 
-// Checks that reads are ordered after the writes they depend on.
-class ReadOrderChecker {
+// Tasks in an order where every distance-0 event's producers come before its
+// consumers; empty when distance-0 events form a cycle.
+std::vector<TaskId> topological_order(const Module& m, const EventGraph& g) {
+  const auto& events = m.graph.events;
+  std::vector<int64_t> task_in(g.num_tasks, 0), event_in(events.size(), 0);
+  for (TaskId t = 0; t < g.num_tasks; ++t)
+    for (EventId e : g.waits[t]) task_in[t] += events[e].step_distance == 0;
+  for (size_t e = 0; e < events.size(); ++e)
+    for (TaskId p : events[e].producers) event_in[e] += g.valid(p);
+  std::vector<TaskId> order;
+  order.reserve(g.num_tasks);
+  for (TaskId t = 0; t < g.num_tasks; ++t)
+    if (task_in[t] == 0) order.push_back(t);
+  for (size_t i = 0; i < order.size(); ++i)
+    for (EventId e : g.triggers[order[i]])
+      if (--event_in[e] == 0)
+        for (TaskId c : events[e].consumers)
+          if (g.valid(c) && --task_in[c] == 0) order.push_back(c);
+  if (order.size() != static_cast<size_t>(g.num_tasks)) order.clear();
+  return order;
+}
+
+// One bit per distance-1 event, for every task.
+class EventBits {
  public:
-  ReadOrderChecker(const Module& m, const EventGraph& g, DiagnosticSink& sink)
-      : m_(m), g_(g), sink_(sink) {}
+  EventBits(size_t num_tasks, size_t num_bits)
+      : words_((num_bits + 63) / 64), bits_(num_tasks * words_, 0) {}
+  uint64_t* row(size_t t) { return bits_.data() + t * words_; }
+  const uint64_t* row(size_t t) const { return bits_.data() + t * words_; }
+  void set(size_t t, size_t bit) { row(t)[bit / 64] |= uint64_t{1} << (bit % 64); }
+  void merge(size_t into, const uint64_t* from) {
+    uint64_t* r = row(into);
+    for (size_t w = 0; w < words_; ++w) r[w] |= from[w];
+  }
+  bool intersects(const EventBits& o, size_t a, size_t b) const {
+    const uint64_t *x = row(a), *y = o.row(b);
+    for (size_t w = 0; w < words_; ++w)
+      if (x[w] & y[w]) return true;
+    return false;
+  }
+
+ private:
+  size_t words_;
+  std::vector<uint64_t> bits_;
+};
+
+// Checks that conflicting accesses (read after write, write after read, write after
+// write on overlapping regions) are ordered by events. Candidate pairs come from
+// RegionIndex queries. A pair is ordered by a direct event (fast path), or, across
+// steps, by a chain through one distance-1 event (bitsets over the distance-1 events,
+// computed once in topological order), or by a distance-0 chain (a backward search
+// from the later task, cached per task).
+class AccessOrderChecker {
+ public:
+  AccessOrderChecker(const Module& m, const EventGraph& g, const std::vector<TaskId>& topo,
+                     DiagnosticSink& sink)
+      : m_(m), g_(g), sink_(sink), up_(0, 0), down_(0, 0) {
+    cross_step_bits(topo);
+  }
 
   void run() {
     const auto num_tensors = static_cast<int32_t>(m_.program.tensors.size());
@@ -150,31 +205,98 @@ class ReadOrderChecker {
         for (const Region& r : *list)
           if (usable(r)) universe.push_back(r);
     RegionIndex writes(num_tensors, universe);
+    RegionIndex reads = writes;  // same key dimensions and cuts, still empty
     universe.clear();
     universe.shrink_to_fit();
-    for (int32_t i = 0; i < g_.num_tasks; ++i)
+    for (int32_t i = 0; i < g_.num_tasks; ++i) {
       for (const Region& w : tasks[i].writes)
         if (usable(w)) writes.insert(w, i);
+      for (const Region& r : tasks[i].reads)
+        if (usable(r)) reads.insert(r, i);
+    }
 
     const int32_t n = g_.num_tasks;
     checked_.assign(n, -1);
-    reach0_.assign(n, 0);
-    reach1_.assign(n, 0);
+    reach_.assign(n, 0);
     ev_seen_.assign(m_.graph.events.size(), 0);
+    // Each pair (p, c) is checked once: the first conflict found is the one reported.
     for (TaskId c = 0; c < n; ++c) {
-      have0_ = have1_ = false;
+      searched_ = false;
+      auto visit = [&](TaskId p, const Region& mine, const Region& theirs, const char* rule,
+                       const char* c_verb, const char* p_verb, const char* p_past) {
+        if (p == c || checked_[p] == c) return;
+        checked_[p] = c;
+        if (!ordered(p, c)) report(p, c, mine, theirs, rule, c_verb, p_verb, p_past);
+      };
       for (const Region& r : tasks[c].reads) {
         if (!usable(r)) continue;
         writes.for_each_overlap(r, [&](int32_t, int32_t p, const Region& w) {
-          if (p == c || checked_[p] == c) return;
-          checked_[p] = c;
-          if (!ordered(p, c)) report(p, c, r, w);
+          visit(p, r, w, "graph.unordered-read", "reads", "writes", "wrote");
+        });
+      }
+      for (const Region& w : tasks[c].writes) {
+        if (!usable(w)) continue;
+        writes.for_each_overlap(w, [&](int32_t, int32_t p, const Region& o) {
+          visit(p, w, o, "graph.unordered-write", "writes", "writes", "wrote");
+        });
+        reads.for_each_overlap(w, [&](int32_t, int32_t p, const Region& o) {
+          visit(p, w, o, "graph.unordered-write", "writes", "reads", "read");
         });
       }
     }
   }
 
  private:
+  // up_[t]: distance-1 events that t reaches (t, or a distance-0 chain from t, ends at
+  // one of their producers). down_[t]: distance-1 events that reach t (one of their
+  // consumers is t or has a distance-0 chain to t). p in step k-1 is ordered before c
+  // in step k through one distance-1 event iff up_[p] and down_[c] share a bit.
+  void cross_step_bits(const std::vector<TaskId>& topo) {
+    const auto& events = m_.graph.events;
+    std::vector<int32_t> bit(events.size(), -1);
+    int32_t num_bits = 0;
+    for (size_t e = 0; e < events.size(); ++e)
+      if (events[e].step_distance == 1) bit[e] = num_bits++;
+    const size_t n = static_cast<size_t>(g_.num_tasks);
+    up_ = EventBits(n, num_bits);
+    down_ = EventBits(n, num_bits);
+    if (num_bits == 0) return;
+    // Per distance-0 event, the union over its consumers (up) or producers (down),
+    // computed once, when the first task needs it.
+    EventBits ev_up(events.size(), num_bits), ev_down(events.size(), num_bits);
+    std::vector<char> up_done(events.size(), 0), down_done(events.size(), 0);
+    for (size_t e = 0; e < events.size(); ++e)
+      if (bit[e] >= 0)
+        for (TaskId p : events[e].producers)
+          if (g_.valid(p)) up_.set(p, bit[e]);
+    // Reverse topological order: the consumers of a task's distance-0 events are done
+    // before it (they come after all of the event's producers).
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+      const TaskId t = *it;
+      for (EventId e : g_.triggers[t]) {
+        if (!up_done[e]) {
+          for (TaskId c : events[e].consumers)
+            if (g_.valid(c)) ev_up.merge(e, up_.row(c));
+          up_done[e] = 1;
+        }
+        up_.merge(t, ev_up.row(e));
+      }
+    }
+    for (TaskId t : topo)
+      for (EventId e : g_.waits[t]) {
+        if (bit[e] >= 0) {
+          down_.set(t, bit[e]);
+        } else if (events[e].step_distance == 0) {
+          if (!down_done[e]) {
+            for (TaskId p : events[e].producers)
+              if (g_.valid(p)) ev_down.merge(e, down_.row(p));
+            down_done[e] = 1;
+          }
+          down_.merge(t, ev_down.row(e));
+        }
+      }
+  }
+
   bool direct(TaskId p, TaskId c, bool any_distance) const {
     for (EventId e : g_.waits[c]) {
       const Event& ev = m_.graph.events[e];
@@ -184,85 +306,68 @@ class ReadOrderChecker {
     return false;
   }
 
-  // p writes earlier in the step (p < c): a distance-0 chain p -> c is needed. p writes
-  // later (p > c), so c reads what p wrote in the previous step: a chain of total
-  // distance <= 1 is needed.
+  // p accesses earlier in the step (p < c): a distance-0 chain p -> c is needed. p
+  // accesses later (p > c), so c conflicts with what p did in the previous step: a
+  // chain of total distance <= 1 is needed (a distance-0 chain also orders p's
+  // previous step, which ran before p's current one on the same worker).
   bool ordered(TaskId p, TaskId c) {
     const bool cross = p > c;
     if (direct(p, c, cross)) return true;
-    reach_from(c, cross);
-    return reach0_[p] == stamp_ || (cross && reach1_[p] == stamp_);
+    if (cross && up_.intersects(down_, p, c)) return true;
+    if (!searched_) search_from(c);
+    return reach_[p] == stamp_;
   }
 
-  // Backward reachability from c (cached per reader): reach0_ marks tasks with a
-  // distance-0 chain to c, reach1_ those with a chain of total distance 1.
-  void reach_from(TaskId c, bool need1) {
-    if (!have0_) {
-      ++stamp_;
-      seen0_.clear();
-      walk(c, 0, reach0_, seen0_);
-      have0_ = true;
-    }
-    if (need1 && !have1_) {
-      std::vector<TaskId> seen1;
-      for (size_t i = 0; i < seen0_.size(); ++i)
-        for (EventId e : g_.waits[seen0_[i]]) {
-          const Event& ev = m_.graph.events[e];
-          if (ev.step_distance != 1) continue;
-          for (TaskId p : ev.producers)
-            if (g_.valid(p) && reach0_[p] != stamp_ && reach1_[p] != stamp_) walk(p, 1, reach1_, seen1);
-        }
-      have1_ = true;
-    }
-  }
-
-  // Marks `start` and every task with a distance-0 chain to it (skipping tasks already
-  // reached at distance 0) with stamp_ in `mark`, appending them to `seen`.
-  void walk(TaskId start, int layer, std::vector<uint32_t>& mark, std::vector<TaskId>& seen) {
-    const uint32_t ev_stamp = 2 * stamp_ + static_cast<uint32_t>(layer);
-    mark[start] = stamp_;
-    size_t head = seen.size();
-    seen.push_back(start);
-    while (head < seen.size()) {
-      const TaskId t = seen[head++];
+  // Marks with stamp_ every task that has a distance-0 chain to c.
+  void search_from(TaskId c) {
+    ++stamp_;
+    searched_ = true;
+    stack_.assign(1, c);
+    reach_[c] = stamp_;
+    while (!stack_.empty()) {
+      const TaskId t = stack_.back();
+      stack_.pop_back();
       for (EventId e : g_.waits[t]) {
         const Event& ev = m_.graph.events[e];
-        if (ev.step_distance != 0 || ev_seen_[e] == ev_stamp) continue;
-        ev_seen_[e] = ev_stamp;
-        for (TaskId p : ev.producers) {
-          if (!g_.valid(p) || mark[p] == stamp_ || reach0_[p] == stamp_) continue;
-          mark[p] = stamp_;
-          seen.push_back(p);
-        }
+        if (ev.step_distance != 0 || ev_seen_[e] == stamp_) continue;
+        ev_seen_[e] = stamp_;
+        for (TaskId p : ev.producers)
+          if (g_.valid(p) && reach_[p] != stamp_) {
+            reach_[p] = stamp_;
+            stack_.push_back(p);
+          }
       }
     }
   }
 
-  void report(TaskId p, TaskId c, const Region& r, const Region& w) {
+  // c's access `mine` conflicts with p's access `theirs`; the verbs say what each does
+  // ("reads", "writes", and p's in the past tense).
+  void report(TaskId p, TaskId c, const Region& mine, const Region& theirs, const char* rule,
+              const char* c_verb, const char* p_verb, const char* p_past) {
     const auto& tensors = m_.program.tensors;
-    const std::string read = format_region(tensors[r.tensor].name, r);
-    const std::string written = format_region(tensors[w.tensor].name, w);
+    const std::string head = describe_task(m_, c) + " " + c_verb + " " +
+                             format_region(tensors[mine.tensor].name, mine) + ", which " +
+                             describe_task(m_, p) + " ";
+    const std::string other = " (" + format_region(tensors[theirs.tensor].name, theirs) + ")";
     if (p < c)
-      sink_.add("graph.unordered-read",
-                describe_task(m_, c) + " reads " + read + ", which " + describe_task(m_, p) +
-                    " writes earlier in the step (" + written +
-                    "), and no chain of distance-0 events orders the write before the read");
+      sink_.add(rule, head + p_verb + " earlier in the step" + other +
+                          ", and no chain of distance-0 events orders task " + std::to_string(p) +
+                          " before task " + std::to_string(c));
     else
-      sink_.add("graph.unordered-read",
-                describe_task(m_, c) + " reads " + read + ", which " + describe_task(m_, p) +
-                    " wrote in the previous step (" + written +
-                    "), and no chain of events of total distance <= 1 orders the write before "
-                    "the read");
+      sink_.add(rule, head + p_past + " in the previous step" + other +
+                          ", and no chain of events of total distance <= 1 orders task " +
+                          std::to_string(p) + " before task " + std::to_string(c));
   }
 
   const Module& m_;
   const EventGraph& g_;
   DiagnosticSink& sink_;
-  std::vector<TaskId> checked_;  // per writer: the last reader it was checked against
-  std::vector<uint32_t> reach0_, reach1_, ev_seen_;
-  std::vector<TaskId> seen0_;
+  EventBits up_, down_;
+  std::vector<TaskId> checked_;  // per task p: the last task c it was checked against
+  std::vector<uint32_t> reach_, ev_seen_;
+  std::vector<TaskId> stack_;
   uint32_t stamp_ = 0;
-  bool have0_ = false, have1_ = false;
+  bool searched_ = false;
 };
 
 void check_schedule_cover(const Module& m, DiagnosticSink& sink) {
@@ -295,12 +400,15 @@ std::vector<Diagnostic> verify_graph(const Module& m) {
   DiagnosticSink sink;
   if (m.graph.tasks.empty()) return sink.finish();
   const EventGraph g(m);
-  const std::vector<TaskId> cycle = find_cycle(m, g, nullptr);
-  if (!cycle.empty())
+  const std::vector<TaskId> topo = topological_order(m, g);
+  if (topo.empty()) {
+    const std::vector<TaskId> cycle = find_cycle(m, g, nullptr);
     sink.add("graph.cycle", "distance-0 events form a cycle: " + cycle_text(m, cycle, nullptr));
-  // A decomposed graph whose dependencies are not inferred yet (no events, no schedule)
-  // is an intermediate state of the pipeline, not an unordered one.
-  if (!m.graph.events.empty() || !m.graph.schedule.empty()) ReadOrderChecker(m, g, sink).run();
+  } else if (!m.graph.events.empty() || !m.graph.schedule.empty()) {
+    // A decomposed graph whose dependencies are not inferred yet (no events, no
+    // schedule) is an intermediate state of the pipeline, not an unordered one.
+    AccessOrderChecker(m, g, topo, sink).run();
+  }
   if (!m.graph.schedule.empty()) check_schedule_cover(m, sink);
   return sink.finish();
 }

@@ -225,23 +225,35 @@ TEST(Verifier, GraphCycle) {
 
 TEST(Verifier, UnorderedReadSameStep) {
   Module m = tiny_module();
-  // Drop q_proj's only event (input_norm -> q_proj).
-  ASSERT_EQ(m.graph.events[1].consumers, std::vector<TaskId>{2});
-  m.graph.events.erase(m.graph.events.begin() + 1);
+  // attention (10) waits on q_rope (7) and kv_append (9): drop q_rope, and let q_rope
+  // trigger o_proj (11) instead, so that it still precedes the rest of the step (and
+  // through argmax -> embed, the next step's writes).
+  ASSERT_EQ(m.graph.events[9].producers, (std::vector<TaskId>{7, 9}));
+  m.graph.events[9].producers = {9};
+  m.graph.events[9].target = 1;
+  m.graph.events.push_back(Event{{7}, {11}, 1, 0});
   expect_only(m, "graph.unordered-read",
-              {"task 2 (L0.q_proj:linear) reads xn.0[0:1, 0:8]",
-               "task 1 (L0.input_norm:rms_norm) writes earlier in the step"});
+              {"task 10 (L0.attention:attention) reads qr.0[0:1, 0:8]",
+               "task 7 (L0.q_rope:rope) writes earlier in the step",
+               "no chain of distance-0 events orders task 7 before task 10"});
 }
 
 TEST(Verifier, UnorderedReadFromPreviousStep) {
   Module m = tiny_module();
   m.graph.events.pop_back();  // argmax -> embed, distance 1
-  expect_only(m, "graph.unordered-read",
-              {"task 0 (embed:embedding) reads tokens[0:1]",
-               "task 21 (argmax:argmax_reduce) wrote in the previous step"});
+  // That event also ordered every write of a step after the previous step's reads.
+  const std::vector<Diagnostic> d = verify_module(m);
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d[0].rule, "graph.unordered-read");
+  EXPECT_NE(d[0].message.find("task 0 (embed:embedding) reads tokens[0:1], which task 21 "
+                              "(argmax:argmax_reduce) wrote in the previous step"),
+            std::string::npos)
+      << d[0].message;
+  for (const Diagnostic& x : d)
+    EXPECT_TRUE(x.rule == "graph.unordered-read" || x.rule == "graph.unordered-write") << x.rule;
 }
 
-TEST(Verifier, ChainsOfEventsOrderReads) {
+TEST(Verifier, ChainsOfEventsOrderAccesses) {
   // attn_residual reads h.0 (written by embed): drop the direct edge, keep the chain
   // embed -> input_norm -> ... -> o_proj -> attn_residual.
   Module m = tiny_module();
@@ -257,9 +269,48 @@ TEST(Verifier, ChainsOfEventsOrderReads) {
   EXPECT_TRUE(verify_module(ring).empty());
   // Two steps of distance are not enough.
   ring.graph.events[3].step_distance = 1;
-  expect_only(ring, "graph.unordered-read",
-              {"task 0 (op0:residual_add) reads a[0:1, 0:4]", "task 2 (op2:residual_add) wrote in "
-                                                               "the previous step"});
+  const std::vector<Diagnostic> d = verify_module(ring);
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d[0].rule, "graph.unordered-read");
+  EXPECT_NE(d[0].message.find("task 0 (op0:residual_add) reads a[0:1, 0:4], which task 2 "
+                              "(op2:residual_add) wrote in the previous step"),
+            std::string::npos)
+      << d[0].message;
+}
+
+TEST(Verifier, UnorderedWriteAfterRead) {
+  // Ring task 3 now reads b (written by task 0, ordered by an event): the next step's
+  // task 0 overwrites b while nothing orders it after this step's task 3.
+  Module m = ring_module();
+  m.program.ops[3].inputs = {1, 1};
+  m.graph.tasks[3].reads = {full_region(1, {1, 4})};
+  m.program.rebuild_use_lists();
+  m.graph.events.push_back(Event{{2}, {0}, 1, 1});
+  m.graph.events.push_back(Event{{0}, {3}, 1, 0});
+  expect_only(m, "graph.unordered-write",
+              {"task 0 (op0:residual_add) writes b[0:1, 0:4], which task 3 (op3:residual_add) "
+               "read in the previous step (b[0:1, 0:4])",
+               "no chain of events of total distance <= 1 orders task 3 before task 0"});
+  m.graph.events.push_back(Event{{3}, {0}, 1, 1});
+  EXPECT_TRUE(verify_module(m).empty());
+}
+
+TEST(Verifier, UnorderedWriteAfterWrite) {
+  // Ring task 3 now writes b, which task 0 writes earlier in the step.
+  Module m = ring_module();
+  m.program.ops[3].outputs = {1};
+  m.graph.tasks[3].writes = {full_region(1, {1, 4})};
+  m.program.rebuild_use_lists();
+  m.graph.events.push_back(Event{{2, 3}, {0}, 2, 1});  // both writers of b and a -> 0
+  m.graph.events.push_back(Event{{3}, {1}, 1, 1});     // task 1 reads b from task 3
+  const std::vector<Diagnostic> d = verify_module(m);
+  ASSERT_FALSE(d.empty());
+  for (const Diagnostic& x : d) EXPECT_EQ(x.rule, "graph.unordered-write") << x.message;
+  bool waw = false;
+  for (const Diagnostic& x : d)
+    waw = waw || x.message.find("task 3 (op3:residual_add) writes b[0:1, 0:4], which task 0 "
+                                "(op0:residual_add) writes earlier in the step") != std::string::npos;
+  EXPECT_TRUE(waw);
 }
 
 TEST(Verifier, UnscheduledTask) {
