@@ -21,8 +21,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk calibrate TRACE.db [--run N] -o COSTS.json [--base COSTS.json]\n\n"
     "Fits the simulator's cost model to run N (default: the newest): event latency and\n"
-    "dispatch gap (medians), and per task kind a fixed time and a factor on its bytes (least\n"
-    "squares under the run's own bandwidth sharing). --base supplies the bandwidths and the\n"
+    "dispatch gap (medians), one SM's bandwidth limit, and per task kind a fixed time and a\n"
+    "factor on its bytes (least squares under the run's own bandwidth sharing). --base supplies the bandwidths and the\n"
     "values a run cannot determine (default: the run's device). Then simulates the same\n"
     "graph with the fitted costs and compares makespan per step.\n";
 
@@ -61,6 +61,10 @@ int cmd_calibrate(int argc, char** argv) {
   std::printf("event latency  %s  (median of %lld waits)\n",
               format_ns(cal.params.event_latency_ns).c_str(),
               static_cast<long long>(cal.latency_samples));
+  std::printf("SM bandwidth   %.1f GB/s  (%s; device %.0f GB/s shared)\n",
+              cal.params.sm_bandwidth * 1e-9,
+              cal.sm_bandwidth_fitted ? "fitted" : "kept from the base",
+              cal.params.mem_bandwidth * 1e-9);
   std::printf("dispatch gap   %s  (median of %lld gaps)\n\n",
               format_ns(cal.params.dispatch_ns).c_str(),
               static_cast<long long>(cal.dispatch_samples));

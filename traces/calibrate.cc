@@ -16,7 +16,7 @@ namespace {
 // many SMs were busy at each instant (the simulator's sharing rule; at least one).
 class ServiceProfile {
  public:
-  ServiceProfile(const std::vector<Execution>& execs, const CostParams& c) : c_(c) {
+  explicit ServiceProfile(const std::vector<Execution>& execs) {
     std::vector<std::pair<int64_t, int>> edges;
     edges.reserve(execs.size() * 2);
     for (const Execution& e : execs) {
@@ -25,14 +25,24 @@ class ServiceProfile {
     }
     std::sort(edges.begin(), edges.end());
     int64_t busy = 0;
-    double served = 0;
     for (size_t i = 0; i < edges.size();) {
       const int64_t t = edges[i].first;
-      if (!times_.empty()) served += rate_of(busy) * static_cast<double>(t - times_.back());
       while (i < edges.size() && edges[i].first == t) busy += edges[i++].second;
       times_.push_back(t);
-      served_.push_back(served);
       busy_.push_back(busy);
+    }
+  }
+
+  // Recomputes the cumulative service for the bandwidths in `c`.
+  void set_rates(const CostParams& c) {
+    rate_one_ = shared_rate(c, 1);
+    rates_.resize(times_.size());
+    served_.resize(times_.size());
+    double served = 0;
+    for (size_t j = 0; j < times_.size(); ++j) {
+      if (j > 0) served += rates_[j - 1] * static_cast<double>(times_[j] - times_[j - 1]);
+      rates_[j] = shared_rate(c, std::max<int64_t>(busy_[j], 1));
+      served_[j] = served;
     }
   }
 
@@ -41,26 +51,24 @@ class ServiceProfile {
     auto it = std::upper_bound(times_.begin(), times_.end(), t,
                                [](double v, int64_t x) { return v < static_cast<double>(x); });
     const size_t j = static_cast<size_t>(it - times_.begin()) - 1;
-    return served_[j] + rate_of(busy_[j]) * (t - static_cast<double>(times_[j]));
+    return served_[j] + rates_[j] * (t - static_cast<double>(times_[j]));
   }
 
   // The time at which `amount` more bytes have been served after t0.
   double finish(double t0, double amount) const {
-    if (times_.empty()) return t0 + amount / rate_of(1);
+    if (times_.empty()) return t0 + amount / rate_one_;
     const double target = at(t0) + amount;
     if (t0 < static_cast<double>(times_[0]) && target <= 0) return t0;
     auto it = std::upper_bound(served_.begin(), served_.end(), target);
     const size_t j = it == served_.begin() ? 0 : static_cast<size_t>(it - served_.begin()) - 1;
-    return static_cast<double>(times_[j]) + (target - served_[j]) / rate_of(busy_[j]);
+    return static_cast<double>(times_[j]) + (target - served_[j]) / rates_[j];
   }
 
  private:
-  double rate_of(int64_t busy) const { return shared_rate(c_, std::max<int64_t>(busy, 1)); }
-
-  const CostParams& c_;
   std::vector<int64_t> times_;
-  std::vector<double> served_;
   std::vector<int64_t> busy_;
+  std::vector<double> rates_, served_;
+  double rate_one_ = 1;
 };
 
 double median(std::vector<double> v) {
@@ -75,8 +83,37 @@ struct Sample {
 };
 
 struct Fit {
-  double fixed = 0, scale = 1, cost = 0;
+  double fixed = 0, scale = 1, cost = -1;  // cost < 0: not evaluated
 };
+
+// Minimizes f over [lo, hi]: a grid of grid + 1 points, then a golden-section search
+// between the best grid point's neighbours. Returns the best x seen.
+template <class F>
+double minimize(F f, double lo, double hi, int grid, int iters) {
+  double best_x = lo, best_v = f(lo);
+  for (int j = 1; j <= grid; ++j) {
+    const double x = lo + (hi - lo) * j / grid;
+    const double v = f(x);
+    if (v < best_v) best_v = v, best_x = x;
+  }
+  const double step = (hi - lo) / grid;
+  double a = std::max(lo, best_x - step), b = std::min(hi, best_x + step);
+  const double phi = 0.5 * (std::sqrt(5.0) - 1);
+  double c = b - phi * (b - a), d = a + phi * (b - a);
+  double fc = f(c), fd = f(d);
+  for (int it = 0; it < iters; ++it) {
+    if (fc <= fd) {
+      b = d, d = c, fd = fc;
+      c = b - phi * (b - a), fc = f(c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + phi * (b - a), fd = f(d);
+    }
+  }
+  if (fc < best_v) best_v = fc, best_x = c;
+  if (fd < best_v) best_v = fd, best_x = d;
+  return best_x;
+}
 
 Fit fit_for(const ServiceProfile& prof, const std::vector<Sample>& s, double fixed) {
   double num = 0, den = 0;
@@ -96,49 +133,29 @@ Fit fit_for(const ServiceProfile& prof, const std::vector<Sample>& s, double fix
   return f;
 }
 
-KindFit fit_kind(TaskKind kind, const ServiceProfile& prof, const std::vector<Sample>& all,
+// `s`: an even subsample of the kind's executions (at most a few thousand).
+KindFit fit_kind(TaskKind kind, const ServiceProfile& prof, const std::vector<Sample>& s,
                  const KindCost& base) {
   KindFit out;
   out.kind = kind;
-  out.samples = static_cast<int64_t>(all.size());
-  double mean = 0;
-  for (const Sample& x : all) mean += x.dur;
-  out.mean_ns = mean / static_cast<double>(all.size());
-  // Keep the search affordable on huge runs: an even subsample.
-  std::vector<Sample> s;
-  const size_t stride = std::max<size_t>(1, all.size() / 20000);
   double min_dur = std::numeric_limits<double>::infinity();
   bool any_bytes = false;
-  for (size_t i = 0; i < all.size(); i += stride) {
-    s.push_back(all[i]);
-    min_dur = std::min(min_dur, all[i].dur);
-    any_bytes = any_bytes || all[i].bytes > 0;
+  for (const Sample& x : s) {
+    min_dur = std::min(min_dur, x.dur);
+    any_bytes = any_bytes || x.bytes > 0;
   }
   Fit best;
   if (!any_bytes) {
-    best.fixed = out.mean_ns;
+    double mean = 0;
+    for (const Sample& x : s) mean += x.dur;
+    best.fixed = mean / static_cast<double>(s.size());
     best.scale = base.bytes_scale;
   } else {
-    const int grid = 64;
-    int best_j = 0;
-    for (int j = 0; j <= grid; ++j) {
-      Fit f = fit_for(prof, s, min_dur * j / grid);
-      if (j == 0 || f.cost < best.cost) {
-        best = f;
-        best_j = j;
-      }
-    }
-    double lo = min_dur * std::max(0, best_j - 1) / grid;
-    double hi = min_dur * std::min(grid, best_j + 1) / grid;
-    const double phi = 0.5 * (std::sqrt(5.0) - 1);
-    for (int it = 0; it < 48 && hi - lo > 1e-3; ++it) {
-      const double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
-      Fit fa = fit_for(prof, s, a), fb = fit_for(prof, s, b);
-      if (fa.cost < best.cost) best = fa;
-      if (fb.cost < best.cost) best = fb;
-      if (fa.cost <= fb.cost) hi = b;
-      else lo = a;
-    }
+    minimize([&](double fixed) {
+      const Fit f = fit_for(prof, s, fixed);
+      if (f.cost < best.cost || best.cost < 0) best = f;
+      return f.cost;
+    }, 0, min_dur, 32, 30);
   }
   auto rms_of = [&](const Fit& f) {
     double sq = 0;
@@ -198,25 +215,67 @@ Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
   if (!latency.empty()) cal.params.event_latency_ns = median(latency);
   if (!dispatch.empty()) cal.params.dispatch_ns = median(dispatch);
 
-  // Per task kind.
-  const ServiceProfile prof(execs, cal.params);
-  std::vector<std::vector<Sample>> by_kind(kNumTaskKinds);
-  for (const Execution& e : execs) {
-    const Task& t = graph.graph.tasks[e.task];
-    const double dur = static_cast<double>(e.end_ns - e.start_ns);
-    if (dur <= 0) continue;
-    const double start = static_cast<double>(e.start_ns);
-    const double rate = (prof.at(start + dur) - prof.at(start)) / dur;
-    by_kind[static_cast<size_t>(t.kind)].push_back(
-        {start, dur, static_cast<double>(t.bytes), rate > 0 ? 1.0 / (rate * rate) : 1.0});
+  // Executions by task kind (with a duration to fit).
+  std::vector<std::vector<const Execution*>> by_kind(kNumTaskKinds);
+  for (const Execution& e : execs)
+    if (e.end_ns > e.start_ns) by_kind[static_cast<size_t>(graph.graph.tasks[e.task].kind)].push_back(&e);
+
+  // Per task kind under the sharing profile of `p`, on at most `max_samples` executions
+  // of each kind; returns the rms error over all of them.
+  ServiceProfile prof(execs);
+  auto fit_kinds = [&](const CostParams& p, size_t max_samples, std::vector<KindFit>* fits) {
+    prof.set_rates(p);
+    double sq = 0, n = 0;
+    for (int k = 0; k < kNumTaskKinds; ++k) {
+      const auto& list = by_kind[k];
+      if (list.empty()) continue;
+      std::vector<Sample> samples;
+      const size_t stride = std::max<size_t>(1, list.size() / max_samples);
+      for (size_t i = 0; i < list.size(); i += stride) {
+        const Execution& e = *list[i];
+        const double start = static_cast<double>(e.start_ns);
+        const double dur = static_cast<double>(e.end_ns - e.start_ns);
+        const double rate = (prof.at(start + dur) - prof.at(start)) / dur;
+        samples.push_back({start, dur, static_cast<double>(graph.graph.tasks[e.task].bytes),
+                           rate > 0 ? 1.0 / (rate * rate) : 1.0});
+      }
+      const TaskKind kind = static_cast<TaskKind>(k);
+      KindFit f = fit_kind(kind, prof, samples, base.cost_of(kind));
+      f.samples = static_cast<int64_t>(list.size());
+      double mean = 0;
+      for (const Execution* e : list) mean += static_cast<double>(e->end_ns - e->start_ns);
+      f.mean_ns = mean / static_cast<double>(list.size());
+      sq += f.rms_error_ns * f.rms_error_ns * static_cast<double>(samples.size());
+      n += static_cast<double>(samples.size());
+      if (fits) fits->push_back(f);
+    }
+    return n > 0 ? std::sqrt(sq / n) : 0.0;
+  };
+
+  // One SM's own bandwidth: a search over multiples of its fair share (log scale),
+  // kept at the base's value unless another predicts durations better by > 0.5 ns.
+  const double fair = cal.params.mem_bandwidth / std::max(1, graph.machine.sm_count);
+  auto error_at = [&](double log_mult) {
+    CostParams p = cal.params;
+    p.sm_bandwidth = fair * std::exp(log_mult);
+    return fit_kinds(p, 1000, nullptr);
+  };
+  const double base_log = std::log(std::max(cal.params.sm_bandwidth / fair, 1e-3));
+  const double base_err = error_at(base_log);
+  double best_log = base_log, best_err = base_err;
+  minimize([&](double x) {
+    const double err = error_at(x);
+    if (err < best_err) best_err = err, best_log = x;
+    return err;
+  }, 0, std::log(8.0), 8, 12);
+  if (base_err > best_err + 0.5) {
+    cal.params.sm_bandwidth = fair * std::exp(best_log);
+    cal.sm_bandwidth_fitted = true;
   }
-  for (int k = 0; k < kNumTaskKinds; ++k) {
-    if (by_kind[k].empty()) continue;
-    const TaskKind kind = static_cast<TaskKind>(k);
-    KindFit f = fit_kind(kind, prof, by_kind[k], base.cost_of(kind));
-    cal.params.kinds[k].fixed_ns = f.fixed_ns;
-    cal.params.kinds[k].bytes_scale = f.bytes_scale;
-    cal.fits.push_back(f);
+  fit_kinds(cal.params, 20000, &cal.fits);
+  for (const KindFit& f : cal.fits) {
+    cal.params.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
+    cal.params.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
   }
   return cal;
 }

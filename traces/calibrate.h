@@ -1,6 +1,8 @@
 // Calibration of the simulator's cost model from a recorded run (docs/simulator.md).
 // Machine-wide: event latency = median of (start - last producer's end) over tasks
 // that waited; dispatch = median gap between a worker's task end and its next wait.
+// One SM's bandwidth limit: searched over 1..8x its fair share, kept at the base's
+// value unless another value predicts durations better by more than 0.5 ns rms.
 // Per task kind: fixed_ns and bytes_scale by least squares against the run's own
 // bandwidth-sharing profile, i.e. the bytes a task could stream between
 // start + fixed_ns and its end given how many SMs were busy at each instant.
@@ -28,6 +30,7 @@ struct Calibration {
   CostParams params;
   std::vector<KindFit> fits;  // kinds with samples, in TaskKind order
   int64_t latency_samples = 0, dispatch_samples = 0;
+  bool sm_bandwidth_fitted = false;  // else the base's value was kept
 };
 
 // `execs` of a run of `graph` (times relative to the run start). `base` supplies the

@@ -82,6 +82,20 @@ TEST(Calibrate, RecoversParametersOfASimulatedRun) {
   EXPECT_NEAR(static_cast<double>(got), static_cast<double>(want), 0.01 * want);
 }
 
+TEST(Calibrate, RecoversOneSmsBandwidthLimit) {
+  const Module m = layered_graph();
+  const CostParams known = truth();  // one SM: 1 byte/ns = 2x its fair share of 4/8
+  const auto execs = simulate(m, known, 6);
+  CostParams base = known;
+  base.kinds = {};
+  base.sm_bandwidth = 1.6e9;
+  const Calibration cal = calibrate(m, execs, base);
+  EXPECT_TRUE(cal.sm_bandwidth_fitted);
+  EXPECT_NEAR(cal.params.sm_bandwidth, 1e9, 0.03e9);
+  EXPECT_NEAR(cal.params.cost_of(TaskKind::kLinear).bytes_scale, 1.3, 1.3 * 0.03);
+  EXPECT_NEAR(cal.params.cost_of(TaskKind::kLinear).fixed_ns, 300, 300 * 0.03);
+}
+
 TEST(Calibrate, KindsWithoutBytesGetTheirMeanDuration) {
   GraphBuilder g(2);
   OpId op = g.op("argmax", OpKind::kArgmax);
