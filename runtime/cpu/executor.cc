@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <random>
@@ -18,6 +19,12 @@ namespace mpk {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::string seconds_str(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
 
 class Engine {
  public:
@@ -217,7 +224,7 @@ class Engine {
         for (size_t w : mine) {
           const WorkerState& s = ws[w];
           if (s.step < o_.steps)
-            throw Error("watchdog: no task finished for " + std::to_string(o_.watchdog_s) +
+            throw Error("watchdog: no task finished for " + seconds_str(o_.watchdog_s) +
                         " s: worker " + std::to_string(w) + ": " + describe_wait((*s.list)[s.pos], s.step));
         }
       }

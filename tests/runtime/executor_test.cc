@@ -253,12 +253,19 @@ TEST(Executor, BatchedRowsMatchTheReference) {
   EXPECT_EQ(r.tokens[7][0], r.tokens[7][2]);  // same prompt in every row
 }
 
-TEST(Executor, CheckpointDirectoryRunsLikeThePreset) {
-  const Module m = test::preset_module("tiny");
+// Llama (untied), Qwen3, and Llama with tied embeddings (no lm_head.weight).
+class CheckpointRun : public ::testing::TestWithParam<std::pair<std::string, bool>> {};
+
+TEST_P(CheckpointRun, DirectoryRunsLikeTheModule) {
+  ModelConfig c = *find_preset(GetParam().first);
+  c.tied_embeddings = GetParam().second;
+  const Module m = build_module(c, ImportOptions{}, "test");
+  EXPECT_EQ(m.program.find_tensor("lm_head.weight") < 0, c.tied_embeddings);
   const Weights w = random_weights(m, 21);
-  const std::string dir = test::scratch_dir("run_checkpoint");
+  const std::string dir = test::scratch_dir("run_checkpoint_" + GetParam().first + (c.tied_embeddings ? "_tied" : ""));
   write_checkpoint(m, w, dir, 2);
   const Module from_dir = import_model(dir, ImportOptions{});
+  EXPECT_EQ(from_dir.program.tensors.size(), m.program.tensors.size());
   const Weights loaded = load_weights(from_dir, dir);
   const CpuRunResult a = run_reference(m, w, 6, {7});
   const Module g = test::compile(from_dir, test::policy_pipeline("critical-path"));
@@ -267,6 +274,11 @@ TEST(Executor, CheckpointDirectoryRunsLikeThePreset) {
   o.prompt = {7};
   expect_identical(a, run_cpu(g, loaded, o), "checkpoint");
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, CheckpointRun,
+                         ::testing::Values(std::pair{std::string("tiny"), false},
+                                           std::pair{std::string("tiny-qwen3"), false},
+                                           std::pair{std::string("tiny"), true}));
 
 }  // namespace
 }  // namespace mpk
