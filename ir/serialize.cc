@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -339,6 +340,9 @@ void save_module(const Module& m, const std::string& path, Format format) {
 }
 
 Module load_module(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("cannot read module '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open module '" + path + "': " + std::strerror(errno));
   std::ostringstream ss;

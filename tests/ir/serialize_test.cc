@@ -234,6 +234,7 @@ TEST(Serialize, IoErrorsNameThePath) {
   TempDir dir;
   const std::string missing = dir.file("nope.mpk");
   EXPECT_NE(error_of([&] { load_module(missing); }).find(missing), std::string::npos);
+  EXPECT_NE(error_of([&] { load_module(dir.file("")); }).find("is a directory"), std::string::npos);
   const std::string no_dir = dir.file("no/such/dir/m.mpk");
   EXPECT_NE(error_of([&] { save_module(tiny_module(), no_dir, Format::kBinary); }).find(no_dir),
             std::string::npos);

@@ -89,7 +89,13 @@ TEST(TextForm, UnusualNamesAreQuotedAndRoundTrip) {
   m.program.ops[0].name = "7embed";
   m.graph.schedule.policy = "";
   m.graph.schedule.workers.push_back({});
+  const TensorId scalar =
+      m.program.add_tensor(Tensor{"scalar", DType::kF32, {}, TensorRole::kScratch});
+  m.graph.tasks[3].reads.push_back(full_region(scalar, {}));
+  m.program.rebuild_use_lists();
   const std::string text = print_module(m);
+  EXPECT_TRUE(has_line(text, "tensor scalar : f32[] scratch")) << text;
+  EXPECT_NE(text.find("scalar[]) writes("), std::string::npos) << text;
   EXPECT_TRUE(has_line(text, "tensor \"tokens [weird], \\\"name\\\"\" : i32[1] input")) << text;
   EXPECT_TRUE(has_line(text, "tensor \"\" : bf16[32, 8] weight")) << text;
   EXPECT_TRUE(has_line(text, "op \"7embed\" = embedding(\"\", \"tokens [weird], \\\"name\\\"\") -> "
