@@ -26,16 +26,21 @@ std::string layout_asserts() {
 #define MPK_F(T, f) a.field(#T, #f, offsetof(T, f))
   a.size("TaskDesc", sizeof(TaskDesc));
   MPK_F(TaskDesc, ptr);
-  MPK_F(TaskDesc, stream_src);
   MPK_F(TaskDesc, inst);
   MPK_F(TaskDesc, task);
   MPK_F(TaskDesc, wait_begin);
   MPK_F(TaskDesc, wait_count);
   MPK_F(TaskDesc, trig_begin);
   MPK_F(TaskDesc, trig_count);
-  MPK_F(TaskDesc, stream_chunks);
-  MPK_F(TaskDesc, stream_chunk_bytes);
-  MPK_F(TaskDesc, stream_last_bytes);
+  MPK_F(TaskDesc, s_tmap);
+  MPK_F(TaskDesc, s_tmap_last);
+  MPK_F(TaskDesc, s_row0);
+  MPK_F(TaskDesc, s_groups);
+  MPK_F(TaskDesc, s_box_rows);
+  MPK_F(TaskDesc, s_last_rows);
+  MPK_F(TaskDesc, s_col_chunks);
+  MPK_F(TaskDesc, s_boxes);
+  MPK_F(TaskDesc, s_boxes_last);
   MPK_F(TaskDesc, arg);
   a.size("WaitEntry", sizeof(WaitEntry));
   MPK_F(WaitEntry, event);
@@ -61,6 +66,7 @@ std::string layout_asserts() {
   MPK_F(TraceRecord, end_ns);
   a.size("KernelParams", sizeof(KernelParams));
   MPK_F(KernelParams, tasks);
+  MPK_F(KernelParams, tmaps);
   MPK_F(KernelParams, queue_offsets);
   MPK_F(KernelParams, queue_items);
   MPK_F(KernelParams, waits);

@@ -11,21 +11,27 @@
 namespace mpk {
 namespace abi {
 
-inline constexpr int kPtrSlots = 7;
-inline constexpr int kArgSlots = 7;
+inline constexpr int kPtrSlots = 6;
+inline constexpr int kArgSlots = 5;
+inline constexpr int kBoxCols = 64;
 
 struct TaskDesc {
   uint64_t ptr[kPtrSlots];
-  uint64_t stream_src;
   int32_t inst;
   int32_t task;
   int32_t wait_begin;
   int32_t wait_count;
   int32_t trig_begin;
   int32_t trig_count;
-  int32_t stream_chunks;
-  int32_t stream_chunk_bytes;
-  int32_t stream_last_bytes;
+  int32_t s_tmap;
+  int32_t s_tmap_last;
+  int32_t s_row0;
+  int32_t s_groups;
+  int32_t s_box_rows;
+  int32_t s_last_rows;
+  int32_t s_col_chunks;
+  int32_t s_boxes;
+  int32_t s_boxes_last;
   int32_t arg[kArgSlots];
 };
 static_assert(sizeof(TaskDesc) == 128);
@@ -62,6 +68,7 @@ struct TraceRecord {
 // Device pointers are carried as uint64_t on the host.
 struct KernelParams {
   uint64_t tasks;
+  uint64_t tmaps;
   uint64_t queue_offsets;
   uint64_t queue_items;
   uint64_t waits;

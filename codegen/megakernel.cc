@@ -28,12 +28,6 @@ int32_t float_bits(float f) {
   return i;
 }
 
-int pow2_floor(int v) {
-  int p = 1;
-  while (p * 2 <= v) p *= 2;
-  return p;
-}
-
 struct Builder {
   const Module& m;
   const MegakernelOptions& opt;
@@ -105,6 +99,14 @@ struct Builder {
 
   void scratch(int bytes) { scratch_needed = std::max(scratch_needed, bytes); }
 
+  int32_t tensor_map(TensorId t, int64_t box_rows) {
+    const TensorMapSpec spec{t, static_cast<int32_t>(box_rows)};
+    auto it = std::find(out.tensor_maps.begin(), out.tensor_maps.end(), spec);
+    if (it != out.tensor_maps.end()) return static_cast<int32_t>(it - out.tensor_maps.begin());
+    out.tensor_maps.push_back(spec);
+    return static_cast<int32_t>(out.tensor_maps.size() - 1);
+  }
+
   static std::string targs(std::initializer_list<int64_t> v) {
     std::string s = "<";
     bool first = true;
@@ -115,15 +117,13 @@ struct Builder {
     return s + ">";
   }
 
-  int attention_scratch(int hd, int g) const {
-    const int groups = warps * (32 / (hd / 8));
-    return (groups * g * (hd + 2) + g + groups * g) * 4;
+  // runtime/device/tasks_attention.cuh: AttnScratch.
+  static int attention_scratch(int64_t hd, int64_t g, int64_t rmax) {
+    return static_cast<int>(g * hd * 4 + (g * rmax * 4 + 15) / 16 * 16 + 32 * hd * 2 + 2 * g * 4);
   }
 
   void check_head_dim(TaskId t, int64_t hd) const {
-    const int64_t lpp = hd / 8;
-    if (hd % 8 != 0 || lpp > 32 || (lpp & (lpp - 1)) != 0)
-      fail(t, "head_dim " + std::to_string(hd) + " unsupported (need head_dim/8 a power of two <= 32)");
+    if (hd % 8 != 0) fail(t, "head_dim " + std::to_string(hd) + " is not a multiple of 8");
   }
 
   void build_task(TaskId t) {
@@ -161,7 +161,8 @@ struct Builder {
         reloc(t, 2, y, 0);
         d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "eps")));
         call = "task_rms_norm" + targs({tensor(y).shape[1], B});
-        scratch(warps * 4);
+        if (tensor(y).shape[1] % 8 != 0) fail(t, "hidden size is not a multiple of 8");
+        scratch(static_cast<int>((tensor(y).shape[1] * 2 + 15) / 16 * 16 + 16));
         break;
       }
       case TaskKind::kLinear:
@@ -172,23 +173,32 @@ struct Builder {
         const Region& yr = find(t, task.writes, y, "output");
         if (yr.dims[1].lo != n0 || yr.dims[1].hi != n1)
           fail(t, "output columns do not match the weight rows");
-        if (K % 8 != 0) fail(t, "K = " + std::to_string(K) + " is not a multiple of 8");
+        if (K % 64 != 0) fail(t, "K = " + std::to_string(K) + " is not a multiple of 64");
         const int64_t rows = n1 - n0;
-        int64_t rpc = std::min<int64_t>(rows, out.slot_bytes / (K * 2));
-        if (rpc < warps) rpc = pow2_floor(static_cast<int>(std::max<int64_t>(rpc, 1)));
-        const int64_t chunks = (rows + rpc - 1) / rpc;
+        const int64_t box_rows =
+            std::min<int64_t>({256, warps * 32, out.slot_bytes / 128, (rows + 7) / 8 * 8});
+        const int64_t boxes = std::clamp<int64_t>(out.slot_bytes / (box_rows * 128), 1, K / 64);
+        const int64_t groups = (rows + box_rows - 1) / box_rows;
+        const int64_t last_rows = (rows - (groups - 1) * box_rows + 7) / 8 * 8;
+        const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
         const bool f32 = tensor(y).dtype == DType::kF32;
         reloc(t, 0, x, 0);
         reloc(t, 1, y, n0);
-        reloc(t, abi::kPtrSlots, W, n0 * K);
-        d.stream_chunks = static_cast<int32_t>(chunks);
-        d.stream_chunk_bytes = static_cast<int32_t>(rpc * K * 2);
-        d.stream_last_bytes = static_cast<int32_t>((rows - (chunks - 1) * rpc) * K * 2);
+        d.s_tmap = tensor_map(W, box_rows);
+        d.s_tmap_last = tensor_map(W, last_rows);
+        d.s_row0 = static_cast<int32_t>(n0);
+        d.s_groups = static_cast<int32_t>(groups);
+        d.s_box_rows = static_cast<int32_t>(box_rows);
+        d.s_last_rows = static_cast<int32_t>(last_rows);
+        d.s_col_chunks = static_cast<int32_t>(col_chunks);
+        d.s_boxes = static_cast<int32_t>(boxes);
+        d.s_boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
         d.arg[0] = static_cast<int32_t>(n0);
         out.stream_bytes_per_step += rows * K * 2;
-        call = "task_linear" + targs({K, rows, rpc, B, tensor(y).shape[1]});
-        call.insert(call.size() - 1, f32 ? ", true" : ", false");
-        scratch(static_cast<int>((B * K * 2 + 15) / 16 * 16 + warps * B * 4));
+        call = "task_linear<" + std::to_string(K) + ", " + std::to_string(rows) + ", " + std::to_string(B) +
+               ", " + std::to_string(tensor(y).shape[1]) + (f32 ? ", true, " : ", false, ") +
+               std::to_string(box_rows) + ", " + std::to_string(boxes) + ">";
+        scratch(static_cast<int>((B * K * 2 + 15) / 16 * 16));
         break;
       }
       case TaskKind::kQkNorm:
@@ -241,9 +251,11 @@ struct Builder {
         reloc(t, 1, kc, h * hd);
         reloc(t, 2, vc, h * hd);
         d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "scale")));
+        if (G > warps) fail(t, "more query heads per KV head than warps");
         if (task.kind == TaskKind::kAttention) {
           reloc(t, 3, outp(0), h * G * hd);
           call = "task_attention" + targs({hd, G, B, S, nkv});
+          scratch(attention_scratch(hd, G, S));
         } else {
           const Region& pr = first_of_dtype(t, task.writes, DType::kF32, "attn_part");
           const Tensor& part = tensor(pr.tensor);  // [B, nq, splits, hd + 2]
@@ -251,9 +263,11 @@ struct Builder {
           reloc(t, 3, pr.tensor, (h * G * splits + s) * (hd + 2));
           d.arg[1] = static_cast<int32_t>(kr.dims[1].lo);
           d.arg[2] = static_cast<int32_t>(kr.dims[1].hi);
-          call = "task_attention_partial" + targs({hd, G, B, S, nkv, splits});
+          const int64_t rmax = (S + splits - 1) / splits;  // the longest split range
+          if (kr.dims[1].size() > rmax) fail(t, "split range longer than ceil(S / splits)");
+          call = "task_attention_partial" + targs({hd, G, B, S, nkv, splits, rmax});
+          scratch(attention_scratch(hd, G, rmax));
         }
-        scratch(attention_scratch(static_cast<int>(hd), static_cast<int>(G)));
         break;
       }
       case TaskKind::kAttentionMerge: {
@@ -311,7 +325,7 @@ struct Builder {
   }
 };
 
-std::string format_source(const Builder& b, const Megakernel& k) {
+std::string format_source(const std::string& tables, const Megakernel& k) {
   std::ostringstream os;
   os << "// Generated by mpk codegen; do not edit. " << k.instantiations.size()
      << " task-body instantiations.\n";
@@ -323,7 +337,7 @@ std::string format_source(const Builder& b, const Megakernel& k) {
   os << "#include \"runtime/device/megakernel.cuh\"\n\n";
   os << abi::layout_asserts() << "\n";
   os << "namespace mpk_gen {\n";
-  os << b.tables_src.str();
+  os << tables;
   os << "struct Dispatch {\n";
   os << "  __device__ __forceinline__ void operator()(const mpk::dev::TaskDesc& d, "
         "mpk::dev::TaskCtx& c) const {\n";
@@ -383,25 +397,32 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   k.max_seq_len = static_cast<int32_t>(attr_int(m.attrs, "max_seq_len"));
   k.num_events = static_cast<int32_t>(g.events.size());
   k.num_workers = static_cast<int32_t>(g.schedule.workers.size());
-  k.tasks.resize(g.tasks.size());
+  std::string tables_source;
 
-  // The slot must hold at least one weight row of every linear task.
-  int64_t max_row = 0;
-  for (const Task& t : g.tasks)
-    if (t.kind == TaskKind::kLinear || t.kind == TaskKind::kLmHead)
-      max_row = std::max(max_row, m.program.tensor(m.program.ops.at(t.op).inputs.at(1)).shape.at(1) * 2);
-  k.slot_bytes = static_cast<int>(std::max<int64_t>(opt.slot_bytes, (max_row + 15) / 16 * 16));
-
-  Builder b{m, opt, k, opt.threads / 32, k.batch, {}, {}, {}};
-  for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) b.build_task(t);
-  k.scratch_bytes = (b.scratch_needed + 127) / 128 * 128;
-  k.stages = static_cast<int>((opt.smem_bytes - k.scratch_bytes) / k.slot_bytes);
-  if (k.stages < 2)
-    throw Error("codegen: shared memory too small: " + std::to_string(opt.smem_bytes) +
-                " bytes for scratch " + std::to_string(k.scratch_bytes) + " and two slots of " +
-                std::to_string(k.slot_bytes));
+  if (opt.slot_bytes % 1024 != 0 || opt.slot_bytes < 1024)
+    throw Error("codegen: slot_bytes must be a positive multiple of 1024");
+  // Large batches need x of B rows in shared memory: halve the slots (and with them the
+  // row groups) until two of them fit beside the scratch.
+  for (k.slot_bytes = opt.slot_bytes;; k.slot_bytes /= 2) {
+    k.tasks.assign(g.tasks.size(), abi::TaskDesc{});
+    k.relocations.clear();
+    k.tensor_maps.clear();
+    k.instantiations.clear();
+    k.stream_bytes_per_step = 0;
+    Builder b{m, opt, k, opt.threads / 32, k.batch, {}, {}, {}};
+    for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) b.build_task(t);
+    k.scratch_bytes = (b.scratch_needed + 127) / 128 * 128;
+    k.stages = static_cast<int>((opt.smem_bytes - 1024 - k.scratch_bytes) / k.slot_bytes);
+    if (k.stages >= 2) {
+      tables_source = b.tables_src.str();
+      break;
+    }
+    if (k.slot_bytes < 2048 || k.slot_bytes % 2048 != 0)
+      throw Error("codegen: shared memory too small: " + std::to_string(opt.smem_bytes) +
+                  " bytes for scratch " + std::to_string(k.scratch_bytes) + " and two weight slots");
+  }
   k.stages = std::min(k.stages, 32);
-  k.dynamic_smem_bytes = static_cast<int64_t>(k.stages) * k.slot_bytes + k.scratch_bytes;
+  k.dynamic_smem_bytes = 1024 + static_cast<int64_t>(k.stages) * k.slot_bytes + k.scratch_bytes;
 
   // Wait and trigger tables, from the events (the authority on dependencies).
   std::vector<std::vector<EventId>> waits(g.tasks.size()), trigs(g.tasks.size());
@@ -448,7 +469,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     }
   }
 
-  k.source = format_source(b, k);
+  k.source = format_source(tables_source, k);
   return k;
 }
 

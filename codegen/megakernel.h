@@ -17,18 +17,26 @@ namespace mpk {
 
 struct MegakernelOptions {
   int threads = 256;                  // threads per worker block (a multiple of 32, <= 1024)
-  int slot_bytes = 16384;             // weight-stream slot; raised to the longest weight row
+  int slot_bytes = 32768;             // weight-stream slot (a multiple of 1024)
   int64_t smem_bytes = 232448 - 1024; // dynamic shared memory per block (H100 opt-in limit
                                       // minus room for the kernel's static shared memory)
 };
 
-// A pointer field to fill at load time: descriptor `task`'s ptr[slot] (slot
-// abi::kPtrSlots means stream_src) = address of `tensor` + byte_offset.
+// A pointer field to fill at load time: descriptor `task`'s ptr[slot] = address of
+// `tensor` + byte_offset.
 struct Relocation {
   TaskId task = -1;
   int32_t slot = 0;
   TensorId tensor = -1;
   int64_t byte_offset = 0;
+};
+
+// A 2-D tensor map the runtime encodes for the weight stream: the bf16 weight [N, K]
+// in boxes of [box_rows, 64] with 128-byte swizzle. TaskDesc::s_tmap indexes these.
+struct TensorMapSpec {
+  TensorId tensor = -1;
+  int32_t box_rows = 0;
+  bool operator==(const TensorMapSpec&) const = default;
 };
 
 // The tasks of one operator launched together in per-op mode.
@@ -42,6 +50,7 @@ struct Megakernel {
   std::vector<std::string> instantiations;  // call expressions; TaskDesc::inst indexes it
   std::vector<abi::TaskDesc> tasks;         // indexed by TaskId; pointers via relocations
   std::vector<Relocation> relocations;
+  std::vector<TensorMapSpec> tensor_maps;
   std::vector<abi::WaitEntry> waits;
   std::vector<int32_t> triggers;
   std::vector<int32_t> queue_offsets;  // [num_workers + 1]
@@ -56,7 +65,7 @@ struct Megakernel {
   int stages = 0;
   int slot_bytes = 0;
   int scratch_bytes = 0;
-  int64_t dynamic_smem_bytes = 0;  // stages * slot_bytes + scratch_bytes
+  int64_t dynamic_smem_bytes = 0;  // 1024 (alignment) + stages * slot_bytes + scratch_bytes
   int64_t stream_bytes_per_step = 0;  // weight bytes the tasks stream per decode step
 };
 

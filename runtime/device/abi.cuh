@@ -13,7 +13,7 @@
 #define MPK_STAGES 8
 #endif
 #ifndef MPK_SLOT_BYTES
-#define MPK_SLOT_BYTES 16384
+#define MPK_SLOT_BYTES 32768
 #endif
 #ifndef MPK_SCRATCH_BYTES
 #define MPK_SCRATCH_BYTES 32768
@@ -27,26 +27,35 @@ constexpr int kWarps = MPK_THREADS / 32;
 constexpr int kStages = MPK_STAGES;
 constexpr int kSlotBytes = MPK_SLOT_BYTES;
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
-constexpr int kPtrSlots = 7;
-constexpr int kArgSlots = 7;
+constexpr int kPtrSlots = 6;
+constexpr int kArgSlots = 5;
+constexpr int kBoxCols = 64;  // weight-stream box width: 64 bf16 = one 128-byte swizzled row
 
 // One task, 128 bytes. ptr[] are pre-offset device pointers whose meaning depends on
 // the task kind (the generated dispatch knows it); arg[] are kind-specific integers.
-// A task that streams weights names them in stream_*: chunk j starts at
-// stream_src + j * stream_chunk_bytes and is stream_chunk_bytes long, the last one
-// stream_last_bytes.
+//
+// A task that streams weights (linear, lm_head) names them in s_*: its rows
+// [s_row0, s_row0 + rows) of a [N, K] bf16 weight are cut into s_groups row groups of
+// s_box_rows rows (the last group s_last_rows, both multiples of 8; tensor maps
+// s_tmap and s_tmap_last), and each group into s_col_chunks chunks of s_boxes boxes of
+// kBoxCols columns (the last chunk s_boxes_last). Chunks go in (group, column) order.
 struct TaskDesc {
   uint64_t ptr[kPtrSlots];
-  uint64_t stream_src;
   int32_t inst;        // which dispatch case (template instantiation) runs it
   int32_t task;        // TaskId in the scheduled graph
   int32_t wait_begin;  // into KernelParams::waits
   int32_t wait_count;
   int32_t trig_begin;  // into KernelParams::triggers
   int32_t trig_count;
-  int32_t stream_chunks;
-  int32_t stream_chunk_bytes;
-  int32_t stream_last_bytes;
+  int32_t s_tmap;
+  int32_t s_tmap_last;
+  int32_t s_row0;
+  int32_t s_groups;
+  int32_t s_box_rows;
+  int32_t s_last_rows;
+  int32_t s_col_chunks;
+  int32_t s_boxes;
+  int32_t s_boxes_last;
   int32_t arg[kArgSlots];
 };
 static_assert(sizeof(TaskDesc) == 128, "TaskDesc is 128 bytes");
@@ -84,6 +93,7 @@ struct TraceRecord {
 
 struct KernelParams {
   const TaskDesc* tasks;         // indexed by TaskId
+  const void* tmaps;             // CUtensorMap[] (128 bytes each) of the streamed weights
   const int32_t* queue_offsets;  // [workers + 1]
   const int32_t* queue_items;    // task ids, each worker's list in order
   const WaitEntry* waits;

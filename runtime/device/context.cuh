@@ -25,7 +25,9 @@ struct TaskCtx {
   // Done with the chunk from next_chunk(); synchronizes the block and refills.
   __device__ __forceinline__ void done_chunk() {
     stream->release();
-    if (threadIdx.x == 0) stream->fill(params->tasks, queue, queue_len, stream_steps);
+    if (threadIdx.x == 0)
+      stream->fill(params->tasks, static_cast<const unsigned char*>(params->tmaps), queue, queue_len,
+                   stream_steps);
   }
 };
 

@@ -69,10 +69,9 @@ __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& 
   return true;
 }
 
-// Thread 0 only, after the block's writes are done and the block synchronized.
+// Thread 0 only, after the block's writes are done and the block synchronized: the
+// release orders them (bar.sync made them visible to thread 0) before the increment.
 __device__ __forceinline__ void trigger_events(const KernelParams& p, const TaskDesc& d) {
-  if (d.trig_count == 0) return;
-  __threadfence();
   for (int32_t i = 0; i < d.trig_count; ++i) red_release_add(&p.counters[p.triggers[d.trig_begin + i]], 1ull);
 }
 

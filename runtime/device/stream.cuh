@@ -1,9 +1,12 @@
 // The weight stream: a ring of kStages shared-memory slots that thread 0 fills with
-// bulk copies (cp.async.bulk, completing on one mbarrier per slot, L2 evict-first) in
-// the exact order the worker's tasks will consume them, running ahead across task and
-// step boundaries. A task issues its successors' weights before it waits on its own
-// events, so dependency waits overlap the weight stream. Chunk c lives in slot
-// c % kStages; its mbarrier phase parity is (c / kStages) & 1.
+// 2-D tensor copies (cp.async.bulk.tensor through the copy engine, 128-byte swizzle,
+// completing on one mbarrier per slot, L2 evict-first) in the exact order the worker's
+// tasks will consume them, running ahead across task and step boundaries. A task
+// issues its successors' weights before it waits on its own events, so dependency
+// waits overlap the weight stream. Chunk c lives in slot c % kStages; its mbarrier
+// phase parity is (c / kStages) & 1. A chunk is s_boxes boxes of [rows x 64 columns];
+// in shared memory each box row is 128 bytes whose 16-byte pieces are permuted by
+// XOR with (row % 8), so a thread per row reads conflict-free (swizzled_vec below).
 #pragma once
 
 #include <cstdint>
@@ -49,13 +52,18 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   }
 }
 
-__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes,
-                                              uint64_t* bar, uint64_t policy) {
+__device__ __forceinline__ void tensor_copy_2d(void* dst, const void* tmap, int32_t col, int32_t row,
+                                               uint64_t* bar, uint64_t policy) {
   asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(policy)
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
+      "l"(tmap), "r"(col), "r"(row), "r"(smem_addr(bar)), "l"(policy)
       : "memory");
+}
+
+// The 16-byte piece `j` (0..7) of row `r` of a swizzled box.
+__device__ __forceinline__ const uint4* swizzled_vec(const unsigned char* box, int r, int j) {
+  return reinterpret_cast<const uint4*>(box + r * 128 + ((j ^ (r & 7)) << 4));
 }
 
 __device__ __forceinline__ uint64_t evict_first_policy() {
@@ -67,7 +75,7 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
 // Per-block stream state. `consumed` is kept identically by every thread; the producer
 // cursor (issued, queue position, chunk, step) only by thread 0.
 struct WeightStream {
-  unsigned char* ring;  // kStages * kSlotBytes of shared memory
+  unsigned char* ring;  // kStages * kSlotBytes of shared memory, 1024-byte aligned
   uint64_t* full;       // kStages mbarriers
   uint32_t consumed;
   // Producer cursor (thread 0).
@@ -95,12 +103,12 @@ struct WeightStream {
 
   // Thread 0: issue chunks, in consumption order, while slots are free. `queue` holds
   // `qlen` task ids run for steps [0, num_steps).
-  __device__ void fill(const TaskDesc* __restrict__ tasks, const int32_t* __restrict__ queue,
-                       int32_t qlen, int32_t num_steps) {
+  __device__ void fill(const TaskDesc* __restrict__ tasks, const unsigned char* tmaps,
+                       const int32_t* __restrict__ queue, int32_t qlen, int32_t num_steps) {
     while (issued - consumed < static_cast<uint32_t>(kStages) && cur_step < num_steps) {
       const TaskDesc* d = &tasks[queue[cur_item]];
-      const int32_t n = d->stream_chunks;
-      if (cur_chunk >= n) {
+      const int32_t col_chunks = d->s_col_chunks;
+      if (cur_chunk >= d->s_groups * col_chunks) {
         cur_chunk = 0;
         if (++cur_item == qlen) {
           cur_item = 0;
@@ -108,13 +116,17 @@ struct WeightStream {
         }
         continue;
       }
-      const uint32_t bytes =
-          static_cast<uint32_t>(cur_chunk == n - 1 ? d->stream_last_bytes : d->stream_chunk_bytes);
-      const unsigned char* src = reinterpret_cast<const unsigned char*>(d->stream_src) +
-                                 static_cast<uint64_t>(cur_chunk) * d->stream_chunk_bytes;
+      const int32_t g = cur_chunk / col_chunks, c = cur_chunk % col_chunks;
+      const bool last_group = g == d->s_groups - 1;
+      const int32_t rows = last_group ? d->s_last_rows : d->s_box_rows;
+      const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(last_group ? d->s_tmap_last : d->s_tmap);
+      const int32_t boxes = c == col_chunks - 1 ? d->s_boxes_last : d->s_boxes;
       const uint32_t slot = issued % kStages;
-      mbar_expect_tx(&full[slot], bytes);
-      bulk_copy_g2s(ring + static_cast<size_t>(slot) * kSlotBytes, src, bytes, &full[slot], policy);
+      unsigned char* dst = ring + static_cast<size_t>(slot) * kSlotBytes;
+      mbar_expect_tx(&full[slot], static_cast<uint32_t>(rows * 128 * boxes));
+      const int32_t row = d->s_row0 + g * d->s_box_rows;
+      for (int32_t b = 0; b < boxes; ++b)
+        tensor_copy_2d(dst + b * rows * 128, tmap, (c * d->s_boxes + b) * kBoxCols, row, &full[slot], policy);
       ++issued;
       ++cur_chunk;
     }

@@ -1,10 +1,12 @@
-// Decode attention with grouped-query heads. One task serves the G = nq/nkv query heads
-// of one KV head h over positions [t0, t1) of the cache (t1 <= pos + 1). A group of
-// HD/8 lanes owns one position at a time (16-byte loads of k and v), keeping an online
-// softmax state (max m, sum l, unnormalized output) per query head; the groups' states
-// are then merged in group order in shared memory. The merge of several partial tasks
-// (attention_partial -> attention_merge) follows docs/ir.md exactly: M = max m_s,
-// w_s = l_s exp(m_s - M), y = sum_s w_s o_s / sum_s w_s in split order.
+// Decode attention with grouped-query heads, in the CPU executor's exact order. One
+// task serves the G = nq/nkv query heads of one KV head h over positions [t0, t1) of
+// the cache (t1 <= pos + 1). Per query head: scores s_t = scale * (q . k_t) (the dot
+// ascending over the head dimension), m = max s_t, p_t = exp(s_t - m), l = sum p_t and
+// o = sum p_t v_t ascending over t, then o / l. Scores are computed in parallel over
+// (head, position); the sums run one chain per head (l) and per output element (o),
+// over V staged through shared memory in tiles of kTile positions. The merge of
+// partial tasks (attention_partial -> attention_merge) follows docs/ir.md: M = max m_s
+// over non-empty splits, w_s = l_s exp(m_s - M), y = sum_s w_s o_s / sum_s w_s.
 #pragma once
 
 #include <cstdint>
@@ -16,125 +18,103 @@
 namespace mpk {
 namespace dev {
 
-template <int HD, int G>
-struct AttnShape {
-  static_assert(HD % 8 == 0, "attention: head_dim must be a multiple of 8");
-  static constexpr int kLpp = HD / 8;  // lanes per position
-  static_assert(kLpp <= 32 && (kLpp & (kLpp - 1)) == 0, "attention: head_dim/8 must be a power of two <= 32");
-  static constexpr int kGpw = 32 / kLpp;         // position groups per warp
-  static constexpr int kGroups = kWarps * kGpw;  // position groups per block
-  static constexpr int kStateFloats = HD + 2;    // acc[HD], m, l
-  static constexpr int kBytes = (kGroups * G * kStateFloats + G + kGroups * G) * 4;
+// Shared memory of one attention task: q [G][HD] f32, scores [G][RMAX] f32, a V tile
+// [kTile][HD] bf16, and m, l per head.
+template <int HD, int G, int RMAX>
+struct AttnScratch {
+  static constexpr int kTile = 32;
+  static constexpr int kQ = G * HD * 4;
+  static constexpr int kS = ((G * RMAX * 4 + 15) / 16) * 16;
+  static constexpr int kV = kTile * HD * 2;
+  static constexpr int kBytes = kQ + kS + kV + 2 * G * 4;
 };
 
-// Attends the G heads of batch row b over [t0, t1). Calls out(g, i, o_i, m, l) for each
-// head g and element i, o normalized (0 when the range is empty, with m = -inf, l = 0).
-template <int HD, int G, int S, int NKV, int QSTRIDE, class Out>
+// Attends the G heads of batch row b over [t0, t1), t1 - t0 <= RMAX. Calls
+// out(g, i, o_i, m, l) for each head g and element i, o normalized (o = 0, m = -inf,
+// l = 0 when the range is empty).
+template <int HD, int G, int S, int NKV, int RMAX, class Out>
 __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const bf16_t* vc, int b,
                                        int t0, int t1, float scale, unsigned char* scratch, Out out) {
-  using Sh = AttnShape<HD, G>;
-  constexpr int kLpp = Sh::kLpp;
-  constexpr int kUnroll = 4;
-  float* state = reinterpret_cast<float*>(scratch);  // [kGroups][G][HD + 2]
-  float* gmax = state + Sh::kGroups * G * Sh::kStateFloats;
-  float* wts = gmax + G;  // [G][kGroups]
-  const int lane = threadIdx.x & 31;
-  const int grp = (threadIdx.x >> 5) * Sh::kGpw + lane / kLpp;  // position group
-  const int sl = lane % kLpp;
+  using Sh = AttnScratch<HD, G, RMAX>;
+  static_assert(HD % 8 == 0, "attention: head_dim must be a multiple of 8");
+  static_assert(G <= kWarps, "attention: more query heads per KV head than warps");
+  constexpr int kQStride = NKV * G * HD;
+  float* qs = reinterpret_cast<float*>(scratch);
+  float* sc = reinterpret_cast<float*>(scratch + Sh::kQ);
+  bf16_t* vt = reinterpret_cast<bf16_t*>(scratch + Sh::kQ + Sh::kS);
+  float* ml = reinterpret_cast<float*>(scratch + Sh::kQ + Sh::kS + Sh::kV);  // m[G], l[G]
+  const int n = t1 > t0 ? t1 - t0 : 0;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
-  float qf[G][8];
+  for (int u = threadIdx.x; u < G * HD; u += kThreads)
+    qs[u] = bf16_to_f32(ld_cg_bf16(q + static_cast<int64_t>(b) * kQStride + u));
+  __syncthreads();
+  // Scores, one (head, position) per thread.
+  for (int u = threadIdx.x; u < G * n; u += kThreads) {
+    const int g = u / n, t = u % n;
+    const bf16_t* kp = kc + ((static_cast<int64_t>(b) * S + t0 + t) * NKV) * HD;
+    const float* qg = qs + g * HD;
+    float dot = 0.f;
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    const uint4 v = ld_cg_v4(q + static_cast<int64_t>(b) * QSTRIDE + g * HD + sl * 8);
-    unpack8(v, qf[g]);
-  }
-  float m[G], l[G], acc[G][8];
+    for (int i = 0; i < HD; i += 8) {
+      float kf[8];
+      unpack8(ld_cg_v4(kp + i), kf);
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    m[g] = -INFINITY;
-    l[g] = 0.f;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[g][e] = 0.f;
-  }
-  const int64_t row0 = static_cast<int64_t>(b) * S * NKV * HD + sl * 8;
-  // The loop bound is uniform per warp (its first group's position), so the shuffles
-  // below always run with the whole warp.
-  const int warp_first = t0 + (threadIdx.x >> 5) * Sh::kGpw;
-  const int in_warp = lane / kLpp;
-#pragma unroll 1
-  for (int tw = warp_first; tw < t1; tw += Sh::kGroups * kUnroll) {
-    uint4 kv[kUnroll], vv[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int t = tw + in_warp + u * Sh::kGroups;
-      kv[u] = make_uint4(0u, 0u, 0u, 0u);
-      vv[u] = kv[u];
-      if (t < t1) {
-        kv[u] = ld_cg_v4(kc + row0 + static_cast<int64_t>(t) * NKV * HD);
-        vv[u] = ld_cg_v4(vc + row0 + static_cast<int64_t>(t) * NKV * HD);
-      }
+      for (int e = 0; e < 8; ++e) dot = fmaf(qg[i + e], kf[e], dot);
     }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const bool valid = tw + in_warp + u * Sh::kGroups < t1;
-      float kf[8], vf[8];
-      unpack8(kv[u], kf);
-      unpack8(vv[u], vf);
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        float s = 0.f;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) s = fmaf(qf[g][e], kf[e], s);
-#pragma unroll
-        for (int o = kLpp / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (valid) {
-          s *= scale;
-          const float mn = fmaxf(m[g], s);
-          const float corr = expf(m[g] - mn);
-          const float pr = expf(s - mn);
-          l[g] = l[g] * corr + pr;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) acc[g][e] = acc[g][e] * corr + pr * vf[e];
-          m[g] = mn;
-        }
-      }
-    }
+    sc[g * RMAX + t] = __fmul_rn(scale, dot);
   }
-  // Publish each group's state, then merge the groups in order.
+  __syncthreads();
+  if (warp < G) {  // the maximum (exact in any order)
+    float m = -INFINITY;
+    for (int t = lane; t < n; t += 32) m = fmaxf(m, sc[warp * RMAX + t]);
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    float* st = state + (grp * G + g) * Sh::kStateFloats;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) st[sl * 8 + e] = acc[g][e];
-    if (sl == 0) {
-      st[HD] = m[g];
-      st[HD + 1] = l[g];
-    }
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) ml[warp] = m;
+  }
+  __syncthreads();
+  for (int u = threadIdx.x; u < G * n; u += kThreads) {
+    const int g = u / n, t = u % n;
+    sc[g * RMAX + t] = exp_rn(__fsub_rn(sc[g * RMAX + t], ml[g]));
   }
   __syncthreads();
   if (threadIdx.x < G) {
-    float mx = -INFINITY;
-    for (int r = 0; r < Sh::kGroups; ++r)
-      mx = fmaxf(mx, state[(r * G + threadIdx.x) * Sh::kStateFloats + HD]);
-    gmax[threadIdx.x] = mx;
+    float l = 0.f;
+    for (int t = 0; t < n; ++t) l = __fadd_rn(l, sc[threadIdx.x * RMAX + t]);
+    ml[G + threadIdx.x] = l;
   }
-  __syncthreads();
-  for (int u = threadIdx.x; u < G * Sh::kGroups; u += kThreads) {
-    const int g = u / Sh::kGroups, r = u % Sh::kGroups;
-    const float mr = state[(r * G + g) * Sh::kStateFloats + HD];
-    wts[u] = mr == -INFINITY ? 0.f : expf(mr - gmax[g]);
-  }
-  __syncthreads();
-  for (int u = threadIdx.x; u < G * HD; u += kThreads) {
-    const int g = u / HD, i = u % HD;
-    float num = 0.f, den = 0.f;
-    for (int r = 0; r < Sh::kGroups; ++r) {
-      const float* st = state + (r * G + g) * Sh::kStateFloats;
-      const float w = wts[g * Sh::kGroups + r];
-      num += w * st[i];
-      den += w * st[HD + 1];
+  constexpr int kUnits = (G * HD + kThreads - 1) / kThreads;
+  float o[kUnits];
+#pragma unroll
+  for (int k = 0; k < kUnits; ++k) o[k] = 0.f;
+#pragma unroll 1
+  for (int tile = 0; tile < n; tile += Sh::kTile) {
+    const int cnt = min(Sh::kTile, n - tile);
+    for (int v = threadIdx.x; v < cnt * (HD / 8); v += kThreads) {
+      const int tt = v / (HD / 8), i = (v % (HD / 8)) * 8;
+      *reinterpret_cast<uint4*>(vt + tt * HD + i) =
+          ld_cg_v4(vc + ((static_cast<int64_t>(b) * S + t0 + tile + tt) * NKV) * HD + i);
     }
-    out(g, i, den > 0.f ? num / den : 0.f, gmax[g], den);
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kUnits; ++k) {
+      const int u = threadIdx.x + k * kThreads;
+      if (u < G * HD) {
+        const int g = u / HD, i = u % HD;
+        const float* pg = sc + g * RMAX + tile;
+        for (int tt = 0; tt < cnt; ++tt) o[k] = __fadd_rn(o[k], __fmul_rn(pg[tt], bf16_to_f32(vt[tt * HD + i])));
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int k = 0; k < kUnits; ++k) {
+    const int u = threadIdx.x + k * kThreads;
+    if (u < G * HD) {
+      const int g = u / HD, i = u % HD;
+      const float l = ml[G + g];
+      out(g, i, n > 0 ? __fdiv_rn(o[k], l) : 0.f, ml[g], l);
+    }
   }
   __syncthreads();
 }
@@ -143,27 +123,26 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
 // arg0: scale (f32 bits). Positions [0, pos].
 template <int HD, int G, int B, int S, int NKV>
 __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
-  static_assert(AttnShape<HD, G>::kBytes <= kScratchBytes, "attention: scratch too small");
+  static_assert(AttnScratch<HD, G, S>::kBytes <= kScratchBytes, "attention: scratch too small");
   constexpr int kQStride = NKV * G * HD;
   const bf16_t* q = dptr<const bf16_t>(d, 0);
   bf16_t* y = dptr<bf16_t>(d, 3);
   const int t1 = c.step + 1 < S ? c.step + 1 : S;
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    attend<HD, G, S, NKV, kQStride>(
-        q, dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, 0, t1, arg_float(d, 0), c.scratch,
-        [&](int g, int i, float o, float, float) {
-          y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(o);
-        });
+    attend<HD, G, S, NKV, S>(q, dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, 0, t1,
+                             arg_float(d, 0), c.scratch, [&](int g, int i, float o, float, float) {
+                               y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(o);
+                             });
   }
 }
 
-// As task_attention over [s0, s1) ∩ [0, pos]; ptr3: attn_part + (h*G*SPLITS + s)*(HD+2)
-// of attn_part [B, NQ, SPLITS, HD+2] (f32). arg0: scale, arg1: s0, arg2: s1.
-template <int HD, int G, int B, int S, int NKV, int SPLITS>
+// As task_attention over [s0, s1) ∩ [0, pos] (s1 - s0 <= RMAX); ptr3:
+// attn_part + (h*G*SPLITS + s)*(HD+2) of attn_part [B, NQ, SPLITS, HD+2] (f32).
+// arg0: scale, arg1: s0, arg2: s1.
+template <int HD, int G, int B, int S, int NKV, int SPLITS, int RMAX>
 __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
-  static_assert(AttnShape<HD, G>::kBytes <= kScratchBytes, "attention: scratch too small");
-  constexpr int kQStride = NKV * G * HD;
+  static_assert(AttnScratch<HD, G, RMAX>::kBytes <= kScratchBytes, "attention: scratch too small");
   constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
   const bf16_t* q = dptr<const bf16_t>(d, 0);
   float* part = dptr<float>(d, 3);
@@ -171,16 +150,15 @@ __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
   const int s1 = min(d.arg[2], c.step + 1);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    attend<HD, G, S, NKV, kQStride>(
-        q, dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, s0, s1 > s0 ? s1 : s0,
-        arg_float(d, 0), c.scratch, [&](int g, int i, float o, float m, float l) {
-          float* dst = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
-          dst[i] = o;
-          if (i == 0) {
-            dst[HD] = m;
-            dst[HD + 1] = l;
-          }
-        });
+    attend<HD, G, S, NKV, RMAX>(q, dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, s0, s1,
+                                arg_float(d, 0), c.scratch, [&](int g, int i, float o, float m, float l) {
+                                  float* dst = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
+                                  dst[i] = o;
+                                  if (i == 0) {
+                                    dst[HD] = m;
+                                    dst[HD + 1] = l;
+                                  }
+                                });
   }
 }
 
@@ -194,17 +172,18 @@ __device__ void task_attention_merge(const TaskDesc& d, TaskCtx& c) {
   for (int u = threadIdx.x; u < B * G * HD; u += kThreads) {
     const int b = u / (G * HD), g = (u / HD) % G, i = u % HD;
     const float* ps = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
-    float mx = -INFINITY;
-    for (int s = 0; s < SPLITS; ++s) mx = fmaxf(mx, ld_cg_f32(&ps[s * (HD + 2) + HD]));
+    float big = -INFINITY;
+    for (int s = 0; s < SPLITS; ++s)
+      if (ld_cg_f32(&ps[s * (HD + 2) + HD + 1]) > 0.f) big = fmaxf(big, ld_cg_f32(&ps[s * (HD + 2) + HD]));
     float num = 0.f, den = 0.f;
     for (int s = 0; s < SPLITS; ++s) {
-      const float ms = ld_cg_f32(&ps[s * (HD + 2) + HD]);
-      if (ms == -INFINITY) continue;
-      const float w = ld_cg_f32(&ps[s * (HD + 2) + HD + 1]) * expf(ms - mx);
-      num += w * ld_cg_f32(&ps[s * (HD + 2) + i]);
-      den += w;
+      const float l = ld_cg_f32(&ps[s * (HD + 2) + HD + 1]);
+      if (!(l > 0.f)) continue;  // an empty split contributes nothing
+      const float w = __fmul_rn(l, exp_rn(__fsub_rn(ld_cg_f32(&ps[s * (HD + 2) + HD]), big)));
+      den = __fadd_rn(den, w);
+      num = __fadd_rn(num, __fmul_rn(w, ld_cg_f32(&ps[s * (HD + 2) + i])));
     }
-    y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(den > 0.f ? num / den : 0.f);
+    y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(__fdiv_rn(num, den));
   }
 }
 

@@ -2,7 +2,10 @@
 // KV-cache append, SiLU-and-multiply and residual add. Shapes are template parameters;
 // descriptor pointers are pre-offset to the task's region (column c0, head h...), and
 // every row stride is a compile-time constant. All arithmetic in f32, stores to bf16
-// round to nearest even, every reduction in one fixed order (docs/ir.md).
+// round to nearest even, and every operation in the CPU executor's order (docs/ir.md,
+// runtime/cpu/numerics.h): sums ascending from 0 in one chain, products rounded
+// separately from sums where they are not exact (__fmul_rn / __fadd_rn are never
+// contracted), exp correctly rounded through double, cos / sin in double.
 #pragma once
 
 #include <cstdint>
@@ -39,61 +42,91 @@ __device__ void task_embedding(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr: x, w, y (whole rows of H). arg0: eps (f32 bits).
+// exp rounded once from double: the correctly rounded f32 result the CPU's expf gives.
+__device__ __forceinline__ float exp_rn(float x) { return static_cast<float>(exp(static_cast<double>(x))); }
+
+// Sum of squares of n bf16 values in shared memory, ascending (x*x is exact in f32).
+__device__ __forceinline__ float sum_squares(const bf16_t* xs, int n) {
+  float ss = 0.f;
+  for (int i = 0; i < n; i += 8) {
+    float f[8];
+    unpack8(*reinterpret_cast<const uint4*>(xs + i), f);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) ss = fmaf(f[e], f[e], ss);
+  }
+  return ss;
+}
+
+// 1 / sqrt(ss / n + eps), each operation rounded as the CPU rounds it.
+__device__ __forceinline__ float rms_scale(float ss, int n, float eps) {
+  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, static_cast<float>(n)), eps)));
+}
+
+template <int H>
+struct RmsNormScratch {
+  static constexpr int kBytes = ((H * 2 + 15) / 16) * 16 + 16;
+};
+
+// ptr: x, w, y (whole rows of H). arg0: eps (f32 bits). Thread 0 adds the squares of
+// a row in order; then every thread scales its elements.
 template <int H, int B>
 __device__ void task_rms_norm(const TaskDesc& d, TaskCtx& c) {
-  constexpr int kPer = (H + kThreads - 1) / kThreads;
+  static_assert(H % 8 == 0, "rms_norm: H must be a multiple of 8");
+  static_assert(RmsNormScratch<H>::kBytes <= kScratchBytes, "rms_norm: scratch too small");
   const bf16_t* x = dptr<const bf16_t>(d, 0);
   const bf16_t* w = dptr<const bf16_t>(d, 1);
   bf16_t* y = dptr<bf16_t>(d, 2);
   const float eps = arg_float(d, 0);
-  float* red = reinterpret_cast<float*>(c.scratch);
+  bf16_t* xs = reinterpret_cast<bf16_t*>(c.scratch);
+  float* rs = reinterpret_cast<float*>(c.scratch + ((H * 2 + 15) / 16) * 16);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    float xv[kPer];
-    float ss = 0.f;
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int i = threadIdx.x + j * kThreads;
-      xv[j] = i < H ? bf16_to_f32(ld_cg_bf16(&x[b * H + i])) : 0.f;
-      ss += xv[j] * xv[j];
-    }
-    ss = block_sum(ss, red);
-    const float r = 1.0f / sqrtf(ss / static_cast<float>(H) + eps);
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int i = threadIdx.x + j * kThreads;
-      if (i < H) y[b * H + i] = f32_to_bf16(xv[j] * r * bf16_to_f32(ld_const_bf16(&w[i])));
-    }
+    for (int i = threadIdx.x; i < H / 8; i += kThreads)
+      reinterpret_cast<uint4*>(xs)[i] = ld_cg_v4(x + static_cast<int64_t>(b) * H + i * 8);
+    __syncthreads();
+    if (threadIdx.x == 0) *rs = rms_scale(sum_squares(xs, H), H, eps);
+    __syncthreads();
+    const float r = *rs;
+    for (int i = threadIdx.x; i < H; i += kThreads)
+      y[static_cast<int64_t>(b) * H + i] =
+          f32_to_bf16(__fmul_rn(__fmul_rn(bf16_to_f32(xs[i]), r), bf16_to_f32(ld_const_bf16(&w[i]))));
+    __syncthreads();
   }
 }
 
-// ptr: x + a, w, y + a; NH whole heads of HD; rows of STRIDE. arg0: eps.
+// ptr: x + a, w, y + a; NH whole heads of HD; rows of STRIDE. arg0: eps. One thread
+// per (row, head) adds that head's squares in order.
 template <int HD, int NH, int B, int STRIDE>
 __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
-  constexpr int kPer = (HD + 31) / 32;
+  static_assert(HD % 8 == 0, "qk_norm: head_dim must be a multiple of 8");
   const bf16_t* x = dptr<const bf16_t>(d, 0);
   const bf16_t* w = dptr<const bf16_t>(d, 1);
   bf16_t* y = dptr<bf16_t>(d, 2);
   const float eps = arg_float(d, 0);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  for (int u = warp; u < B * NH; u += kWarps) {
+  for (int u = threadIdx.x; u < B * NH; u += kThreads) {
     const int b = u / NH, h = u % NH;
     const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
-    float xv[kPer];
     float ss = 0.f;
+#pragma unroll 4
+    for (int i = 0; i < HD; i += 8) {
+      float f[8];
+      unpack8(ld_cg_v4(x + base + i), f);
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int i = lane + 32 * j;
-      xv[j] = i < HD ? bf16_to_f32(ld_cg_bf16(&x[base + i])) : 0.f;
-      ss += xv[j] * xv[j];
+      for (int e = 0; e < 8; ++e) ss = fmaf(f[e], f[e], ss);
     }
-    ss = warp_sum(ss);
-    const float r = 1.0f / sqrtf(ss / static_cast<float>(HD) + eps);
+    const float r = rms_scale(ss, HD, eps);
+#pragma unroll 4
+    for (int i = 0; i < HD; i += 8) {
+      float f[8];
+      unpack8(ld_cg_v4(x + base + i), f);
+      uint32_t out[4];
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int i = lane + 32 * j;
-      if (i < HD) y[base + i] = f32_to_bf16(xv[j] * r * bf16_to_f32(ld_const_bf16(&w[i])));
+      for (int e = 0; e < 8; e += 2) {
+        const float lo = __fmul_rn(__fmul_rn(f[e], r), bf16_to_f32(ld_const_bf16(&w[i + e])));
+        const float hi = __fmul_rn(__fmul_rn(f[e + 1], r), bf16_to_f32(ld_const_bf16(&w[i + e + 1])));
+        out[e / 2] = static_cast<uint32_t>(f32_to_bf16(lo)) | (static_cast<uint32_t>(f32_to_bf16(hi)) << 16);
+      }
+      *reinterpret_cast<uint4*>(y + base + i) = make_uint4(out[0], out[1], out[2], out[3]);
     }
   }
 }
@@ -116,8 +149,8 @@ __device__ void task_rope(const TaskDesc& d, TaskCtx& c, const float* inv_freq) 
     const float sn = static_cast<float>(sin(static_cast<double>(a)));
     const float x0 = bf16_to_f32(ld_cg_bf16(&x[base + i]));
     const float x1 = bf16_to_f32(ld_cg_bf16(&x[base + i + kHalf]));
-    y[base + i] = f32_to_bf16(x0 * cs - x1 * sn);
-    y[base + i + kHalf] = f32_to_bf16(x1 * cs + x0 * sn);
+    y[base + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn)));
+    y[base + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1, cs), __fmul_rn(x0, sn)));
   }
 }
 
@@ -149,7 +182,7 @@ __device__ void task_silu_mul(const TaskDesc& d, TaskCtx& c) {
     const int64_t o = static_cast<int64_t>(e / COLS) * STRIDE + e % COLS;
     const float gv = bf16_to_f32(ld_cg_bf16(&g[o]));
     const float uv = bf16_to_f32(ld_cg_bf16(&u[o]));
-    y[o] = f32_to_bf16(gv / (1.0f + expf(-gv)) * uv);
+    y[o] = f32_to_bf16(__fmul_rn(__fdiv_rn(gv, __fadd_rn(1.0f, exp_rn(-gv))), uv));
   }
 }
 
@@ -161,7 +194,7 @@ __device__ void task_residual_add(const TaskDesc& d, TaskCtx& c) {
   bf16_t* y = dptr<bf16_t>(d, 2);
   for (int e = threadIdx.x; e < B * COLS; e += kThreads) {
     const int64_t o = static_cast<int64_t>(e / COLS) * STRIDE + e % COLS;
-    y[o] = f32_to_bf16(bf16_to_f32(ld_cg_bf16(&a[o])) + bf16_to_f32(ld_cg_bf16(&bb[o])));
+    y[o] = f32_to_bf16(__fadd_rn(bf16_to_f32(ld_cg_bf16(&a[o])), bf16_to_f32(ld_cg_bf16(&bb[o]))));
   }
 }
 

@@ -30,8 +30,14 @@ struct SharedState {
   int32_t abort;
 };
 
+// Dynamic shared memory: the ring (1024-byte aligned for the swizzled copies), then
+// the scratch. The host adds 1024 bytes of slack for the alignment.
+__device__ __forceinline__ unsigned char* ring_base(unsigned char* dyn) {
+  const uint32_t a = smem_addr(dyn);
+  return dyn + ((1024u - (a & 1023u)) & 1023u);
+}
 __device__ __forceinline__ unsigned char* scratch_base(unsigned char* dyn) {
-  return dyn + static_cast<size_t>(kStages) * kSlotBytes;
+  return ring_base(dyn) + static_cast<size_t>(kStages) * kSlotBytes;
 }
 
 template <bool kTrace, class Dispatch>
@@ -44,8 +50,9 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
   const int32_t* queue = p.queue_items + q0;
 
   WeightStream stream;
-  stream.init(dyn_smem, sh.full);
+  stream.init(ring_base(dyn_smem), sh.full);
   TaskCtx ctx{&p, 0, scratch_base(dyn_smem), &stream, queue, qlen, p.num_steps};
+  const unsigned char* tmaps = static_cast<const unsigned char*>(p.tmaps);
   if (threadIdx.x == 0) sh.abort = 0;
   uint32_t trace_n = 0;
   const int32_t sm = kTrace ? sm_id() : 0;
@@ -62,7 +69,7 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
         uint64_t t_wait = 0, t_start = 0;
         if (threadIdx.x == 0) {
           if (kTrace) t_wait = global_timer_ns();
-          stream.fill(p.tasks, queue, qlen, p.num_steps);
+          stream.fill(p.tasks, tmaps, queue, qlen, p.num_steps);
           if (!wait_events(p, d, step, worker)) sh.abort = 1;
           if (kTrace) t_start = global_timer_ns();
         }
@@ -97,10 +104,10 @@ __device__ __forceinline__ void per_op_task(const KernelParams& p, const int32_t
   const int32_t* queue = op_tasks + blockIdx.x;
   const int32_t step = ld_cg_i32(p.step_counter);
   WeightStream stream;
-  stream.init(dyn_smem, sh.full);
+  stream.init(ring_base(dyn_smem), sh.full);
   // The stream of a one-task queue run for one step: exactly this task's chunks.
   TaskCtx ctx{&p, step, scratch_base(dyn_smem), &stream, queue, 1, 1};
-  if (threadIdx.x == 0) stream.fill(p.tasks, queue, 1, 1);
+  if (threadIdx.x == 0) stream.fill(p.tasks, static_cast<const unsigned char*>(p.tmaps), queue, 1, 1);
   __syncthreads();
   Dispatch dispatch;
   dispatch(p.tasks[queue[0]], ctx);

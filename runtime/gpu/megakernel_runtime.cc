@@ -1,6 +1,9 @@
 // The GPU host runtime. See runtime/gpu/megakernel_runtime.h.
 #include "runtime/gpu/megakernel_runtime.h"
 
+#include <cuda.h>  // CUtensorMap and its enums (types only: no libcuda link)
+#include <cudaTypedefs.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -29,6 +32,16 @@ std::vector<uint16_t> to_bf16(const WeightTensor& w) {
     for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i]);
   }
   return out;
+}
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point, so that the binary
+// does not link libcuda.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  MPK_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+  if (!fn || q != cudaDriverEntryPointSuccess) throw Error("CUDA: cuTensorMapEncodeTiled is not available");
+  return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
 }
 
 class Stream {
@@ -103,7 +116,7 @@ struct GpuMegakernel::Impl {
 
   DeviceBuffer arena;  // every tensor of the program
   std::vector<uint64_t> tensor_addr;
-  DeviceBuffer d_tasks, d_qoff, d_qitems, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
+  DeviceBuffer d_tasks, d_tmaps, d_qoff, d_qitems, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
   DeviceBuffer d_op_tasks;
   std::vector<size_t> op_task_offset;
   cudaGraph_t graph = nullptr;
@@ -176,11 +189,7 @@ struct GpuMegakernel::Impl {
   void upload_table() {
     std::vector<abi::TaskDesc> descs = kernel.tasks;
     for (const Relocation& r : kernel.relocations) {
-      const uint64_t addr = tensor_addr.at(r.tensor) + static_cast<uint64_t>(r.byte_offset);
-      if (r.slot == abi::kPtrSlots)
-        descs.at(r.task).stream_src = addr;
-      else
-        descs.at(r.task).ptr[r.slot] = addr;
+      descs.at(r.task).ptr[r.slot] = tensor_addr.at(r.tensor) + static_cast<uint64_t>(r.byte_offset);
     }
     auto up = [](DeviceBuffer& b, const auto& v, const char* what) {
       using T = typename std::decay_t<decltype(v)>::value_type;
@@ -188,6 +197,25 @@ struct GpuMegakernel::Impl {
       b.upload(v.data(), v.size() * sizeof(T));
     };
     up(d_tasks, descs, "task table");
+    std::vector<CUtensorMap> maps(kernel.tensor_maps.size());
+    if (!maps.empty()) {
+      const auto encode = tensor_map_encoder();
+      for (size_t i = 0; i < maps.size(); ++i) {
+        const TensorMapSpec& spec = kernel.tensor_maps[i];
+        const Tensor& t = module.program.tensor(spec.tensor);
+        const cuuint64_t dims[2] = {static_cast<cuuint64_t>(t.shape[1]), static_cast<cuuint64_t>(t.shape[0])};
+        const cuuint64_t strides[1] = {static_cast<cuuint64_t>(t.shape[1] * 2)};
+        const cuuint32_t box[2] = {static_cast<cuuint32_t>(abi::kBoxCols), static_cast<cuuint32_t>(spec.box_rows)};
+        const cuuint32_t elem_strides[2] = {1, 1};
+        const CUresult r = encode(&maps[i], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                                  reinterpret_cast<void*>(tensor_addr.at(spec.tensor)), dims, strides, box,
+                                  elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+          throw Error("CUDA: cannot encode the tensor map of '" + t.name + "' (error " + std::to_string(r) + ")");
+      }
+    }
+    up(d_tmaps, maps, "tensor maps");
     up(d_qoff, kernel.queue_offsets, "queues");
     up(d_qitems, kernel.queue_items, "queues");
     up(d_waits, kernel.waits, "wait table");
@@ -213,6 +241,7 @@ struct GpuMegakernel::Impl {
                                 const DeviceBuffer& history) const {
     abi::KernelParams p{};
     p.tasks = d_tasks.address();
+    p.tmaps = d_tmaps.address();
     p.queue_offsets = d_qoff.address();
     p.queue_items = d_qitems.address();
     p.waits = d_waits.address();

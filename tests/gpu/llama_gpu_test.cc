@@ -16,7 +16,7 @@ TEST(GpuLlama, MatchesCpuThenAgreesAcrossPolicies) {
   const std::vector<int64_t> prompt = {128000, 791};
   const Module ref = scheduled("llama-3.2-1b", pipeline_for("critical-path"));
   const Weights w = random_weights(ref, 7);
-  const int64_t cpu_steps = 6;
+  const int64_t cpu_steps = 8;
   const CpuExecResult cpu = cpu_run(ref, w, cpu_steps, prompt);
   std::vector<std::vector<int32_t>> first;
   std::vector<float> first_logits;
