@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "ir/import/import.h"
 #include "passes/pass_manager.h"
@@ -34,12 +35,22 @@ inline std::string policy_pipeline(const std::string& policy, const std::string&
          ",infer-deps,assign-sm{policy=" + policy + "}";
 }
 
-// A fresh empty directory under the system temp dir, unique per test.
+// A fresh empty directory under the system temp dir, unique per test, removed when the
+// test binary exits.
 inline std::string scratch_dir(const std::string& name) {
   namespace fs = std::filesystem;
+  struct Cleanup {
+    std::vector<fs::path> dirs;
+    ~Cleanup() {
+      std::error_code ec;
+      for (const fs::path& d : dirs) fs::remove_all(d, ec);
+    }
+  };
+  static Cleanup cleanup;
   const fs::path p = fs::temp_directory_path() / ("mpk_runtime_test_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(p);
   fs::create_directories(p);
+  cleanup.dirs.push_back(p);
   return p.string();
 }
 
