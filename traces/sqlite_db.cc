@@ -90,4 +90,58 @@ std::string SqliteStmt::col_str(int i) const {
            : std::string();
 }
 
+BatchInsert::BatchInsert(SqliteDb& db, std::string head, int columns, int rows_per_statement)
+    : db_(db), head_(std::move(head)), columns_(static_cast<size_t>(columns)),
+      rows_(static_cast<size_t>(rows_per_statement)) {
+  pending_.reserve(columns_ * rows_);
+}
+
+std::string BatchInsert::sql(size_t rows) const {
+  std::string row = "(";
+  for (size_t c = 0; c < columns_; ++c) row += c ? ",?" : "?";
+  row += ")";
+  std::string out = head_ + " VALUES";
+  for (size_t r = 0; r < rows; ++r) out += (r ? "," : "") + row;
+  return out;
+}
+
+BatchInsert& BatchInsert::value(int64_t v) {
+  pending_.push_back({v, nullptr, false});
+  if (pending_.size() == columns_ * rows_) flush(rows_);
+  return *this;
+}
+
+BatchInsert& BatchInsert::text(const char* static_text) {
+  pending_.push_back({0, static_text, false});
+  if (pending_.size() == columns_ * rows_) flush(rows_);
+  return *this;
+}
+
+BatchInsert& BatchInsert::null() {
+  pending_.push_back({0, nullptr, true});
+  if (pending_.size() == columns_ * rows_) flush(rows_);
+  return *this;
+}
+
+void BatchInsert::finish() {
+  if (pending_.size() % columns_ != 0) throw Error("internal: a partial row in a batch insert");
+  if (!pending_.empty()) flush(pending_.size() / columns_);
+}
+
+void BatchInsert::flush(size_t rows) {
+  std::unique_ptr<SqliteStmt> partial;
+  if (rows == rows_ && !full_) full_ = std::make_unique<SqliteStmt>(db_, sql(rows_).c_str());
+  if (rows != rows_) partial = std::make_unique<SqliteStmt>(db_, sql(rows).c_str());
+  SqliteStmt& st = partial ? *partial : *full_;
+  for (size_t i = 0; i < rows * columns_; ++i) {
+    const Value& v = pending_[i];
+    const int at = static_cast<int>(i) + 1;
+    if (v.is_null) st.bind_null(at);
+    else if (v.s) st.bind(at, std::string_view(v.s));
+    else st.bind(at, v.i);
+  }
+  st.run_rebinding_all();
+  pending_.clear();
+}
+
 }  // namespace mpk

@@ -5,8 +5,10 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mpk {
 
@@ -59,6 +61,33 @@ class SqliteStmt {
  private:
   SqliteDb& db_;
   sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Appends rows with multi-row INSERT statements (the per-statement cost dominates
+// single-row inserts). Give each row's values in column order, then finish().
+class BatchInsert {
+ public:
+  // `head`: "INSERT INTO t(a, b, c)"; `columns` values per row.
+  BatchInsert(SqliteDb& db, std::string head, int columns, int rows_per_statement = 64);
+  BatchInsert& value(int64_t v);
+  BatchInsert& text(const char* static_text);  // must outlive finish()
+  BatchInsert& null();
+  void finish();
+
+ private:
+  struct Value {
+    int64_t i = 0;
+    const char* s = nullptr;
+    bool is_null = false;
+  };
+  void flush(size_t rows);
+  std::string sql(size_t rows) const;
+
+  SqliteDb& db_;
+  std::string head_;
+  size_t columns_, rows_;
+  std::vector<Value> pending_;
+  std::unique_ptr<SqliteStmt> full_;
 };
 
 }  // namespace mpk

@@ -182,25 +182,29 @@ int64_t TraceWriter::Impl::graph_id(const Module& m, const std::vector<ScheduleP
     op.bind(1, gid).bind(2, static_cast<int64_t>(i)).bind(3, intern(o.name))
         .bind(4, intern(std::string(name_of(o.kind)))).bind(5, int64_t{o.layer}).run();
   }
-  SqliteStmt task(db,
-                  "INSERT INTO task(graph, id, op, kind, worker, position, bytes, flops) "
-                  "VALUES(?, ?, ?, ?, ?, ?, ?, ?)");
+  BatchInsert task(db, "INSERT INTO task(graph, id, op, kind, worker, position, bytes, flops)", 8);
+  std::vector<int64_t> kind_ids(kNumTaskKinds, -1);
   for (size_t i = 0; i < m.graph.tasks.size(); ++i) {
     const Task& t = m.graph.tasks[i];
-    task.bind(1, gid).bind(2, static_cast<int64_t>(i)).bind(3, int64_t{t.op})
-        .bind(4, intern(std::string(name_of(t.kind)))).bind(5, int64_t{places[i].worker})
-        .bind(6, int64_t{places[i].position}).bind(7, t.bytes).bind(8, t.flops).run();
+    int64_t& kind = kind_ids[static_cast<size_t>(t.kind)];
+    if (kind < 0) kind = intern(std::string(name_of(t.kind)));
+    task.value(gid).value(static_cast<int64_t>(i)).value(t.op).value(kind)
+        .value(places[i].worker).value(places[i].position).value(t.bytes).value(t.flops);
   }
-  SqliteStmt ev(db, "INSERT INTO event(graph, id, target, step_distance) VALUES(?, ?, ?, ?)");
-  SqliteStmt prod(db, "INSERT OR IGNORE INTO event_producer(graph, event, task) VALUES(?, ?, ?)");
-  SqliteStmt cons(db, "INSERT OR IGNORE INTO event_consumer(graph, event, task) VALUES(?, ?, ?)");
+  task.finish();
+  BatchInsert ev(db, "INSERT INTO event(graph, id, target, step_distance)", 4);
+  BatchInsert prod(db, "INSERT OR IGNORE INTO event_producer(graph, event, task)", 3);
+  BatchInsert cons(db, "INSERT OR IGNORE INTO event_consumer(graph, event, task)", 3);
   for (size_t i = 0; i < m.graph.events.size(); ++i) {
     const Event& e = m.graph.events[i];
     const int64_t id = static_cast<int64_t>(i);
-    ev.bind(1, gid).bind(2, id).bind(3, e.target).bind(4, int64_t{e.step_distance}).run();
-    for (TaskId t : e.producers) prod.bind(1, gid).bind(2, id).bind(3, int64_t{t}).run();
-    for (TaskId t : e.consumers) cons.bind(1, gid).bind(2, id).bind(3, int64_t{t}).run();
+    ev.value(gid).value(id).value(e.target).value(e.step_distance);
+    for (TaskId t : e.producers) prod.value(gid).value(id).value(t);
+    for (TaskId t : e.consumers) cons.value(gid).value(id).value(t);
   }
+  ev.finish();
+  prod.finish();
+  cons.finish();
   return gid;
 }
 
@@ -249,42 +253,28 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
     const int64_t run = r.col_int(0);
     r.reset();
 
-    // Many rows per statement: the per-statement cost dominates single-row inserts.
-    const size_t rows_per_insert = 64;
-    auto values = [](size_t rows) {
-      std::string v;
-      for (size_t i = 0; i < rows; ++i) v += i ? ",(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?)";
-      return "INSERT INTO execution(run, worker, start_ns, task, step, sm, wait_begin_ns, "
-             "end_ns) VALUES" + v;
-    };
-    SqliteStmt xs(db, values(rows_per_insert).c_str());
-    for (size_t i = 0; i < execs.size();) {
-      const size_t n = std::min(rows_per_insert, execs.size() - i);
-      std::unique_ptr<SqliteStmt> tail;
-      if (n < rows_per_insert) tail = std::make_unique<SqliteStmt>(db, values(n).c_str());
-      SqliteStmt& x = tail ? *tail : xs;
-      for (size_t j = 0; j < n; ++j) {
-        const Execution& e = execs[i + j];
-        const int c = static_cast<int>(j) * 8;
-        x.bind(c + 1, run).bind(c + 2, int64_t{e.worker}).bind(c + 3, e.start_ns)
-            .bind(c + 4, int64_t{e.task}).bind(c + 5, int64_t{e.step}).bind(c + 6, int64_t{e.sm})
-            .bind(c + 7, e.wait_begin_ns).bind(c + 8, e.end_ns);
-      }
-      x.run_rebinding_all();
-      i += n;
-    }
+    BatchInsert x(db,
+                  "INSERT INTO execution(run, worker, start_ns, task, step, sm, wait_begin_ns, "
+                  "end_ns)",
+                  8);
+    for (const Execution& e : execs)
+      x.value(run).value(e.worker).value(e.start_ns).value(e.task).value(e.step).value(e.sm)
+          .value(e.wait_begin_ns).value(e.end_ns);
+    x.finish();
 
-    SqliteStmt b(db,
-                 "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "
-                 "producer, producer_worker) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    BatchInsert b(db,
+                  "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "
+                  "producer, producer_worker)",
+                  10);
     for (const Bubble& e : derived.bubbles) {
-      b.bind(1, run).bind(2, int64_t{e.worker}).bind(3, e.start_ns).bind(4, e.end_ns)
-          .bind(5, std::string_view(name_of(e.cause))).bind(6, int64_t{e.step});
-      if (e.task >= 0) b.bind(7, int64_t{e.task});
-      if (e.event >= 0)
-        b.bind(8, int64_t{e.event}).bind(9, int64_t{e.producer}).bind(10, int64_t{e.producer_worker});
-      b.run();
+      b.value(run).value(e.worker).value(e.start_ns).value(e.end_ns).text(name_of(e.cause))
+          .value(e.step);
+      if (e.task >= 0) b.value(e.task);
+      else b.null();
+      if (e.event >= 0) b.value(e.event).value(e.producer).value(e.producer_worker);
+      else b.null().null().null();
     }
+    b.finish();
     SqliteStmt s(db,
                  "INSERT INTO step(run, step, start_ns, end_ns, busy_ns) VALUES(?, ?, ?, ?, ?)");
     for (const StepRecord& e : derived.steps)
