@@ -23,11 +23,12 @@ constexpr const char* kUsage =
     "usage: mpk trace runs TRACE.db\n"
     "       mpk trace stats TRACE.db [--run N] [--step K] [--path]\n"
     "       mpk trace diff TRACE.db --run A --run B\n"
-    "       mpk trace export --chrome OUT.json TRACE.db [--run N] [--flows last|all|none]\n\n"
+    "       mpk trace export --chrome OUT.json TRACE.db [--run N] [--flows last|all|none]\n"
+    "                        [--steps A:B]\n\n"
     "--run defaults to the newest run (diff: the two newest). stats: --step picks the step\n"
     "whose critical path is shown (default: the median step); --path lists every operator\n"
     "on it. export: flow arrows from the producer each task waited for last (last), from\n"
-    "every producer (all), or none.\n";
+    "every producer (all), or none; --steps exports steps A..B only (big runs).\n";
 
 std::string db_path(const Args& args) {
   if (args.positionals().size() != 1)
@@ -93,13 +94,23 @@ int trace_diff(int argc, char** argv) {
 }
 
 int trace_export(int argc, char** argv) {
-  const Args args(argc, argv, {"chrome", "run", "flows"}, {});
+  const Args args(argc, argv, {"chrome", "run", "flows", "steps"}, {});
   if (!args.has("chrome")) throw Error("export needs --chrome OUT.json (the one format so far)");
   const std::string flows_s = args.get("flows", "last");
-  FlowMode flows = FlowMode::kLast;
-  if (flows_s == "all") flows = FlowMode::kAll;
-  else if (flows_s == "none") flows = FlowMode::kNone;
+  ChromeExportOptions options;
+  if (flows_s == "all") options.flows = FlowMode::kAll;
+  else if (flows_s == "none") options.flows = FlowMode::kNone;
   else if (flows_s != "last") throw Error("option '--flows' expects last, all or none, got '" + flows_s + "'");
+  if (args.has("steps")) {
+    const std::string s = args.get("steps");
+    const size_t colon = s.find(':');
+    const auto a = parse_int_list(s.substr(0, colon), "--steps");
+    const auto b = colon == std::string::npos ? a : parse_int_list(s.substr(colon + 1), "--steps");
+    if (a.size() != 1 || b.size() != 1 || a[0] < 0 || b[0] < a[0])
+      throw Error("option '--steps' expects A:B with 0 <= A <= B, got '" + s + "'");
+    options.first_step = static_cast<int32_t>(a[0]);
+    options.last_step = static_cast<int32_t>(b[0]);
+  }
   const TraceReader r(db_path(args));
   const int64_t id = run_id(r, args);
   const std::string out_path = args.get("chrome");
@@ -108,7 +119,7 @@ int trace_export(int argc, char** argv) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) throw Error(out_path + ": cannot write");
-    st = export_chrome_trace(r, id, out, flows);
+    st = export_chrome_trace(r, id, out, options);
     out.close();
     if (!out) throw Error(out_path + ": write failed");
   }

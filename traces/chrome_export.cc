@@ -44,7 +44,11 @@ class EventWriter {
 }  // namespace
 
 ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, std::ostream& out,
-                                      FlowMode flows) {
+                                      const ChromeExportOptions& options) {
+  const FlowMode flows = options.flows;
+  const auto in_range = [&](int32_t step) {
+    return step >= options.first_step && (options.last_step < 0 || step <= options.last_step);
+  };
   const RunRecord r = reader.run(run);
   const Module m = reader.load_graph(run);
   const std::vector<Execution> execs = reader.executions(run);
@@ -72,7 +76,7 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
     track(k, sm_of[k] >= 0 ? strf("worker %d (SM %d)", k, sm_of[k]) : strf("worker %d", k), k);
 
   for (const StepRecord& st : reader.steps(run))
-    w.add(strf("{\"name\":\"step %d\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+    if (in_range(st.step)) w.add(strf("{\"name\":\"step %d\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
                "\"ts\":%s,\"dur\":%s,\"args\":{\"step\":%d,\"busy_ns\":%lld}}",
                st.step, pid, steps_tid, us(st.start_ns).c_str(), us(st.end_ns - st.start_ns).c_str(),
                st.step, static_cast<long long>(st.busy_ns)));
@@ -80,6 +84,7 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
   std::vector<std::string> op_json(m.program.ops.size());
   for (size_t i = 0; i < m.program.ops.size(); ++i) op_json[i] = json_str(m.program.ops[i].name);
   for (const Execution& e : execs) {
+    if (!in_range(e.step)) continue;
     const Task& t = m.graph.tasks[e.task];
     const bool has_op = t.op >= 0 && static_cast<size_t>(t.op) < m.program.ops.size();
     const std::string& name = has_op ? op_json[t.op] : json_str("task " + std::to_string(e.task));
@@ -111,16 +116,17 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
                  id, pid, to.worker, us(to.start_ns).c_str()));
     };
     for (const Execution& e : execs) {
+      if (!in_range(e.step)) continue;
       if (flows == FlowMode::kLast) {
         const Blame b = blames.blame(e);
-        if (b.event >= 0) arrow(execs[b.producer_exec], e);
+        if (b.event >= 0 && in_range(execs[b.producer_exec].step)) arrow(execs[b.producer_exec], e);
         continue;
       }
       for (EventId ev : blames.waits()[e.task]) {
         const int32_t step = e.step - m.graph.events[ev].step_distance;
         for (TaskId prod : m.graph.events[ev].producers) {
           const int64_t p = index.find(prod, step);
-          if (p >= 0) arrow(execs[p], e);
+          if (p >= 0 && in_range(step)) arrow(execs[p], e);
         }
       }
     }

@@ -18,11 +18,17 @@ enum class FlowMode : uint8_t {
   kAll,   // every dependency of every execution (large for big graphs)
 };
 
+struct ChromeExportOptions {
+  FlowMode flows = FlowMode::kLast;
+  int32_t first_step = 0;  // export steps first_step..last_step only
+  int32_t last_step = -1;  // -1: through the last step
+};
+
 struct ChromeExportStats {
   int64_t slices = 0, flows = 0;
 };
 
 ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, std::ostream& out,
-                                      FlowMode flows = FlowMode::kLast);
+                                      const ChromeExportOptions& options = {});
 
 }  // namespace mpk

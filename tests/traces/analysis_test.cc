@@ -111,7 +111,7 @@ TEST(ChromeExport, TracksSlicesArgsAndFlows) {
   const Stored st = store(fork_join(), c, 2);
   TraceReader reader(st.path.str());
   std::ostringstream out;
-  const ChromeExportStats stats = export_chrome_trace(reader, st.run, out, FlowMode::kLast);
+  const ChromeExportStats stats = export_chrome_trace(reader, st.run, out, {FlowMode::kLast, 0, -1});
   const nlohmann::json j = nlohmann::json::parse(out.str());
   const auto& events = j.at("traceEvents");
   std::set<std::string> track_names;
@@ -144,8 +144,13 @@ TEST(ChromeExport, TracksSlicesArgsAndFlows) {
   EXPECT_EQ(stats.flows, 7);
 
   std::ostringstream all;
-  const ChromeExportStats every = export_chrome_trace(reader, st.run, all, FlowMode::kAll);
+  const ChromeExportStats every = export_chrome_trace(reader, st.run, all, {FlowMode::kAll, 0, -1});
   EXPECT_EQ(every.flows, 9);  // the residual waits on two producers each step
+
+  std::ostringstream one;
+  const ChromeExportStats second = export_chrome_trace(reader, st.run, one, {FlowMode::kLast, 1, 1});
+  EXPECT_EQ(second.slices, 4);
+  EXPECT_EQ(second.flows, 3);  // the norm's arrow from step 0 is left out
 }
 
 }  // namespace
