@@ -10,6 +10,7 @@
 #include <map>
 
 #include "ir/error.h"
+#include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "passes/policies/policy.h"
 #include "tools/args.h"
@@ -178,9 +179,9 @@ int cmd_experiment(int argc, char** argv) {
   std::vector<Axis> axes;
   for (const std::string& s : args.get_all("set")) axes.push_back(parse_axis(s));
   const auto combos = combinations(axes);
-  // Check every pipeline before the first run.
+  // Check every pipeline (pass names, options, values) before the first run.
   for (const auto& combo : combos)
-    for (const std::string& p : policies) parse_pipeline(pipeline_for(p, axes, combo));
+    for (const std::string& p : policies) PassManager check(parse_pipeline(pipeline_for(p, axes, combo)));
   { const TraceWriter check(out); }  // fail early on a file that is not a trace.db
 
   const size_t total = models.size() * combos.size() * policies.size();
