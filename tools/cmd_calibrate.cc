@@ -77,7 +77,8 @@ int cmd_calibrate(int argc, char** argv) {
   const double measured = mean_step_ns(execs, run.steps);
   const double simulated =
       mean_step_ns(simulate(graph, cal.params, static_cast<int32_t>(run.steps)), run.steps);
-  const double err = measured > 0 ? (simulated - measured) / measured : 0;
+  double err = measured > 0 ? (simulated - measured) / measured : 0;
+  if (std::fabs(err) < 0.0005) err = 0;  // print +0.0, not -0.0
   std::printf("\nmakespan per step: measured %s, simulated %s (%+.1f %%)\n",
               format_ns(measured).c_str(), format_ns(simulated).c_str(), 100.0 * err);
   std::printf("costs -> %s   (use: mpk experiment --costs %s ...)\n", out.c_str(), out.c_str());
