@@ -23,12 +23,13 @@ struct MegakernelOptions {
 };
 
 // A pointer field to fill at load time: descriptor `task`'s ptr[slot] = address of
-// `tensor` + byte_offset.
+// `tensor` + byte_offset, or, when rope_table >= 0, the address of that RoPE table.
 struct Relocation {
   TaskId task = -1;
   int32_t slot = 0;
   TensorId tensor = -1;
   int64_t byte_offset = 0;
+  int32_t rope_table = -1;
 };
 
 // A 2-D tensor map the runtime encodes for the weight stream: the bf16 weight [N, K]
@@ -51,6 +52,9 @@ struct Megakernel {
   std::vector<abi::TaskDesc> tasks;         // indexed by TaskId; pointers via relocations
   std::vector<Relocation> relocations;
   std::vector<TensorMapSpec> tensor_maps;
+  // Inverse frequencies of each distinct RoPE; the runtime uploads, per table, f32
+  // (cos, sin) pairs [max_seq_len][head_dim / 2] computed as rope_cos_sin() does.
+  std::vector<std::vector<float>> rope_inv;
   std::vector<abi::WaitEntry> waits;
   std::vector<int32_t> triggers;
   std::vector<int32_t> queue_offsets;  // [num_workers + 1]
@@ -77,5 +81,10 @@ Megakernel generate_megakernel(const Module& scheduled, const MegakernelOptions&
 // The inverse frequencies of rotate-half RoPE for an operator's attrs (docs/ir.md,
 // "default" and "llama3"), computed in double and rounded to f32.
 std::vector<float> rope_inverse_frequencies(const Attrs& rope_attrs);
+
+// The (cos, sin) table of one RoPE: for pos < max_seq_len and i < inv.size(), the f32
+// angle pos * inv[i], its cos and sin taken in double and rounded to f32 (as the CPU
+// executor does), at [(pos * inv.size() + i) * 2] and [... + 1].
+std::vector<float> rope_cos_sin(const std::vector<float>& inv, int64_t max_seq_len);
 
 }  // namespace mpk

@@ -25,7 +25,7 @@ struct TaskCtx {
   // Done with the chunk from next_chunk(); synchronizes the block and refills.
   __device__ __forceinline__ void done_chunk() {
     stream->release();
-    if (threadIdx.x == 0)
+    if (threadIdx.x == kProducer)
       stream->fill(params->tasks, static_cast<const unsigned char*>(params->tmaps), queue, queue_len,
                    stream_steps);
   }

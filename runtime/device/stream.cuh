@@ -72,8 +72,12 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
   return p;
 }
 
+// The thread that issues the copies: the last one, in a warp that task bodies leave
+// free of row work, so refilling overlaps the other threads' arithmetic.
+constexpr int kProducer = kThreads - 1;
+
 // Per-block stream state. `consumed` is kept identically by every thread; the producer
-// cursor (issued, queue position, chunk, step) only by thread 0.
+// cursor (issued, queue position, chunk, step) only by the producer thread.
 struct WeightStream {
   unsigned char* ring;  // kStages * kSlotBytes of shared memory, 1024-byte aligned
   uint64_t* full;       // kStages mbarriers
@@ -93,7 +97,7 @@ struct WeightStream {
     cur_item = 0;
     cur_chunk = 0;
     cur_step = 0;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == kProducer) {
       for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1);
       mbar_fence_init();
       policy = evict_first_policy();
@@ -101,7 +105,7 @@ struct WeightStream {
     __syncthreads();
   }
 
-  // Thread 0: issue chunks, in consumption order, while slots are free. `queue` holds
+  // Producer: issue chunks, in consumption order, while slots are free. `queue` holds
   // `qlen` task ids run for steps [0, num_steps).
   __device__ void fill(const TaskDesc* __restrict__ tasks, const unsigned char* tmaps,
                        const int32_t* __restrict__ queue, int32_t qlen, int32_t num_steps) {
@@ -146,7 +150,7 @@ struct WeightStream {
     ++consumed;
   }
 
-  // Thread 0, before the block exits early (watchdog abort): wait for the copies still
+  // Producer, before the block exits (watchdog abort): wait for the copies still
   // in flight so that none lands in shared memory after the block is gone.
   __device__ void drain() {
     for (uint32_t c = consumed; c < issued; ++c) mbar_wait(&full[c % kStages], (c / kStages) & 1u);

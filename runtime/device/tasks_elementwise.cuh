@@ -45,10 +45,12 @@ __device__ void task_embedding(const TaskDesc& d, TaskCtx& c) {
 // exp rounded once from double: the correctly rounded f32 result the CPU's expf gives.
 __device__ __forceinline__ float exp_rn(float x) { return static_cast<float>(exp(static_cast<double>(x))); }
 
-// Sum of squares of n bf16 values in shared memory, ascending (x*x is exact in f32).
-__device__ __forceinline__ float sum_squares(const bf16_t* xs, int n) {
+// Sum of squares of N bf16 values in shared memory, ascending (x*x is exact in f32).
+template <int N>
+__device__ __forceinline__ float sum_squares(const bf16_t* xs) {
   float ss = 0.f;
-  for (int i = 0; i < n; i += 8) {
+#pragma unroll 8
+  for (int i = 0; i < N; i += 8) {
     float f[8];
     unpack8(*reinterpret_cast<const uint4*>(xs + i), f);
 #pragma unroll
@@ -84,7 +86,7 @@ __device__ void task_rms_norm(const TaskDesc& d, TaskCtx& c) {
     for (int i = threadIdx.x; i < H / 8; i += kThreads)
       reinterpret_cast<uint4*>(xs)[i] = ld_cg_v4(x + static_cast<int64_t>(b) * H + i * 8);
     __syncthreads();
-    if (threadIdx.x == 0) *rs = rms_scale(sum_squares(xs, H), H, eps);
+    if (threadIdx.x == 0) *rs = rms_scale(sum_squares<H>(xs), H, eps);
     __syncthreads();
     const float r = *rs;
     for (int i = threadIdx.x; i < H; i += kThreads)
@@ -131,26 +133,23 @@ __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr: x + a, y + a; NH whole heads. inv_freq: HD/2 inverse frequencies.
-template <int HD, int NH, int B, int STRIDE>
-__device__ void task_rope(const TaskDesc& d, TaskCtx& c, const float* inv_freq) {
+// ptr: x + a, y + a, the (cos, sin) table [S][HD/2] of this RoPE; NH whole heads.
+template <int HD, int NH, int B, int STRIDE, int S>
+__device__ void task_rope(const TaskDesc& d, TaskCtx& c) {
   constexpr int kHalf = HD / 2;
   const bf16_t* x = dptr<const bf16_t>(d, 0);
   bf16_t* y = dptr<bf16_t>(d, 1);
-  const float pos = static_cast<float>(c.step);
+  const float2* cs_sn = dptr<const float2>(d, 2) + static_cast<int64_t>(min(c.step, S - 1)) * kHalf;
   for (int u = threadIdx.x; u < B * NH * kHalf; u += kThreads) {
     const int i = u % kHalf;
     const int h = (u / kHalf) % NH;
     const int b = u / (kHalf * NH);
     const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
-    // As the CPU executor: an f32 angle, cos and sin in double rounded to f32.
-    const float a = pos * inv_freq[i];
-    const float cs = static_cast<float>(cos(static_cast<double>(a)));
-    const float sn = static_cast<float>(sin(static_cast<double>(a)));
+    const float2 t = __ldg(&cs_sn[i]);
     const float x0 = bf16_to_f32(ld_cg_bf16(&x[base + i]));
     const float x1 = bf16_to_f32(ld_cg_bf16(&x[base + i + kHalf]));
-    y[base + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn)));
-    y[base + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1, cs), __fmul_rn(x0, sn)));
+    y[base + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0, t.x), __fmul_rn(x1, t.y)));
+    y[base + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1, t.x), __fmul_rn(x0, t.y)));
   }
 }
 

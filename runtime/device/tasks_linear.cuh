@@ -28,7 +28,8 @@ struct LinearScratch {
 template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES>
 __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
-  static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256 && BOX_ROWS <= kThreads, "linear: bad box rows");
+  static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256 && BOX_ROWS <= kThreads - 32,
+                "linear: bad box rows (the last warp produces the stream)");
   static_assert(BOX_ROWS * 128 * BOXES <= kSlotBytes, "linear: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B>::kBytes <= kScratchBytes, "linear: scratch too small");
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;

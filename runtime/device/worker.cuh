@@ -3,8 +3,9 @@
 // the templated task bodies) and instantiates the kernels with MPK_DEFINE_KERNELS.
 //
 // Megakernel: one block per SM, block w runs worker w's list for every decode step in
-// order: fill the weight stream ahead, wait on the task's events (thread 0, acquire,
-// watchdog), run the body, synchronize, trigger the task's events (release). Counters
+// order: fill the weight stream ahead (the producer thread), wait on the task's events
+// (thread 0, acquire, watchdog), run the body, synchronize, trigger the task's events
+// (thread 0, release). Counters
 // grow across steps and are never reset inside a launch. With tracing compiled in
 // (kTrace), thread 0 records wait-begin, start and end per task into the worker's
 // trace buffer; records past its capacity are counted, never written.
@@ -67,9 +68,9 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
       for (int32_t i = 0; i < qlen; ++i) {
         const TaskDesc& d = p.tasks[queue[i]];
         uint64_t t_wait = 0, t_start = 0;
+        if (threadIdx.x == kProducer) stream.fill(p.tasks, tmaps, queue, qlen, p.num_steps);
         if (threadIdx.x == 0) {
           if (kTrace) t_wait = global_timer_ns();
-          stream.fill(p.tasks, tmaps, queue, qlen, p.num_steps);
           if (!wait_events(p, d, step, worker)) sh.abort = 1;
           if (kTrace) t_start = global_timer_ns();
         }
@@ -90,10 +91,8 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
     }
   }
 done:
-  if (threadIdx.x == 0) {
-    stream.drain();
-    if (kTrace) p.trace_count[worker] = trace_n;
-  }
+  if (threadIdx.x == kProducer) stream.drain();
+  if (kTrace && threadIdx.x == 0) p.trace_count[worker] = trace_n;
   __syncthreads();
 }
 
@@ -107,7 +106,7 @@ __device__ __forceinline__ void per_op_task(const KernelParams& p, const int32_t
   stream.init(ring_base(dyn_smem), sh.full);
   // The stream of a one-task queue run for one step: exactly this task's chunks.
   TaskCtx ctx{&p, step, scratch_base(dyn_smem), &stream, queue, 1, 1};
-  if (threadIdx.x == 0) stream.fill(p.tasks, static_cast<const unsigned char*>(p.tmaps), queue, 1, 1);
+  if (threadIdx.x == kProducer) stream.fill(p.tasks, static_cast<const unsigned char*>(p.tmaps), queue, 1, 1);
   __syncthreads();
   Dispatch dispatch;
   dispatch(p.tasks[queue[0]], ctx);

@@ -118,6 +118,7 @@ struct GpuMegakernel::Impl {
   std::vector<uint64_t> tensor_addr;
   DeviceBuffer d_tasks, d_tmaps, d_qoff, d_qitems, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
   DeviceBuffer d_op_tasks;
+  std::vector<DeviceBuffer> rope_tables;
   std::vector<size_t> op_task_offset;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t graph_exec = nullptr;
@@ -188,8 +189,15 @@ struct GpuMegakernel::Impl {
 
   void upload_table() {
     std::vector<abi::TaskDesc> descs = kernel.tasks;
+    for (const std::vector<float>& inv : kernel.rope_inv) {
+      const std::vector<float> table = rope_cos_sin(inv, kernel.max_seq_len);
+      rope_tables.emplace_back(table.size() * 4, "rope table");
+      rope_tables.back().upload(table.data(), table.size() * 4);
+    }
     for (const Relocation& r : kernel.relocations) {
-      descs.at(r.task).ptr[r.slot] = tensor_addr.at(r.tensor) + static_cast<uint64_t>(r.byte_offset);
+      descs.at(r.task).ptr[r.slot] = r.rope_table >= 0
+                                         ? rope_tables.at(r.rope_table).address()
+                                         : tensor_addr.at(r.tensor) + static_cast<uint64_t>(r.byte_offset);
     }
     auto up = [](DeviceBuffer& b, const auto& v, const char* what) {
       using T = typename std::decay_t<decltype(v)>::value_type;

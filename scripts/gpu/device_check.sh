@@ -2,7 +2,8 @@
 # Runs on the lent GPU machine (tool `device`) from the repository root, with the
 # binaries built on the development machine carried in .carry/ (bin/: mpk, test
 # binaries; lib/: shared libraries the device image may lack). Writes logs to $OUT.
-# Usage: scripts/gpu/device_check.sh [tests] [bench] [sanitize] [trace] [qwen]
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [dump] [variants] [qwen]
+#        [sanitize]   (env: GTEST_FILTER for tests, VARIANTS for variants)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
@@ -19,6 +20,16 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   ldd "$BIN/mpk" | grep -E "not found|sqlite|protobuf" || true
   "$BIN/mpk" run --help | tail -4
 } 2>&1 | tee "$OUT/env.log"
+
+if want smoke; then
+  {
+    step smoke: mpk run tiny
+    timeout 90 "$BIN/mpk" run --backend gpu --model tiny --steps 16 --prompt 1,2,3
+    rc=$?
+    echo "smoke rc=$rc"
+  } 2>&1 | tee "$OUT/smoke.log"
+  grep -q "smoke rc=0" "$OUT/smoke.log" || { echo "smoke failed: stopping"; exit 1; }
+fi
 
 if want tests; then
   {
@@ -44,6 +55,25 @@ if want trace; then
     timeout 200 "$BIN/mpk" run --backend gpu --model llama-3.2-1b --steps 32 --trace /tmp/llama_trace.db | tail -3
     python3 scripts/gpu/trace_summary.py /tmp/llama_trace.db
   } 2>&1 | tee "$OUT/trace.log"
+fi
+
+if want dump; then
+  {
+    step dump: llama-3.2-1b trace of 4 steps and the megakernel SASS
+    timeout 200 "$BIN/mpk" run --backend gpu --model llama-3.2-1b --steps 4 --trace "$OUT/llama4.db" | tail -2
+    cubin=$(ls -t /tmp/mpk-cache/*.cubin | head -1)
+    cuobjdump -sass "$cubin" | gzip > "$OUT/megakernel.sass.gz"
+    ls -la "$OUT"
+  } 2>&1 | tee "$OUT/dump.log"
+fi
+
+if want variants; then
+  {
+    for pl in ${VARIANTS:-"decompose{tile=32},infer-deps,assign-sm{policy=critical-path}" "decompose{tile=64},infer-deps,assign-sm{policy=critical-path}"}; do
+      step "bench llama-3.2-1b $pl"
+      timeout 200 "$BIN/mpk" bench --model llama-3.2-1b --steps 128 --reps 3 --pipeline "$pl" | grep -E "megakernel |floor"
+    done
+  } 2>&1 | tee "$OUT/variants.log"
 fi
 
 if want qwen; then
