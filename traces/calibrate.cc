@@ -280,4 +280,42 @@ Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
   return cal;
 }
 
+double mean_step_ns(const std::vector<Execution>& execs, int32_t steps) {
+  int64_t end = 0;
+  for (const Execution& e : execs) end = std::max(end, e.end_ns);
+  return steps > 0 ? static_cast<double>(end) / steps : 0;
+}
+
+double match_makespan(const Module& graph, int32_t steps, double measured_step_ns,
+                      CostParams& p) {
+  auto error_at = [&](double latency) {
+    CostParams q = p;
+    q.event_latency_ns = latency;
+    return (mean_step_ns(simulate(graph, q, steps), steps) - measured_step_ns) / measured_step_ns;
+  };
+  double lo = 0, hi = std::max(4 * p.event_latency_ns, 1000.0);
+  double e_lo = error_at(lo), e_hi = error_at(hi);
+  if (e_lo >= 0 || e_hi <= 0) {  // no latency in range matches: keep the closer end
+    const double e_now = error_at(p.event_latency_ns);
+    if (std::fabs(e_lo) < std::fabs(e_now) && std::fabs(e_lo) <= std::fabs(e_hi)) {
+      p.event_latency_ns = lo;
+      return e_lo;
+    }
+    if (std::fabs(e_hi) < std::fabs(e_now)) {
+      p.event_latency_ns = hi;
+      return e_hi;
+    }
+    return e_now;
+  }
+  for (int it = 0; it < 24 && hi - lo > 1.0; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    const double e = error_at(mid);
+    if (e < 0) lo = mid, e_lo = e;
+    else hi = mid, e_hi = e;
+  }
+  const bool low_closer = std::fabs(e_lo) <= std::fabs(e_hi);
+  p.event_latency_ns = low_closer ? lo : hi;
+  return low_closer ? e_lo : e_hi;
+}
+
 }  // namespace mpk

@@ -38,4 +38,14 @@ struct Calibration {
 Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
                       const CostParams& base);
 
+// Adjusts p.event_latency_ns (between 0 and a few times its value) until simulating
+// `graph` for `steps` steps gives `measured_step_ns` per step, by bisection; the
+// latency then also absorbs what the cost model misses on the critical path. Returns
+// the remaining relative error; keeps the closest latency when no value matches.
+double match_makespan(const Module& graph, int32_t steps, double measured_step_ns,
+                      CostParams& p);
+
+// Mean makespan per step of a run's executions: end of the last one / steps.
+double mean_step_ns(const std::vector<Execution>& execs, int32_t steps);
+
 }  // namespace mpk

@@ -117,6 +117,26 @@ TEST(Calibrate, ToleratesTasksThatDoNotFollowTheModel) {
   EXPECT_NEAR(static_cast<double>(predicted), static_cast<double>(measured), 0.05 * measured);
 }
 
+TEST(Calibrate, MatchMakespanFindsTheLatencyThatReproducesIt) {
+  const Module m = layered_graph();
+  const auto execs = simulate(m, truth(), 4);
+  const double measured = mean_step_ns(execs, 4);
+  CostParams p = truth();
+  p.event_latency_ns = 200;
+  const double err = match_makespan(m, 4, measured, p);
+  EXPECT_LT(std::fabs(err), 0.002);
+  EXPECT_NEAR(p.event_latency_ns, 700, 15);
+
+  // Out of reach (the model is slower than the "measurement" even with no latency):
+  // the closest end is kept and the error reported.
+  CostParams slow = truth();
+  slow.defaults.fixed_ns = 5000;
+  slow.kinds = {};
+  const double err2 = match_makespan(m, 4, measured, slow);
+  EXPECT_GT(err2, 0.05);
+  EXPECT_EQ(slow.event_latency_ns, 0);
+}
+
 TEST(Calibrate, KindsWithoutBytesGetTheirMeanDuration) {
   GraphBuilder g(2);
   OpId op = g.op("argmax", OpKind::kArgmax);
