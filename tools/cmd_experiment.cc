@@ -32,7 +32,8 @@ constexpr const char* kUsage =
     "run in TRACE.db (default trace.db). --set gives a pass option several values, e.g.\n"
     "--set decompose.tile=32,64,128; every combination of the --set options is one run per\n"
     "policy. --costs: the simulator's cost file (e.g. from mpk calibrate). Prints one table:\n"
-    "makespan per step, SM utilization, idle share, critical path (busy + waiting).\n";
+    "makespan per step, SM utilization, bubble share (idle SM time), and the critical path\n"
+    "of the median step: task time on it (crit busy) and waiting on it (crit wait).\n";
 
 struct Axis {
   std::string pass, option;
@@ -232,7 +233,7 @@ int cmd_experiment(int argc, char** argv) {
   const bool show_sets = !axes.empty();
   std::vector<std::string> header = {"run", "model", "policy"};
   if (show_sets) header.push_back("options");
-  for (const char* h : {"ms/step", "vs best", "util", "idle", "crit busy", "crit wait"})
+  for (const char* h : {"ms/step", "vs best", "util", "bubbles", "crit busy", "crit wait"})
     header.push_back(h);
   TextTable t(header);
   for (const Row& r : rows) {
