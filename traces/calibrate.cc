@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/error.h"
 #include "traces/run_derive.h"
 #include "traces/simulator.h"
 
@@ -187,6 +188,9 @@ KindFit fit_kind(TaskKind kind, const ServiceProfile& prof, const std::vector<Sa
 
 Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
                       const CostParams& base) {
+  if (base.prefetch_bytes > 0)
+    throw Error("calibration fits the model without the weight stream ahead of a task's "
+                "start: set prefetch_bytes to 0 in the base cost file");
   Calibration cal;
   cal.params = base;
   int32_t steps = 0;

@@ -19,6 +19,7 @@ KindCost CostParams::cost_of(TaskKind k) const {
   if (o.fixed_ns) c.fixed_ns = *o.fixed_ns;
   if (o.bytes_scale) c.bytes_scale = *o.bytes_scale;
   if (o.flops_per_ns) c.flops_per_ns = *o.flops_per_ns;
+  if (o.prefetch) c.prefetch = *o.prefetch;
   return c;
 }
 
@@ -31,6 +32,8 @@ CostParams CostParams::from_machine(const MachineModel& m) {
   p.defaults.fixed_ns = m.task_overhead_ns;
   p.defaults.bytes_scale = 1.0;
   p.defaults.flops_per_ns = 256.0 * m.clock_ghz;
+  p.kinds[static_cast<size_t>(TaskKind::kLinear)].prefetch = 1.0;
+  p.kinds[static_cast<size_t>(TaskKind::kLmHead)].prefetch = 1.0;
   return p;
 }
 
@@ -50,7 +53,12 @@ void read_kind(const json& j, const std::string& where, KindCostOverride& out) {
     if (key == "fixed_ns") out.fixed_ns = number(value, w);
     else if (key == "bytes_scale") out.bytes_scale = number(value, w);
     else if (key == "flops_per_ns") out.flops_per_ns = number(value, w);
-    else throw Error(w + ": unknown key (known: fixed_ns, bytes_scale, flops_per_ns)");
+    else if (key == "prefetch") {
+      out.prefetch = number(value, w);
+      if (*out.prefetch > 1) throw Error(w + ": a share, between 0 and 1");
+    } else {
+      throw Error(w + ": unknown key (known: fixed_ns, bytes_scale, flops_per_ns, prefetch)");
+    }
   }
 }
 
@@ -59,6 +67,7 @@ json kind_json(const KindCostOverride& o) {
   if (o.fixed_ns) j["fixed_ns"] = *o.fixed_ns;
   if (o.bytes_scale) j["bytes_scale"] = *o.bytes_scale;
   if (o.flops_per_ns) j["flops_per_ns"] = *o.flops_per_ns;
+  if (o.prefetch) j["prefetch"] = *o.prefetch;
   return j;
 }
 
@@ -89,6 +98,8 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
       p.event_latency_ns = number(value, w);
     } else if (key == "dispatch_ns") {
       p.dispatch_ns = number(value, w);
+    } else if (key == "prefetch_bytes") {
+      p.prefetch_bytes = number(value, w);
     } else if (key == "note") {
       if (!value.is_string()) throw Error(w + ": expected a string");
       p.note = value.get<std::string>();
@@ -98,6 +109,7 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
       if (o.fixed_ns) p.defaults.fixed_ns = *o.fixed_ns;
       if (o.bytes_scale) p.defaults.bytes_scale = *o.bytes_scale;
       if (o.flops_per_ns) p.defaults.flops_per_ns = *o.flops_per_ns;
+      if (o.prefetch) p.defaults.prefetch = *o.prefetch;
     } else if (key == "kinds") {
       if (!value.is_object()) throw Error(w + ": expected an object of task kinds");
       for (const auto& [kind, entry] : value.items()) {
@@ -107,7 +119,8 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
       }
     } else {
       throw Error(w + ": unknown key (known: format, version, note, mem_bandwidth, "
-                      "sm_bandwidth, event_latency_ns, dispatch_ns, default, kinds)");
+                      "sm_bandwidth, event_latency_ns, dispatch_ns, prefetch_bytes, default, "
+                      "kinds)");
     }
   }
   if (p.mem_bandwidth <= 0 || p.sm_bandwidth <= 0)
@@ -132,9 +145,11 @@ std::string format_cost_params(const CostParams& p) {
   j["sm_bandwidth"] = p.sm_bandwidth;
   j["event_latency_ns"] = p.event_latency_ns;
   j["dispatch_ns"] = p.dispatch_ns;
+  j["prefetch_bytes"] = p.prefetch_bytes;
   j["default"] = {{"fixed_ns", p.defaults.fixed_ns},
                   {"bytes_scale", p.defaults.bytes_scale},
-                  {"flops_per_ns", p.defaults.flops_per_ns}};
+                  {"flops_per_ns", p.defaults.flops_per_ns},
+                  {"prefetch", p.defaults.prefetch}};
   json kinds = json::object();
   for (int k = 0; k < kNumTaskKinds; ++k) {
     json e = kind_json(p.kinds[k]);

@@ -18,11 +18,12 @@ struct KindCost {
   double fixed_ns = 0;      // per execution, before the task streams its bytes
   double bytes_scale = 1;   // effective bytes = task bytes * bytes_scale
   double flops_per_ns = 0;  // arithmetic rate of one SM for this kind; 0: flops not modeled
+  double prefetch = 0;      // share of the bytes that comes through the weight stream
 };
 
 // A per-kind override: unset fields fall back to CostParams::defaults.
 struct KindCostOverride {
-  std::optional<double> fixed_ns, bytes_scale, flops_per_ns;
+  std::optional<double> fixed_ns, bytes_scale, flops_per_ns, prefetch;
 };
 
 struct CostParams {
@@ -30,6 +31,10 @@ struct CostParams {
   double sm_bandwidth = 0;      // bytes/s one SM can stream on its own
   double event_latency_ns = 0;  // release -> visible to a waiter
   double dispatch_ns = 0;       // worker's gap between one task's end and the next wait
+  // Weight stream ring per SM: a task's streamed bytes (its kind's `prefetch` share)
+  // are fetched from the end of the worker's previous task, up to this many before the
+  // task starts. 0: no stream ahead (every byte moves after the start).
+  double prefetch_bytes = 0;
   KindCost defaults;
   std::array<KindCostOverride, kNumTaskKinds> kinds;
   std::string note;             // provenance, e.g. "calibrated from trace.db run 3"
@@ -37,7 +42,8 @@ struct CostParams {
   KindCost cost_of(TaskKind k) const;
 
   // Defaults from the machine model: its bandwidth, latency and per-task overhead,
-  // one SM streaming at most 3x its fair share, 256 flops per cycle per SM.
+  // one SM streaming at most 3x its fair share, 256 flops per cycle per SM; linear and
+  // lm_head tasks stream all their bytes (used once prefetch_bytes is set).
   static CostParams from_machine(const MachineModel& m);
 };
 

@@ -15,7 +15,7 @@
 namespace mpk {
 namespace {
 
-enum class Kind : uint8_t { kStart, kStreamBegin, kEnd };
+enum class Kind : uint8_t { kStart, kDirectBegin, kEnd };
 
 struct Timed {
   double t;
@@ -29,14 +29,20 @@ struct Streaming {
   double finish;  // in virtual service (bytes per SM)
   uint64_t seq;
   int32_t worker;
+  uint32_t version;  // stale when the worker's flow changed since
   bool operator>(const Streaming& o) const {
     return finish != o.finish ? finish > o.finish : seq > o.seq;
   }
 };
 
 struct TaskCost {
-  double fixed_ns, bytes, compute_ns;
+  double fixed_ns, stream_bytes, direct_bytes, compute_ns;
 };
+
+// A worker's one flow of bytes at a time: its weight stream (the task's streamed
+// bytes, fetched ahead from the moment the previous task ended, up to the ring's
+// size before the task starts) or the task's direct reads and writes.
+enum class Flow : uint8_t { kNone, kStream, kDirect };
 
 struct Worker {
   const std::vector<TaskId>* list = nullptr;
@@ -45,6 +51,12 @@ struct Worker {
   bool done = false;
   int32_t pending = 0;  // events not yet at their target
   double wait_begin = 0, start = 0;
+  bool executing = false;
+  Flow flow = Flow::kNone;
+  uint32_t flow_version = 0;
+  double flow_served0 = 0;  // served_ when the flow began
+  double streamed = 0;      // stream bytes of the current task fetched so far
+  bool busy() const { return executing || flow != Flow::kNone; }
 };
 
 struct Waiter {
@@ -60,7 +72,9 @@ class Simulation {
     for (const Task& t : m.graph.tasks) {
       const KindCost k = c.cost_of(t.kind);
       const double compute = k.flops_per_ns > 0 ? static_cast<double>(t.flops) / k.flops_per_ns : 0;
-      costs_.push_back({k.fixed_ns, static_cast<double>(t.bytes) * k.bytes_scale, compute});
+      const double bytes = static_cast<double>(t.bytes) * k.bytes_scale;
+      const double streamed = c.prefetch_bytes > 0 ? bytes * std::clamp(k.prefetch, 0.0, 1.0) : 0;
+      costs_.push_back({k.fixed_ns, streamed, bytes - streamed, compute});
     }
     // The events are the truth; a hand-built module's use lists may be stale.
     waits_.resize(m.graph.tasks.size());
@@ -81,11 +95,13 @@ class Simulation {
         wk.done = true;
         continue;
       }
-      wk.wait_begin = 0;
-      try_start(static_cast<int32_t>(w));
+      next_task(static_cast<int32_t>(w), 0);
     }
     const double inf = std::numeric_limits<double>::infinity();
     while (true) {
+      while (!streaming_.empty() &&
+             streaming_.top().version != workers_[streaming_.top().worker].flow_version)
+        streaming_.pop();
       double t_stream = inf;
       if (!streaming_.empty())
         t_stream = now_ + std::max(0.0, (streaming_.top().finish - served_) / rate());
@@ -95,13 +111,13 @@ class Simulation {
         const Streaming s = streaming_.top();
         streaming_.pop();
         advance(t_stream);
-        stream_done(s.worker);
+        flow_done(s.worker);
       } else {
         const Timed e = timed_.top();
         timed_.pop();
         advance(e.t);
         if (e.kind == Kind::kStart) start(e.worker);
-        else if (e.kind == Kind::kStreamBegin) stream_begin(e.worker);
+        else if (e.kind == Kind::kDirectBegin) direct_begin(e.worker);
         else end(e.worker);
       }
     }
@@ -128,8 +144,40 @@ class Simulation {
     return e.target * (static_cast<int64_t>(step) + 1 - e.step_distance);
   }
 
-  void try_start(int32_t w) {
+  // Changes a worker's state, keeping the count of busy SMs (executing or streaming).
+  template <class F>
+  void update(Worker& wk, F change) {
+    const bool was = wk.busy();
+    change();
+    busy_ += static_cast<int64_t>(wk.busy()) - static_cast<int64_t>(was);
+  }
+
+  void begin_flow(int32_t w, Flow f, double bytes) {
     Worker& wk = workers_[w];
+    update(wk, [&] {
+      wk.flow = f;
+      ++wk.flow_version;
+      wk.flow_served0 = served_;
+    });
+    streaming_.push({served_ + bytes, seq_++, w, wk.flow_version});
+  }
+
+  void stop_flow(Worker& wk) {
+    if (wk.flow == Flow::kStream) wk.streamed += served_ - wk.flow_served0;
+    update(wk, [&] {
+      wk.flow = Flow::kNone;
+      ++wk.flow_version;
+    });
+  }
+
+  // The worker is free at `now_`: its weight stream moves on to the next task's bytes
+  // (up to the ring's size), and the task waits for its events from wait_begin.
+  void next_task(int32_t w, double wait_begin) {
+    Worker& wk = workers_[w];
+    wk.wait_begin = wait_begin;
+    wk.streamed = 0;
+    const TaskCost& c = costs_[task_of(wk)];
+    if (c.stream_bytes > 0) begin_flow(w, Flow::kStream, std::min(c.stream_bytes, c_.prefetch_bytes));
     wk.pending = 0;
     for (EventId e : waits_[task_of(wk)]) {
       const int64_t need = need_of(m_.graph.events[e], wk.step);
@@ -154,19 +202,38 @@ class Simulation {
   void start(int32_t w) {
     Worker& wk = workers_[w];
     wk.start = now_;
-    ++busy_;
+    update(wk, [&] { wk.executing = true; });
     const TaskCost& c = costs_[task_of(wk)];
-    if (c.fixed_ns > 0) push(now_ + c.fixed_ns, w, Kind::kStreamBegin);
-    else stream_begin(w);
+    if (wk.flow == Flow::kStream) stop_flow(wk);
+    const double left = c.stream_bytes - wk.streamed;
+    if (left > 1e-9) begin_flow(w, Flow::kStream, left);  // the rest of the stream first
+    else after_stream(w);
   }
 
-  void stream_begin(int32_t w) {
+  // The task's streamed bytes are in: its direct bytes follow its fixed time.
+  void after_stream(int32_t w) {
+    const Worker& wk = workers_[w];
+    const double at = wk.start + costs_[task_of(wk)].fixed_ns;
+    if (at > now_) push(at, w, Kind::kDirectBegin);
+    else direct_begin(w);
+  }
+
+  void direct_begin(int32_t w) {
     const TaskCost& c = costs_[task_of(workers_[w])];
-    if (c.bytes > 0) streaming_.push({served_ + c.bytes, seq_++, w});
-    else stream_done(w);
+    if (c.direct_bytes > 0) begin_flow(w, Flow::kDirect, c.direct_bytes);
+    else body_done(w);
   }
 
-  void stream_done(int32_t w) {
+  void flow_done(int32_t w) {
+    Worker& wk = workers_[w];
+    const Flow f = wk.flow;
+    stop_flow(wk);
+    if (!wk.executing) return;  // the ring is full; the rest streams once the task starts
+    if (f == Flow::kStream) after_stream(w);
+    else body_done(w);
+  }
+
+  void body_done(int32_t w) {
     const Worker& wk = workers_[w];
     const TaskCost& c = costs_[task_of(wk)];
     const double end_t = std::max(now_, wk.start + c.fixed_ns + c.compute_ns);
@@ -176,7 +243,7 @@ class Simulation {
 
   void end(int32_t w) {
     Worker& wk = workers_[w];
-    --busy_;
+    update(wk, [&] { wk.executing = false; });
     const TaskId id = task_of(wk);
     execs_.push_back({id, wk.step, w, w, std::llround(wk.wait_begin), std::llround(wk.start),
                       std::llround(now_)});
@@ -188,8 +255,7 @@ class Simulation {
         return;
       }
     }
-    wk.wait_begin = now_ + c_.dispatch_ns;
-    try_start(w);
+    next_task(w, now_ + c_.dispatch_ns);
   }
 
   void release(EventId e) {

@@ -50,8 +50,8 @@ CostParams truth() {
   c.event_latency_ns = 700;
   c.dispatch_ns = 40;
   c.defaults = {0, 1, 0};
-  c.kinds[static_cast<size_t>(TaskKind::kLinear)] = {300.0, 1.3, std::nullopt};
-  c.kinds[static_cast<size_t>(TaskKind::kRmsNorm)] = {800.0, 0.9, std::nullopt};
+  c.kinds[static_cast<size_t>(TaskKind::kLinear)] = {300.0, 1.3, std::nullopt, std::nullopt};
+  c.kinds[static_cast<size_t>(TaskKind::kRmsNorm)] = {800.0, 0.9, std::nullopt, std::nullopt};
   return c;
 }
 

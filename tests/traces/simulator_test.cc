@@ -130,6 +130,58 @@ TEST(Simulator, IndependentWorkersOverlap) {
   EXPECT_EQ(makespan(x), 600);  // 3 tasks x 100 ns x 2 steps, all workers in parallel
 }
 
+// b (all bytes streamed) waits for a on another worker; its worker's weight stream
+// fetches up to `ring` bytes of b while it waits.
+struct PrefetchCase {
+  Module m;
+  TaskId a, b;
+};
+
+PrefetchCase prefetch_case() {
+  GraphBuilder g;
+  OpId op = g.op("op");
+  PrefetchCase p;
+  p.a = g.task(op, 1000, TaskKind::kRmsNorm);
+  p.b = g.task(op, 1000, TaskKind::kLinear);
+  g.event({p.a}, {p.b});
+  p.m = g.schedule({{p.a}, {p.b}});
+  return p;
+}
+
+CostParams streaming_costs(double ring) {
+  CostParams c = unit_costs();
+  c.prefetch_bytes = ring;
+  c.kinds[static_cast<size_t>(TaskKind::kLinear)].prefetch = 1.0;
+  return c;
+}
+
+TEST(Simulator, WeightStreamFetchesAheadWhileATaskWaits) {
+  const PrefetchCase p = prefetch_case();
+  // Without a ring b streams all 1000 bytes after a ends at 1000.
+  EXPECT_EQ(find(simulate(p.m, streaming_costs(0), 1), p.b, 0).end_ns, 2000);
+  // With a 400-byte ring, 400 bytes arrive during the wait (0..400).
+  const auto x = simulate(p.m, streaming_costs(400), 1);
+  EXPECT_EQ(find(x, p.b, 0).start_ns, 1000);
+  EXPECT_EQ(find(x, p.b, 0).end_ns, 1600);
+  // A ring larger than the task: only the fixed time is left after the start.
+  CostParams big = streaming_costs(1e6);
+  big.defaults.fixed_ns = 100;
+  const auto y = simulate(p.m, big, 1);
+  EXPECT_EQ(find(y, p.a, 0).end_ns, 1100);
+  EXPECT_EQ(find(y, p.b, 0).end_ns, 1200);
+}
+
+TEST(Simulator, StreamingAheadSharesTheBandwidth) {
+  const PrefetchCase p = prefetch_case();
+  CostParams c = streaming_costs(400);
+  c.mem_bandwidth = 1e9;  // 1 byte/ns in total
+  const auto x = simulate(p.m, c, 1);
+  // a and b's stream share 0.5 each until b's ring is full at 800 (400 bytes); a then
+  // streams its last 600 bytes alone: ends at 1400; b's last 600 bytes: 2000.
+  EXPECT_EQ(find(x, p.a, 0).end_ns, 1400);
+  EXPECT_EQ(find(x, p.b, 0).end_ns, 2000);
+}
+
 TEST(Simulator, DeadlockIsReportedWithWorkerTaskAndEvent) {
   GraphBuilder g;
   OpId op = g.op("op");
