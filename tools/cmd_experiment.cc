@@ -162,10 +162,11 @@ int cmd_experiment(int argc, char** argv) {
   const std::string backend_name = args.get("backend", "sim");
   const RunBackend* backend = nullptr;
   if (backend_name != "sim") {
+    if (backend_name != "gpu")
+      throw Error("option '--backend' expects sim or gpu, got '" + backend_name + "'");
     for (const RunBackend& b : run_backends())
       if (backend_name == b.name) backend = &b;
-    if (!backend || backend_name == "cpu")
-      throw Error("option '--backend' expects sim or gpu, got '" + backend_name + "'");
+    if (!backend) throw Error("the gpu backend is not part of this build (built without CUDA)");
     if (backend->available && !backend->available())
       throw Error("backend '" + backend_name + "' is not available on this machine");
     if (args.has("costs")) throw Error("--costs applies to the sim backend only");
