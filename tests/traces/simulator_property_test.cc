@@ -1,7 +1,7 @@
 // Properties of the simulator on random graphs and schedules: every task runs once per
 // step, in list order on its worker, never before its events' releases plus latency,
-// never shorter than its fixed time; bandwidth limits hold; and the writer accepts
-// the result.
+// never shorter than its fixed time; bandwidth limits hold; the writer accepts the
+// result; and its bubbles cover every worker's idle time exactly, in order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,6 +155,34 @@ TEST(SimulatorProperties, AllBusyStreamingNeverBeatsTheBandwidth) {
   for (const Execution& e : simulate(m, c, 1)) end = std::max(end, e.end_ns);
   EXPECT_GE(end, total / 2);
   EXPECT_LE(end, total / 2 + 2 * 2500);  // only the tail runs below the shared limit
+}
+
+TEST(BubbleProperties, EveryWorkersTimelineIsCoveredExactly) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 100; ++round) {
+    const int workers = 1 + static_cast<int>(rng() % 6);
+    const Module m = random_graph(rng, workers);
+    const CostParams c = random_costs(rng, round % 2 == 1);
+    const int steps = 1 + static_cast<int>(rng() % 4);
+    std::vector<Execution> x = simulate(m, c, steps);
+    validate_and_normalize(m, x, steps);
+    const DerivedRun d = derive_run(m, x, steps);
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::vector<int64_t> covered(workers, 0), last_end(workers, 0);
+    for (const Execution& e : x) covered[e.worker] += e.end_ns - e.start_ns;
+    for (const Bubble& b : d.bubbles) {
+      ASSERT_LT(b.start_ns, b.end_ns);
+      EXPECT_GE(b.start_ns, last_end[b.worker]);  // ordered, no overlap
+      last_end[b.worker] = b.end_ns;
+      covered[b.worker] += b.end_ns - b.start_ns;
+      if (b.cause == BubbleCause::kWait) {
+        ASSERT_GE(b.event, 0);
+        const auto& ps = m.graph.events[b.event].producers;
+        EXPECT_NE(std::find(ps.begin(), ps.end(), b.producer), ps.end());
+      }
+    }
+    for (int w = 0; w < workers; ++w) EXPECT_EQ(covered[w], d.duration_ns) << "worker " << w;
+  }
 }
 
 }  // namespace
