@@ -152,6 +152,7 @@ struct OperatorRecord {
   int32_t layer = -1;
 };
 
+// One thread at a time per reader (open one reader per thread; they share the file).
 class TraceReader {
  public:
   // Read-only. Throws mpk::Error naming the file when it is missing, not a trace.db,
