@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "ir/error.h"
@@ -111,6 +112,54 @@ struct Builder {
     return static_cast<int>(g * hd * 4 + (g * rmax * 4 + 15) / 16 * 16 + 32 * hd * 2 + 2 * g * 4);
   }
 
+  // x of a linear task sits in shared memory as f32 when that takes at most 48 KiB.
+  bool x_f32(int64_t K) const { return batch * K * 4 <= 48 * 1024; }
+  int linear_scratch(int64_t K) const {
+    return static_cast<int>((batch * K * (x_f32(K) ? 4 : 2) + 15) / 16 * 16);
+  }
+
+  // Linear task t's K, x tensor and rows, when it may join a group (bf16 output).
+  struct LinearShape {
+    int64_t K = 0, rows = 0, ystride = 0;
+    TensorId x = -1;
+  };
+  std::optional<LinearShape> groupable(TaskId t) const {
+    const Task& task = m.graph.tasks[t];
+    if (task.kind != TaskKind::kLinear) return std::nullopt;
+    const Operator& op = m.program.ops.at(task.op);
+    const Tensor& y = tensor(op.outputs.at(0));
+    if (y.dtype != DType::kBF16) return std::nullopt;
+    for (const Region& r : task.reads)
+      if (r.tensor == op.inputs.at(1))
+        return LinearShape{tensor(op.inputs[1]).shape[1], r.dims[0].size(), y.shape[1], op.inputs[0]};
+    return std::nullopt;
+  }
+
+  // The descriptor of a group of linear tasks over the same x, run as one (the
+  // members' own descriptors stay in the table for per-op mode and the stream).
+  abi::TaskDesc make_group(const std::vector<TaskId>& members) {
+    abi::TaskDesc d = out.tasks.at(members[0]);
+    const int64_t K = groupable(members[0])->K;
+    int64_t pad_rows = 0;
+    std::string shapes;
+    for (size_t i = 0; i < 4; ++i) {
+      const LinearShape sh = i < members.size() ? *groupable(members[i]) : LinearShape{};
+      pad_rows += (sh.rows + 7) / 8 * 8;
+      shapes += ", " + std::to_string(sh.rows) + ", " + std::to_string(sh.ystride);
+      if (i > 0 && i < members.size()) d.arg[i] = members[i];
+    }
+    const int64_t boxes = std::clamp<int64_t>(out.slot_bytes / (pad_rows * 128), 1, K / 64);
+    const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
+    d.s_groups = 1;
+    d.s_col_chunks = static_cast<int32_t>(col_chunks);
+    d.s_boxes = static_cast<int32_t>(boxes);
+    d.s_boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
+    d.arg[4] = static_cast<int32_t>(members.size());
+    d.inst = instantiate("task_linear_group<" + std::to_string(K) + ", " + std::to_string(batch) + ", " +
+                         std::to_string(boxes) + (x_f32(K) ? ", true" : ", false") + shapes + ">(d, c)");
+    return d;
+  }
+
   void check_head_dim(TaskId t, int64_t hd) const {
     if (hd % 8 != 0) fail(t, "head_dim " + std::to_string(hd) + " is not a multiple of 8");
   }
@@ -183,11 +232,12 @@ struct Builder {
         d.s_boxes = static_cast<int32_t>(boxes);
         d.s_boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
         d.arg[0] = static_cast<int32_t>(n0);
+        d.arg[4] = 1;  // one linear task (groups: make_group)
         out.stream_bytes_per_step += rows * K * 2;
         call = "task_linear<" + std::to_string(K) + ", " + std::to_string(rows) + ", " + std::to_string(B) +
                ", " + std::to_string(tensor(y).shape[1]) + (f32 ? ", true, " : ", false, ") +
-               std::to_string(box_rows) + ", " + std::to_string(boxes) + ">";
-        scratch(static_cast<int>((B * K * 2 + 15) / 16 * 16));
+               std::to_string(box_rows) + ", " + std::to_string(boxes) + (x_f32(K) ? ", true>" : ", false>");
+        scratch(linear_scratch(K));
         break;
       }
       case TaskKind::kQkNorm:
@@ -343,6 +393,55 @@ int kind_rank(TaskKind k) {
   return (k == TaskKind::kAttentionMerge || k == TaskKind::kArgmaxReduce) ? 1 : 0;
 }
 
+// Worker queues, in schedule order, with runs of adjacent linear tasks over the same x
+// (same K, waits a subset of the first one's, at most the rows one block can chain)
+// merged into group descriptors appended after the tasks. Merging cannot deadlock: a
+// group waits for nothing its first task did not already wait for.
+void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<EventId>>& waits, Megakernel& k) {
+  const int64_t max_rows = b.warps * 32 - 32;
+  const auto valid = [&](TaskId t) { return t >= 0 && t < static_cast<TaskId>(g.tasks.size()); };
+  std::vector<int> seen(g.tasks.size(), 0);
+  k.queue_offsets.push_back(0);
+  for (const auto& list : g.schedule.workers) {
+    for (size_t i = 0; i < list.size();) {
+      const TaskId t = list[i];
+      if (!valid(t) || seen[t]++)
+        throw Error("codegen: the schedule lists task " + std::to_string(t) + " twice or out of range");
+      std::vector<TaskId> members = {t};
+      if (const auto lead = b.groupable(t); lead && lead->rows <= max_rows) {
+        int64_t rows = (lead->rows + 7) / 8 * 8;
+        while (members.size() < 4 && i + members.size() < list.size()) {
+          const TaskId n = list[i + members.size()];
+          const auto next = valid(n) && !seen[n] ? b.groupable(n) : std::nullopt;
+          if (!next || next->x != lead->x || next->K != lead->K || rows + (next->rows + 7) / 8 * 8 > max_rows ||
+              !std::includes(waits[t].begin(), waits[t].end(), waits[n].begin(), waits[n].end()))
+            break;
+          rows += (next->rows + 7) / 8 * 8;
+          members.push_back(n);
+        }
+      }
+      if (members.size() == 1) {
+        k.queue_items.push_back(t);
+      } else {
+        for (size_t j = 1; j < members.size(); ++j) ++seen[members[j]];
+        const int32_t index = static_cast<int32_t>(k.tasks.size());
+        k.queue_items.push_back(index);
+        k.tasks.push_back(b.make_group(members));
+        for (size_t r = 0, n = k.relocations.size(); r < n; ++r)  // the leader's pointers
+          if (k.relocations[r].task == t) {
+            Relocation copy = k.relocations[r];
+            copy.task = index;
+            k.relocations.push_back(copy);
+          }
+      }
+      i += members.size();
+    }
+    k.queue_offsets.push_back(static_cast<int32_t>(k.queue_items.size()));
+  }
+  for (size_t t = 0; t < seen.size(); ++t)
+    if (!seen[t]) throw Error("codegen: task " + std::to_string(t) + " is not scheduled");
+}
+
 }  // namespace
 
 std::vector<float> rope_inverse_frequencies(const Attrs& a) {
@@ -399,6 +498,12 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   k.num_workers = static_cast<int32_t>(g.schedule.workers.size());
   if (opt.slot_bytes % 1024 != 0 || opt.slot_bytes < 1024)
     throw Error("codegen: slot_bytes must be a positive multiple of 1024");
+  // Events each task waits on and triggers (the events are the authority).
+  std::vector<std::vector<EventId>> waits(g.tasks.size()), trigs(g.tasks.size());
+  for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
+    for (TaskId c : g.events[e].consumers) waits.at(c).push_back(e);
+    for (TaskId p : g.events[e].producers) trigs.at(p).push_back(e);
+  }
   // Large batches need x of B rows in shared memory: halve the slots (and with them the
   // row groups) until two of them fit beside the scratch.
   for (k.slot_bytes = opt.slot_bytes;; k.slot_bytes /= 2) {
@@ -408,8 +513,11 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     k.instantiations.clear();
     k.stream_bytes_per_step = 0;
     k.rope_inv.clear();
+    k.queue_items.clear();
+    k.queue_offsets.clear();
     Builder b{m, opt, k, opt.threads / 32, k.batch, {}};
     for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) b.build_task(t);
+    build_queues(b, g, waits, k);
     k.scratch_bytes = (b.scratch_needed + 127) / 128 * 128;
     k.stages = static_cast<int>((opt.smem_bytes - 1024 - k.scratch_bytes) / k.slot_bytes);
     if (k.stages >= 2) break;
@@ -420,35 +528,22 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   k.stages = std::min(k.stages, 32);
   k.dynamic_smem_bytes = 1024 + static_cast<int64_t>(k.stages) * k.slot_bytes + k.scratch_bytes;
 
-  // Wait and trigger tables, from the events (the authority on dependencies).
-  std::vector<std::vector<EventId>> waits(g.tasks.size()), trigs(g.tasks.size());
-  for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
-    for (TaskId c : g.events[e].consumers) waits.at(c).push_back(e);
-    for (TaskId p : g.events[e].producers) trigs.at(p).push_back(e);
-  }
-  for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) {
-    abi::TaskDesc& d = k.tasks[t];
+  // Wait and trigger tables. A group waits as its leader (the members' waits are a
+  // subset) and triggers every member's events once the whole group is done.
+  for (size_t i = 0; i < k.tasks.size(); ++i) {
+    abi::TaskDesc& d = k.tasks[i];
+    const bool group = i >= g.tasks.size();
+    const TaskId leader = group ? d.task : static_cast<TaskId>(i);
     d.wait_begin = static_cast<int32_t>(k.waits.size());
-    for (EventId e : waits[t])
+    for (EventId e : waits[leader])
       k.waits.push_back({e, static_cast<int32_t>(g.events[e].target), g.events[e].step_distance, 0});
-    d.wait_count = static_cast<int32_t>(waits[t].size());
+    d.wait_count = static_cast<int32_t>(waits[leader].size());
     d.trig_begin = static_cast<int32_t>(k.triggers.size());
-    for (EventId e : trigs[t]) k.triggers.push_back(e);
-    d.trig_count = static_cast<int32_t>(trigs[t].size());
+    const int members = group ? d.arg[4] : 1;
+    for (int mi = 0; mi < members; ++mi)
+      for (EventId e : trigs[mi == 0 ? leader : d.arg[mi]]) k.triggers.push_back(e);
+    d.trig_count = static_cast<int32_t>(k.triggers.size()) - d.trig_begin;
   }
-
-  std::vector<int> seen(g.tasks.size(), 0);
-  k.queue_offsets.push_back(0);
-  for (const auto& list : g.schedule.workers) {
-    for (TaskId t : list) {
-      if (t < 0 || t >= static_cast<TaskId>(g.tasks.size()) || seen[t]++)
-        throw Error("codegen: the schedule lists task " + std::to_string(t) + " twice or out of range");
-      k.queue_items.push_back(t);
-    }
-    k.queue_offsets.push_back(static_cast<int32_t>(k.queue_items.size()));
-  }
-  for (size_t t = 0; t < seen.size(); ++t)
-    if (!seen[t]) throw Error("codegen: task " + std::to_string(t) + " is not scheduled");
 
   // Per-op launches: operators in program order, partial kinds before their combiners.
   std::vector<std::vector<TaskId>> by_op(m.program.ops.size());

@@ -49,7 +49,10 @@ struct OpLaunch {
 struct Megakernel {
   std::string source;                       // the generated .cu
   std::vector<std::string> instantiations;  // call expressions; TaskDesc::inst indexes it
-  std::vector<abi::TaskDesc> tasks;         // indexed by TaskId; pointers via relocations
+  // Descriptors: one per task, indexed by TaskId, then one per group of adjacent linear
+  // tasks over the same x that a worker runs as one (queues name the group instead of
+  // its members). Pointers come from the relocations (Relocation::task indexes this).
+  std::vector<abi::TaskDesc> tasks;
   std::vector<Relocation> relocations;
   std::vector<TensorMapSpec> tensor_maps;
   // Inverse frequencies of each distinct RoPE; the runtime uploads, per table, f32
@@ -58,7 +61,7 @@ struct Megakernel {
   std::vector<abi::WaitEntry> waits;
   std::vector<int32_t> triggers;
   std::vector<int32_t> queue_offsets;  // [num_workers + 1]
-  std::vector<int32_t> queue_items;
+  std::vector<int32_t> queue_items;   // descriptor indices
   std::vector<OpLaunch> op_launches;   // per-op mode, in a valid sequential order
   int32_t num_events = 0;
   int32_t num_workers = 0;

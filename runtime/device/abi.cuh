@@ -39,6 +39,9 @@ constexpr int kBoxCols = 64;  // weight-stream box width: 64 bf16 = one 128-byte
 // s_box_rows rows (the last group s_last_rows, both multiples of 8; tensor maps
 // s_tmap and s_tmap_last), and each group into s_col_chunks chunks of s_boxes boxes of
 // kBoxCols columns (the last chunk s_boxes_last). Chunks go in (group, column) order.
+// A linear task's arg[4] counts the linear tasks it runs: 1, or 2..4 for a group whose
+// leader (this descriptor) lists the other members' descriptors in arg[1..3]; a group
+// has one row group per member and its chunks hold every member's boxes.
 struct TaskDesc {
   uint64_t ptr[kPtrSlots];
   int32_t inst;        // which dispatch case (template instantiation) runs it

@@ -121,12 +121,30 @@ struct WeightStream {
         continue;
       }
       const int32_t g = cur_chunk / col_chunks, c = cur_chunk % col_chunks;
+      const uint32_t slot = issued % kStages;
+      unsigned char* dst = ring + static_cast<size_t>(slot) * kSlotBytes;
+      if (d->arg[4] > 1) {  // a linear group: each member's boxes for these columns
+        const int32_t boxes = c == col_chunks - 1 ? d->s_boxes_last : d->s_boxes;
+        uint32_t bytes = 0;
+        for (int32_t m = 0; m < d->arg[4]; ++m)
+          bytes += static_cast<uint32_t>((m == 0 ? d : &tasks[d->arg[m]])->s_box_rows * 128 * boxes);
+        mbar_expect_tx(&full[slot], bytes);
+        for (int32_t m = 0; m < d->arg[4]; ++m) {
+          const TaskDesc* md = m == 0 ? d : &tasks[d->arg[m]];
+          const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(md->s_tmap);
+          for (int32_t b = 0; b < boxes; ++b)
+            tensor_copy_2d(dst + b * md->s_box_rows * 128, tmap, (c * d->s_boxes + b) * kBoxCols, md->s_row0,
+                           &full[slot], policy);
+          dst += md->s_box_rows * 128 * boxes;
+        }
+        ++issued;
+        ++cur_chunk;
+        continue;
+      }
       const bool last_group = g == d->s_groups - 1;
       const int32_t rows = last_group ? d->s_last_rows : d->s_box_rows;
       const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(last_group ? d->s_tmap_last : d->s_tmap);
       const int32_t boxes = c == col_chunks - 1 ? d->s_boxes_last : d->s_boxes;
-      const uint32_t slot = issued % kStages;
-      unsigned char* dst = ring + static_cast<size_t>(slot) * kSlotBytes;
       mbar_expect_tx(&full[slot], static_cast<uint32_t>(rows * 128 * boxes));
       const int32_t row = d->s_row0 + g * d->s_box_rows;
       for (int32_t b = 0; b < boxes; ++b)

@@ -46,6 +46,7 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
   const int n = t1 > t0 ? t1 - t0 : 0;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
+  #pragma unroll 4
   for (int u = threadIdx.x; u < G * HD; u += kThreads)
     qs[u] = bf16_to_f32(ld_cg_bf16(q + static_cast<int64_t>(b) * kQStride + u));
   __syncthreads();

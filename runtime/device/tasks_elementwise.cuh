@@ -38,6 +38,7 @@ __device__ void task_embedding(const TaskDesc& d, TaskCtx& c) {
     int32_t tok = c.step < p.prompt_len ? p.prompt[c.step] : ld_cg_i32(&tokens[b]);
     tok = tok < 0 ? 0 : (tok >= vocab ? vocab - 1 : tok);  // never read out of bounds
     const bf16_t* row = table + static_cast<int64_t>(tok) * H;
+    #pragma unroll 4
     for (int i = threadIdx.x; i < COLS; i += kThreads) y[b * H + i] = ld_const_bf16(&row[i]);
   }
 }
@@ -79,19 +80,29 @@ __device__ void task_rms_norm(const TaskDesc& d, TaskCtx& c) {
   const bf16_t* w = dptr<const bf16_t>(d, 1);
   bf16_t* y = dptr<bf16_t>(d, 2);
   const float eps = arg_float(d, 0);
+  constexpr int kPer = (H + kThreads - 1) / kThreads;
   bf16_t* xs = reinterpret_cast<bf16_t*>(c.scratch);
   float* rs = reinterpret_cast<float*>(c.scratch + ((H * 2 + 15) / 16) * 16);
+  float wv[kPer];  // this thread's weights, loaded together
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int i = threadIdx.x + j * kThreads;
+    wv[j] = i < H ? bf16_to_f32(ld_const_bf16(&w[i])) : 0.f;
+  }
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
+#pragma unroll
     for (int i = threadIdx.x; i < H / 8; i += kThreads)
       reinterpret_cast<uint4*>(xs)[i] = ld_cg_v4(x + static_cast<int64_t>(b) * H + i * 8);
     __syncthreads();
     if (threadIdx.x == 0) *rs = rms_scale(sum_squares<H>(xs), H, eps);
     __syncthreads();
     const float r = *rs;
-    for (int i = threadIdx.x; i < H; i += kThreads)
-      y[static_cast<int64_t>(b) * H + i] =
-          f32_to_bf16(__fmul_rn(__fmul_rn(bf16_to_f32(xs[i]), r), bf16_to_f32(ld_const_bf16(&w[i]))));
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int i = threadIdx.x + j * kThreads;
+      if (i < H) y[static_cast<int64_t>(b) * H + i] = f32_to_bf16(__fmul_rn(__fmul_rn(bf16_to_f32(xs[i]), r), wv[j]));
+    }
     __syncthreads();
   }
 }
@@ -140,6 +151,7 @@ __device__ void task_rope(const TaskDesc& d, TaskCtx& c) {
   const bf16_t* x = dptr<const bf16_t>(d, 0);
   bf16_t* y = dptr<bf16_t>(d, 1);
   const float2* cs_sn = dptr<const float2>(d, 2) + static_cast<int64_t>(min(c.step, S - 1)) * kHalf;
+#pragma unroll
   for (int u = threadIdx.x; u < B * NH * kHalf; u += kThreads) {
     const int i = u % kHalf;
     const int h = (u / kHalf) % NH;
@@ -163,6 +175,7 @@ __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
   bf16_t* vc = dptr<bf16_t>(d, 3);
   const int pos = c.step;
   if (pos >= S) return;  // the host never runs past max_seq_len; stay in bounds anyway
+  #pragma unroll 4
   for (int u = threadIdx.x; u < B * HD; u += kThreads) {
     const int b = u / HD, i = u % HD;
     const int64_t dst = (static_cast<int64_t>(b) * S + pos) * NKV * HD + i;
@@ -177,6 +190,7 @@ __device__ void task_silu_mul(const TaskDesc& d, TaskCtx& c) {
   const bf16_t* g = dptr<const bf16_t>(d, 0);
   const bf16_t* u = dptr<const bf16_t>(d, 1);
   bf16_t* y = dptr<bf16_t>(d, 2);
+  #pragma unroll 4
   for (int e = threadIdx.x; e < B * COLS; e += kThreads) {
     const int64_t o = static_cast<int64_t>(e / COLS) * STRIDE + e % COLS;
     const float gv = bf16_to_f32(ld_cg_bf16(&g[o]));
@@ -191,6 +205,7 @@ __device__ void task_residual_add(const TaskDesc& d, TaskCtx& c) {
   const bf16_t* a = dptr<const bf16_t>(d, 0);
   const bf16_t* bb = dptr<const bf16_t>(d, 1);
   bf16_t* y = dptr<bf16_t>(d, 2);
+  #pragma unroll 4
   for (int e = threadIdx.x; e < B * COLS; e += kThreads) {
     const int64_t o = static_cast<int64_t>(e / COLS) * STRIDE + e % COLS;
     y[o] = f32_to_bf16(__fadd_rn(bf16_to_f32(ld_cg_bf16(&a[o])), bf16_to_f32(ld_cg_bf16(&bb[o]))));

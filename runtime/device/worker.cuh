@@ -82,9 +82,14 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
           trigger_events(p, d);
           if (kTrace) {
             const uint64_t t_end = global_timer_ns();
-            if (trace_n < static_cast<uint32_t>(p.trace_capacity))
-              trace[trace_n] = TraceRecord{d.task, step, worker, sm, t_wait, t_start, t_end};
-            ++trace_n;
+            // A linear group records each of its member tasks.
+            const int32_t members = d.s_groups > 0 && d.arg[4] > 1 ? d.arg[4] : 1;
+            for (int32_t m = 0; m < members; ++m) {
+              const int32_t task = m == 0 ? d.task : p.tasks[d.arg[m]].task;
+              if (trace_n < static_cast<uint32_t>(p.trace_capacity))
+                trace[trace_n] = TraceRecord{task, step, worker, sm, t_wait, t_start, t_end};
+              ++trace_n;
+            }
           }
         }
       }

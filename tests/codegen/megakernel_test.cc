@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "ir/error.h"
@@ -17,7 +18,7 @@ using testing::scheduled_preset;
 TEST(MegakernelGen, InstantiationsAreUniqueAndCoverEveryTask) {
   const Module m = scheduled_preset("tiny");
   const Megakernel k = generate_megakernel(m);
-  ASSERT_EQ(k.tasks.size(), m.graph.tasks.size());
+  ASSERT_GE(k.tasks.size(), m.graph.tasks.size());
   const std::set<std::string> unique(k.instantiations.begin(), k.instantiations.end());
   EXPECT_EQ(unique.size(), k.instantiations.size());
   EXPECT_LT(k.instantiations.size(), m.graph.tasks.size() / 2);
@@ -25,7 +26,9 @@ TEST(MegakernelGen, InstantiationsAreUniqueAndCoverEveryTask) {
   for (size_t t = 0; t < k.tasks.size(); ++t) {
     ASSERT_GE(k.tasks[t].inst, 0);
     ASSERT_LT(k.tasks[t].inst, static_cast<int>(k.instantiations.size()));
-    EXPECT_EQ(k.tasks[t].task, static_cast<int32_t>(t));
+    if (t < m.graph.tasks.size()) {
+      EXPECT_EQ(k.tasks[t].task, static_cast<int32_t>(t));
+    }
     used[k.tasks[t].inst] = 1;
   }
   for (size_t i = 0; i < used.size(); ++i) EXPECT_TRUE(used[i]) << k.instantiations[i];
@@ -39,10 +42,52 @@ TEST(MegakernelGen, QueuesFollowTheSchedule) {
   const Megakernel k = generate_megakernel(m);
   const auto& workers = m.graph.schedule.workers;
   ASSERT_EQ(k.queue_offsets.size(), workers.size() + 1);
+  size_t groups = 0;
   for (size_t w = 0; w < workers.size(); ++w) {
-    const std::vector<int32_t> q(k.queue_items.begin() + k.queue_offsets[w],
-                                 k.queue_items.begin() + k.queue_offsets[w + 1]);
+    // Expand groups into their member tasks: the schedule's order comes back.
+    std::vector<int32_t> q;
+    for (int32_t i = k.queue_offsets[w]; i < k.queue_offsets[w + 1]; ++i) {
+      const int32_t item = k.queue_items[i];
+      if (item < static_cast<int32_t>(m.graph.tasks.size())) {
+        q.push_back(item);
+        continue;
+      }
+      ++groups;
+      const abi::TaskDesc& d = k.tasks.at(item);
+      ASSERT_GE(d.arg[4], 2);
+      q.push_back(d.task);
+      for (int j = 1; j < d.arg[4]; ++j) q.push_back(d.arg[j]);
+    }
     EXPECT_EQ(q, std::vector<int32_t>(workers[w].begin(), workers[w].end())) << "worker " << w;
+  }
+  EXPECT_GT(groups, 0u);  // q/k/v and gate/up tasks on one worker run as groups
+  EXPECT_EQ(k.tasks.size(), m.graph.tasks.size() + groups);
+}
+
+TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
+  const Module m = scheduled_preset("llama-3.2-1b");
+  const Megakernel k = generate_megakernel(m);
+  const size_t n = m.graph.tasks.size();
+  ASSERT_GT(k.tasks.size(), n);
+  for (size_t i = n; i < k.tasks.size(); ++i) {
+    const abi::TaskDesc& d = k.tasks[i];
+    const Task& lead = m.graph.tasks[d.task];
+    std::multiset<int32_t> expected, got;
+    for (int j = 0; j < d.arg[4]; ++j) {
+      const TaskId t = j == 0 ? d.task : d.arg[j];
+      const Task& mt = m.graph.tasks[t];
+      EXPECT_EQ(mt.kind, TaskKind::kLinear);
+      EXPECT_EQ(m.program.ops[mt.op].inputs[0], m.program.ops[lead.op].inputs[0]);
+      for (EventId e = 0; e < static_cast<EventId>(m.graph.events.size()); ++e)
+        for (TaskId p : m.graph.events[e].producers)
+          if (p == t) expected.insert(e);
+    }
+    for (int j = 0; j < d.trig_count; ++j) got.insert(k.triggers[d.trig_begin + j]);
+    EXPECT_EQ(got, expected);
+    // The group's pointers are relocated like its leader's.
+    int relocs = 0;
+    for (const Relocation& r : k.relocations) relocs += r.task == static_cast<TaskId>(i);
+    EXPECT_EQ(relocs, 2);
   }
 }
 
@@ -55,9 +100,11 @@ TEST(MegakernelGen, WaitsAndTriggersMatchTheEvents) {
     waits += e.consumers.size();
     trigs += e.producers.size();
   }
-  EXPECT_EQ(k.waits.size(), waits);
-  EXPECT_EQ(k.triggers.size(), trigs);
-  for (TaskId t = 0; t < static_cast<TaskId>(k.tasks.size()); ++t) {
+  // The plain descriptors (groups add copies of their members' entries).
+  const TaskId n = static_cast<TaskId>(m.graph.tasks.size());
+  EXPECT_EQ(k.tasks[n - 1].wait_begin + k.tasks[n - 1].wait_count, static_cast<int32_t>(waits));
+  EXPECT_EQ(k.tasks[n - 1].trig_begin + k.tasks[n - 1].trig_count, static_cast<int32_t>(trigs));
+  for (TaskId t = 0; t < n; ++t) {
     const abi::TaskDesc& d = k.tasks[t];
     for (int i = 0; i < d.wait_count; ++i) {
       const abi::WaitEntry& w = k.waits[d.wait_begin + i];
@@ -128,12 +175,14 @@ TEST(MegakernelGen, SharedMemoryFitsTheBudget) {
   EXPECT_LE(q8.dynamic_smem_bytes, o.smem_bytes);
 }
 
-TEST(MegakernelGen, SourceDoesNotDependOnThePolicy) {
-  const Megakernel a = generate_megakernel(
-      scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=round-robin}"));
-  const Megakernel b = generate_megakernel(
-      scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=critical-path}"));
-  EXPECT_EQ(a.source, b.source);
+TEST(MegakernelGen, TaskBodiesDoNotDependOnThePolicy) {
+  const Module ma = scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=round-robin}");
+  const Module mb = scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=critical-path}");
+  const Megakernel a = generate_megakernel(ma), b = generate_megakernel(mb);
+  // Each task runs the same instantiation; only the queues (and with them the groups)
+  // differ.
+  for (size_t t = 0; t < ma.graph.tasks.size(); ++t)
+    EXPECT_EQ(a.instantiations[a.tasks[t].inst], b.instantiations[b.tasks[t].inst]) << "task " << t;
   EXPECT_NE(a.queue_items, b.queue_items);
 }
 
