@@ -39,7 +39,8 @@ constexpr const char* kUsage =
     "usage: mpk run [--backend cpu|sim|gpu] [--model PRESET|HF_DIR|config.json|FILE.mpk]\n"
     "               [--policy P | --pipeline PIPELINE] [--steps N] [--batch N] [--max-seq N]\n"
     "               [--prompt 1,2,3] [--order schedule|random] [--seed S] [--threads T]\n"
-    "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n\n"
+    "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n"
+    "               [--costs COSTS.json]\n\n"
     "Compiles the model (default pipeline with assign-sm{policy=P}, or --pipeline) and\n"
     "decodes --steps steps, step s at position s, reading prompt token s while s < prompt\n"
     "length and the previous step's argmax after. Prints the generated token ids and, per\n"
@@ -47,7 +48,8 @@ constexpr const char* kUsage =
     "bf16 weights from --weights-seed. --dump-logits writes the last step's logits as raw\n"
     "little-endian f32 [batch, vocab] and their shape to FILE.json.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
-    "  the events). --watchdog: seconds a wait may make no progress before it fails.\n\n"
+    "  the events). --watchdog: seconds a wait may make no progress before it fails.\n"
+    "  --costs: the simulator's cost file (sim backend; e.g. from mpk calibrate).\n\n"
     "backends:\n";
 
 const RunBackend* find_backend(const std::string& name) {
@@ -124,13 +126,15 @@ RunRequest parse_request(const Args& args) {
   r.weights_seed = args.get("weights-seed", r.weights_seed);
   parse_u64(r.weights_seed, "weights-seed");
   if (args.has("watchdog")) r.watchdog_s = parse_seconds(args.get("watchdog"), "watchdog");
+  r.costs = args.get("costs");
   return r;
 }
 
 int cmd_run(int argc, char** argv) {
   const Args args(argc, argv,
                   {"backend", "model", "policy", "pipeline", "steps", "batch", "max-seq", "prompt",
-                   "order", "seed", "threads", "dump-logits", "trace", "weights-seed", "watchdog"},
+                   "order", "seed", "threads", "dump-logits", "trace", "weights-seed", "watchdog",
+                   "costs"},
                   {"help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -142,6 +146,8 @@ int cmd_run(int argc, char** argv) {
     throw Error("unexpected argument '" + args.positionals().front() + "' (see --help)");
   const RunRequest request = parse_request(args);
   const RunBackend& backend = choose_backend(args);
+  if (!request.costs.empty() && std::string(backend.name) != "sim")
+    throw Error("option '--costs' applies to the sim backend only");
   return backend.run(request);
 }
 

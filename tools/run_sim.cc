@@ -85,9 +85,10 @@ int run_sim_backend(const RunRequest& req) {
     schedule_for_sim(m, pipeline);
   }
   const double compile_s = seconds_since(t0);
-  const CostParams costs = sim_costs(m, "");
-  const SimRecord rec = simulate_and_record(m, costs, req.steps, req.model,
-                                            "costs=machine-model", trace);
+  const CostParams costs = sim_costs(m, req.costs);
+  const SimRecord rec =
+      simulate_and_record(m, costs, req.steps, req.model,
+                          "costs=" + (req.costs.empty() ? "machine-model" : req.costs), trace);
 
   std::printf("model     %s (%s), batch %lld\n", m.name.c_str(), m.provenance.source.c_str(),
               static_cast<long long>(attr_int_or(m.attrs, "batch", 1)));
