@@ -371,6 +371,7 @@ std::string format_source(const Megakernel& k) {
   os << "#define MPK_THREADS " << k.threads << "\n";
   os << "#define MPK_STAGES " << k.stages << "\n";
   os << "#define MPK_SLOT_BYTES " << k.slot_bytes << "\n";
+  os << "#define MPK_L2_AHEAD " << k.l2_ahead << "\n";
   os << "#define MPK_SCRATCH_BYTES " << k.scratch_bytes << "\n";
   os << "#include <cstddef>\n";
   os << "#include \"runtime/device/megakernel.cuh\"\n\n";
@@ -491,6 +492,8 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   const TaskGraph& g = m.graph;
   Megakernel k;
   k.threads = opt.threads;
+  if (opt.l2_ahead < 0 || opt.l2_ahead > 64) throw Error("codegen: l2_ahead must be in [0, 64]");
+  k.l2_ahead = opt.l2_ahead;
   k.batch = static_cast<int32_t>(attr_int(m.attrs, "batch"));
   k.vocab = static_cast<int32_t>(attr_int(m.attrs, "vocab"));
   k.max_seq_len = static_cast<int32_t>(attr_int(m.attrs, "max_seq_len"));

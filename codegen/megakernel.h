@@ -18,6 +18,7 @@ namespace mpk {
 struct MegakernelOptions {
   int threads = 256;                  // threads per worker block (a multiple of 32, <= 1024)
   int slot_bytes = 32768;             // weight-stream slot (a multiple of 1024)
+  int l2_ahead = 8;                   // weight chunks prefetched into L2 beyond the slots
   int64_t smem_bytes = 232448 - 1024; // dynamic shared memory per block (H100 opt-in limit
                                       // minus room for the kernel's static shared memory)
 };
@@ -71,6 +72,7 @@ struct Megakernel {
   int threads = 0;
   int stages = 0;
   int slot_bytes = 0;
+  int l2_ahead = 0;
   int scratch_bytes = 0;
   int64_t dynamic_smem_bytes = 0;  // 1024 (alignment) + stages * slot_bytes + scratch_bytes
   int64_t stream_bytes_per_step = 0;  // weight bytes the tasks stream per decode step

@@ -24,13 +24,14 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
-    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S]\n\n"
+    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--l2-ahead C]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
     "--mode per-op: the same task bodies launched one kernel per operator, each step one\n"
     "CUDA graph replay (the kernel-per-operator baseline); both: side by side.\n"
-    "--trace-overhead: also time the megakernel with in-kernel tracing on.\n";
+    "--trace-overhead: also time the megakernel with in-kernel tracing on. --l2-ahead: weight\n"
+    "chunks each worker prefetches into L2 beyond its shared-memory slots (default 8).\n";
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;  // per token
@@ -53,7 +54,7 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed"},
+                   "warmup", "weights-seed", "l2-ahead"},
                   {"trace-overhead", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -80,7 +81,9 @@ int cmd_bench(int argc, char** argv) {
 
   const CompiledRun c = compile_for_run(req);
   const Module& m = c.module;
-  GpuMegakernel g(m, c.weights);
+  GpuOptions go;
+  go.codegen.l2_ahead = static_cast<int>(args.get_int("l2-ahead", go.codegen.l2_ahead));
+  GpuMegakernel g(m, c.weights, go);
   const Megakernel& k = g.kernel();
   const double bw = measure_copy_bandwidth();
   const int64_t bytes = weight_bytes_per_token(m);
@@ -95,8 +98,8 @@ int cmd_bench(int argc, char** argv) {
   else
     std::printf("megakernel  compiled in %.1f s (%s)\n", g.compiled().compile_seconds,
                 g.compiled().cubin_path.c_str());
-  std::printf("            %zu task bodies, %d threads/worker, %d x %d B weight-stream slots\n",
-              k.instantiations.size(), k.threads, k.stages, k.slot_bytes);
+  std::printf("            %zu task bodies, %d threads/worker, %d x %d B weight-stream slots, L2 prefetch %d chunks ahead\n",
+              k.instantiations.size(), k.threads, k.stages, k.slot_bytes, k.l2_ahead);
   std::printf("bandwidth   %.3f TB/s (device-to-device copy, read + write)\n", bw * 1e-12);
   std::printf("floor       %.3f GB/token / %.3f TB/s = %.4f ms/token\n", static_cast<double>(bytes) * 1e-9,
               bw * 1e-12, floor_ms);

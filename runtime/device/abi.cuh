@@ -15,6 +15,9 @@
 #ifndef MPK_SLOT_BYTES
 #define MPK_SLOT_BYTES 32768
 #endif
+#ifndef MPK_L2_AHEAD
+#define MPK_L2_AHEAD 8
+#endif
 #ifndef MPK_SCRATCH_BYTES
 #define MPK_SCRATCH_BYTES 32768
 #endif
@@ -27,6 +30,7 @@ constexpr int kWarps = MPK_THREADS / 32;
 constexpr int kStages = MPK_STAGES;
 constexpr int kSlotBytes = MPK_SLOT_BYTES;
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
+constexpr int kL2Ahead = MPK_L2_AHEAD;  // weight chunks prefetched into L2 beyond the ring
 constexpr int kPtrSlots = 6;
 constexpr int kArgSlots = 5;
 constexpr int kBoxCols = 64;  // weight-stream box width: 64 bf16 = one 128-byte swizzled row

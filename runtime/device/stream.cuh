@@ -76,17 +76,73 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
 // free of row work, so refilling overlaps the other threads' arithmetic.
 constexpr int kProducer = kThreads - 1;
 
-// Per-block stream state. `consumed` is kept identically by every thread; the producer
-// cursor (issued, queue position, chunk, step) only by the producer thread.
+__device__ __forceinline__ void tensor_prefetch_l2(const void* tmap, int32_t col, int32_t row) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(tmap), "r"(col),
+               "r"(row)
+               : "memory");
+}
+
+// A position in the chunk sequence of a queue run for steps [0, num_steps).
+struct StreamCursor {
+  int32_t item = 0;   // index into the queue
+  int32_t chunk = 0;  // next chunk of that task
+  int32_t step = 0;
+
+  // Skips tasks without (more) chunks; false once past the last step.
+  __device__ __forceinline__ bool settle(const TaskDesc* __restrict__ tasks, const int32_t* __restrict__ queue,
+                                         int32_t qlen, int32_t num_steps) {
+    while (step < num_steps) {
+      const TaskDesc* d = &tasks[queue[item]];
+      if (chunk < d->s_groups * d->s_col_chunks) return true;
+      chunk = 0;
+      if (++item == qlen) {
+        item = 0;
+        ++step;
+      }
+    }
+    return false;
+  }
+
+  // Calls f(tmap, col, row, offset in the slot) for every box of the current chunk and
+  // returns the chunk's bytes.
+  template <class F>
+  __device__ __forceinline__ uint32_t boxes(const TaskDesc* __restrict__ tasks, const unsigned char* tmaps,
+                                            const int32_t* __restrict__ queue, F f) const {
+    const TaskDesc* d = &tasks[queue[item]];
+    const int32_t col_chunks = d->s_col_chunks;
+    const int32_t g = chunk / col_chunks, c = chunk % col_chunks;
+    const int32_t boxes = c == col_chunks - 1 ? d->s_boxes_last : d->s_boxes;
+    if (d->arg[4] > 1) {  // a linear group: each member's boxes for these columns
+      uint32_t off = 0;
+      for (int32_t m = 0; m < d->arg[4]; ++m) {
+        const TaskDesc* md = m == 0 ? d : &tasks[d->arg[m]];
+        const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(md->s_tmap);
+        for (int32_t b = 0; b < boxes; ++b)
+          f(tmap, (c * d->s_boxes + b) * kBoxCols, md->s_row0, off + b * md->s_box_rows * 128);
+        off += md->s_box_rows * 128 * boxes;
+      }
+      return off;
+    }
+    const bool last_group = g == d->s_groups - 1;
+    const int32_t rows = last_group ? d->s_last_rows : d->s_box_rows;
+    const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(last_group ? d->s_tmap_last : d->s_tmap);
+    const int32_t row = d->s_row0 + g * d->s_box_rows;
+    for (int32_t b = 0; b < boxes; ++b) f(tmap, (c * d->s_boxes + b) * kBoxCols, row, b * rows * 128);
+    return static_cast<uint32_t>(rows * 128 * boxes);
+  }
+};
+
+// Per-block stream state. `consumed` is kept identically by every thread; the cursors
+// only by the producer thread: `cur` issues copies into the ring, `ahead` runs up to
+// kL2Ahead chunks further and prefetches them into L2, so the ring's copies find them
+// there (the ring alone holds too few bytes to hide a whole phase of weights).
 struct WeightStream {
   unsigned char* ring;  // kStages * kSlotBytes of shared memory, 1024-byte aligned
   uint64_t* full;       // kStages mbarriers
   uint32_t consumed;
-  // Producer cursor (thread 0).
-  uint32_t issued;
-  int32_t cur_item;   // index into the queue
-  int32_t cur_chunk;  // next chunk of that task
-  int32_t cur_step;
+  uint32_t issued;      // producer
+  uint32_t prefetched;  // producer: chunks prefetched into L2 (>= issued)
+  StreamCursor cur, ahead;
   uint64_t policy;
 
   __device__ void init(unsigned char* ring_smem, uint64_t* bars) {
@@ -94,9 +150,9 @@ struct WeightStream {
     full = bars;
     consumed = 0;
     issued = 0;
-    cur_item = 0;
-    cur_chunk = 0;
-    cur_step = 0;
+    prefetched = 0;
+    cur = StreamCursor{};
+    ahead = StreamCursor{};
     if (threadIdx.x == kProducer) {
       for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1);
       mbar_fence_init();
@@ -109,48 +165,29 @@ struct WeightStream {
   // `qlen` task ids run for steps [0, num_steps).
   __device__ void fill(const TaskDesc* __restrict__ tasks, const unsigned char* tmaps,
                        const int32_t* __restrict__ queue, int32_t qlen, int32_t num_steps) {
-    while (issued - consumed < static_cast<uint32_t>(kStages) && cur_step < num_steps) {
-      const TaskDesc* d = &tasks[queue[cur_item]];
-      const int32_t col_chunks = d->s_col_chunks;
-      if (cur_chunk >= d->s_groups * col_chunks) {
-        cur_chunk = 0;
-        if (++cur_item == qlen) {
-          cur_item = 0;
-          ++cur_step;
-        }
-        continue;
-      }
-      const int32_t g = cur_chunk / col_chunks, c = cur_chunk % col_chunks;
+    while (issued - consumed < static_cast<uint32_t>(kStages) && cur.settle(tasks, queue, qlen, num_steps)) {
       const uint32_t slot = issued % kStages;
       unsigned char* dst = ring + static_cast<size_t>(slot) * kSlotBytes;
-      if (d->arg[4] > 1) {  // a linear group: each member's boxes for these columns
-        const int32_t boxes = c == col_chunks - 1 ? d->s_boxes_last : d->s_boxes;
-        uint32_t bytes = 0;
-        for (int32_t m = 0; m < d->arg[4]; ++m)
-          bytes += static_cast<uint32_t>((m == 0 ? d : &tasks[d->arg[m]])->s_box_rows * 128 * boxes);
-        mbar_expect_tx(&full[slot], bytes);
-        for (int32_t m = 0; m < d->arg[4]; ++m) {
-          const TaskDesc* md = m == 0 ? d : &tasks[d->arg[m]];
-          const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(md->s_tmap);
-          for (int32_t b = 0; b < boxes; ++b)
-            tensor_copy_2d(dst + b * md->s_box_rows * 128, tmap, (c * d->s_boxes + b) * kBoxCols, md->s_row0,
-                           &full[slot], policy);
-          dst += md->s_box_rows * 128 * boxes;
-        }
-        ++issued;
-        ++cur_chunk;
-        continue;
-      }
-      const bool last_group = g == d->s_groups - 1;
-      const int32_t rows = last_group ? d->s_last_rows : d->s_box_rows;
-      const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(last_group ? d->s_tmap_last : d->s_tmap);
-      const int32_t boxes = c == col_chunks - 1 ? d->s_boxes_last : d->s_boxes;
-      mbar_expect_tx(&full[slot], static_cast<uint32_t>(rows * 128 * boxes));
-      const int32_t row = d->s_row0 + g * d->s_box_rows;
-      for (int32_t b = 0; b < boxes; ++b)
-        tensor_copy_2d(dst + b * rows * 128, tmap, (c * d->s_boxes + b) * kBoxCols, row, &full[slot], policy);
+      uint64_t* bar = &full[slot];
+      // expect_tx before the copies: the chunk's bytes, computed without issuing.
+      mbar_expect_tx(bar, cur.boxes(tasks, tmaps, queue, [](const unsigned char*, int32_t, int32_t, uint32_t) {}));
+      const uint64_t pol = policy;
+      cur.boxes(tasks, tmaps, queue, [&](const unsigned char* tmap, int32_t col, int32_t row, uint32_t off) {
+        tensor_copy_2d(dst + off, tmap, col, row, bar, pol);
+      });
       ++issued;
-      ++cur_chunk;
+      ++cur.chunk;
+    }
+    if (prefetched < issued) {  // the ring passed the prefetch cursor: restart it there
+      ahead = cur;
+      prefetched = issued;
+    }
+    while (prefetched - issued < static_cast<uint32_t>(kL2Ahead) && ahead.settle(tasks, queue, qlen, num_steps)) {
+      ahead.boxes(tasks, tmaps, queue, [](const unsigned char* tmap, int32_t col, int32_t row, uint32_t) {
+        tensor_prefetch_l2(tmap, col, row);
+      });
+      ++prefetched;
+      ++ahead.chunk;
     }
   }
 
@@ -162,7 +199,7 @@ struct WeightStream {
   }
 
   // Every thread, after its last read of the acquired slot: frees it. Synchronizes the
-  // block; the caller refills (fill) from thread 0.
+  // block; the caller refills (fill) from the producer.
   __device__ void release() {
     __syncthreads();
     ++consumed;

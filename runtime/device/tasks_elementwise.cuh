@@ -119,27 +119,31 @@ __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
   for (int u = threadIdx.x; u < B * NH; u += kThreads) {
     const int b = u / NH, h = u % NH;
     const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
+    uint4 xv[HD / 8];  // the head, loaded at once (y may alias x)
+#pragma unroll
+    for (int i = 0; i < HD / 8; ++i) xv[i] = ld_cg_v4(x + base + i * 8);
     float ss = 0.f;
-#pragma unroll 4
-    for (int i = 0; i < HD; i += 8) {
+#pragma unroll
+    for (int i = 0; i < HD / 8; ++i) {
       float f[8];
-      unpack8(ld_cg_v4(x + base + i), f);
+      unpack8(xv[i], f);
 #pragma unroll
       for (int e = 0; e < 8; ++e) ss = fmaf(f[e], f[e], ss);
     }
     const float r = rms_scale(ss, HD, eps);
-#pragma unroll 4
-    for (int i = 0; i < HD; i += 8) {
-      float f[8];
-      unpack8(ld_cg_v4(x + base + i), f);
+#pragma unroll
+    for (int i = 0; i < HD / 8; ++i) {
+      float f[8], wf[8];
+      unpack8(xv[i], f);
+      unpack8(__ldg(reinterpret_cast<const uint4*>(w + i * 8)), wf);
       uint32_t out[4];
 #pragma unroll
       for (int e = 0; e < 8; e += 2) {
-        const float lo = __fmul_rn(__fmul_rn(f[e], r), bf16_to_f32(ld_const_bf16(&w[i + e])));
-        const float hi = __fmul_rn(__fmul_rn(f[e + 1], r), bf16_to_f32(ld_const_bf16(&w[i + e + 1])));
+        const float lo = __fmul_rn(__fmul_rn(f[e], r), wf[e]);
+        const float hi = __fmul_rn(__fmul_rn(f[e + 1], r), wf[e + 1]);
         out[e / 2] = static_cast<uint32_t>(f32_to_bf16(lo)) | (static_cast<uint32_t>(f32_to_bf16(hi)) << 16);
       }
-      *reinterpret_cast<uint4*>(y + base + i) = make_uint4(out[0], out[1], out[2], out[3]);
+      *reinterpret_cast<uint4*>(y + base + i * 8) = make_uint4(out[0], out[1], out[2], out[3]);
     }
   }
 }
@@ -151,17 +155,31 @@ __device__ void task_rope(const TaskDesc& d, TaskCtx& c) {
   const bf16_t* x = dptr<const bf16_t>(d, 0);
   bf16_t* y = dptr<bf16_t>(d, 1);
   const float2* cs_sn = dptr<const float2>(d, 2) + static_cast<int64_t>(min(c.step, S - 1)) * kHalf;
+  constexpr int kItems = B * NH * kHalf;
+  constexpr int kPer = (kItems + kThreads - 1) / kThreads;
+  // Every load first (y may alias x), then the rotations.
+  float x0[kPer], x1[kPer];
+  float2 t[kPer];
 #pragma unroll
-  for (int u = threadIdx.x; u < B * NH * kHalf; u += kThreads) {
-    const int i = u % kHalf;
-    const int h = (u / kHalf) % NH;
-    const int b = u / (kHalf * NH);
-    const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
-    const float2 t = __ldg(&cs_sn[i]);
-    const float x0 = bf16_to_f32(ld_cg_bf16(&x[base + i]));
-    const float x1 = bf16_to_f32(ld_cg_bf16(&x[base + i + kHalf]));
-    y[base + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0, t.x), __fmul_rn(x1, t.y)));
-    y[base + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1, t.x), __fmul_rn(x0, t.y)));
+  for (int j = 0; j < kPer; ++j) {
+    const int u = threadIdx.x + j * kThreads;
+    if (u < kItems) {
+      const int i = u % kHalf, h = (u / kHalf) % NH, b = u / (kHalf * NH);
+      const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
+      x0[j] = bf16_to_f32(ld_cg_bf16(&x[base + i]));
+      x1[j] = bf16_to_f32(ld_cg_bf16(&x[base + i + kHalf]));
+      t[j] = __ldg(&cs_sn[i]);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int u = threadIdx.x + j * kThreads;
+    if (u < kItems) {
+      const int i = u % kHalf, h = (u / kHalf) % NH, b = u / (kHalf * NH);
+      const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
+      y[base + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0[j], t[j].x), __fmul_rn(x1[j], t[j].y)));
+      y[base + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1[j], t[j].x), __fmul_rn(x0[j], t[j].y)));
+    }
   }
 }
 

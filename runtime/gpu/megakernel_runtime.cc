@@ -398,9 +398,15 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
   DeviceBuffer trace, trace_count;
   int64_t capacity = 0;
   if (o.trace) {
-    int64_t longest = 0;
-    for (int32_t w = 0; w < k.num_workers; ++w)
-      longest = std::max<int64_t>(longest, k.queue_offsets[w + 1] - k.queue_offsets[w]);
+    int64_t longest = 0;  // tasks per step of the busiest worker (a group counts its members)
+    for (int32_t w = 0; w < k.num_workers; ++w) {
+      int64_t n = 0;
+      for (int32_t i = k.queue_offsets[w]; i < k.queue_offsets[w + 1]; ++i) {
+        const abi::TaskDesc& d = k.tasks[k.queue_items[i]];
+        n += d.s_groups > 0 && d.arg[4] > 1 ? d.arg[4] : 1;
+      }
+      longest = std::max(longest, n);
+    }
     capacity = o.trace_capacity > 0 ? o.trace_capacity : std::max<int64_t>(1, o.steps * longest);
     trace = DeviceBuffer(static_cast<size_t>(capacity * k.num_workers) * sizeof(abi::TraceRecord), "trace");
     trace_count = DeviceBuffer(static_cast<size_t>(k.num_workers) * 4, "trace counts");

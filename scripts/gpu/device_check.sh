@@ -3,7 +3,7 @@
 # binaries built on the development machine carried in .carry/ (bin/: mpk, test
 # binaries; lib/: shared libraries the device image may lack). Writes logs to $OUT.
 # Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [dump] [variants] [qwen]
-#        [sanitize]   (env: GTEST_FILTER for tests, VARIANTS for variants)
+#        [sanitize]   (env: GTEST_FILTER for tests; VARIANTS: ';'-separated bench arguments)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
@@ -69,9 +69,11 @@ fi
 
 if want variants; then
   {
-    for pl in ${VARIANTS:-"decompose{tile=32},infer-deps,assign-sm{policy=critical-path}" "decompose{tile=64},infer-deps,assign-sm{policy=critical-path}"}; do
-      step "bench llama-3.2-1b $pl"
-      timeout 200 "$BIN/mpk" bench --model llama-3.2-1b --steps 128 --reps 3 --pipeline "$pl" | grep -E "megakernel |floor"
+    # Each variant: extra `mpk bench` arguments, separated by ';'.
+    IFS=';' read -ra vs <<< "${VARIANTS:---l2-ahead 0;--l2-ahead 16}"
+    for v in "${vs[@]}"; do
+      step "bench llama-3.2-1b $v"
+      eval timeout 200 "$BIN/mpk" bench --model llama-3.2-1b --steps 128 --reps 3 $v | grep -E "megakernel |slots"
     done
   } 2>&1 | tee "$OUT/variants.log"
 fi
