@@ -18,7 +18,8 @@ namespace mpk {
 struct MegakernelOptions {
   int threads = 256;                  // threads per worker block (a multiple of 32, <= 1024)
   int slot_bytes = 32768;             // weight-stream slot (a multiple of 1024)
-  int l2_ahead = 8;                   // weight chunks prefetched into L2 beyond the slots
+  int l2_ahead = 0;                   // weight chunks prefetched into L2 beyond the slots
+                                      // (measured slower on llama-3.2-1b: docs/benchmarks.md)
   int64_t smem_bytes = 232448 - 1024; // dynamic shared memory per block (H100 opt-in limit
                                       // minus room for the kernel's static shared memory)
 };

@@ -24,14 +24,16 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
-    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--l2-ahead C]\n\n"
+    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--l2-ahead C]\n"
+    "                 [--slot-kib S]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
     "--mode per-op: the same task bodies launched one kernel per operator, each step one\n"
     "CUDA graph replay (the kernel-per-operator baseline); both: side by side.\n"
     "--trace-overhead: also time the megakernel with in-kernel tracing on. --l2-ahead: weight\n"
-    "chunks each worker prefetches into L2 beyond its shared-memory slots (default 8).\n";
+    "chunks each worker prefetches into L2 beyond its shared-memory slots (default 0);\n"
+    "--slot-kib: size of one weight-stream slot in KiB (default 32).\n";
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;  // per token
@@ -54,7 +56,7 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed", "l2-ahead"},
+                   "warmup", "weights-seed", "l2-ahead", "slot-kib"},
                   {"trace-overhead", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -83,6 +85,7 @@ int cmd_bench(int argc, char** argv) {
   const Module& m = c.module;
   GpuOptions go;
   go.codegen.l2_ahead = static_cast<int>(args.get_int("l2-ahead", go.codegen.l2_ahead));
+  go.codegen.slot_bytes = static_cast<int>(args.get_int("slot-kib", go.codegen.slot_bytes / 1024) * 1024);
   GpuMegakernel g(m, c.weights, go);
   const Megakernel& k = g.kernel();
   const double bw = measure_copy_bandwidth();

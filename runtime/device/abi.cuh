@@ -16,7 +16,7 @@
 #define MPK_SLOT_BYTES 32768
 #endif
 #ifndef MPK_L2_AHEAD
-#define MPK_L2_AHEAD 8
+#define MPK_L2_AHEAD 0
 #endif
 #ifndef MPK_SCRATCH_BYTES
 #define MPK_SCRATCH_BYTES 32768

@@ -1,6 +1,6 @@
 // Events and the watchdog. An event is a 64-bit counter in global memory. A producer
-// block triggers it after its writes: __syncthreads(), then thread 0 fences at GPU
-// scope and adds 1 with release semantics. A consumer's thread 0 spins with acquire
+// block triggers it after its writes: __syncthreads(), then a lane of warp 0 adds 1
+// with release semantics. A consumer's warp 0 spins (one lane per event) with acquire
 // loads until counter >= target * (step + 1 - distance), then the block synchronizes.
 // Every spin reads %globaltimer: past the watchdog timeout it records who waited on
 // what in the error record, raises the abort flag that every other spin polls, and
@@ -31,11 +31,14 @@ __device__ __forceinline__ void red_release_add(unsigned long long* p, unsigned 
   asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-// Thread 0 only. Waits for every event `d` waits on at `step`. Returns false when the
-// wait was abandoned (watchdog expiry here, or an abort raised elsewhere).
+// Warp 0: lane i waits for the task's waits i, i + 32, ... at `step`, so that a task
+// with several inputs pays one round trip, not one per event. Returns false (on every
+// lane) when the wait was abandoned (watchdog expiry here, or an abort raised elsewhere).
 __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& d, int32_t step,
                                          int32_t worker) {
-  for (int32_t i = 0; i < d.wait_count; ++i) {
+  const int lane = threadIdx.x & 31;
+  bool ok = true;
+  for (int32_t i = lane; i < d.wait_count && ok; i += 32) {
     const WaitEntry w = p.waits[d.wait_begin + i];
     const int64_t k = static_cast<int64_t>(step) + 1 - w.distance;
     if (k <= 0) continue;
@@ -47,7 +50,10 @@ __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& 
     while (true) {
       v = ld_acquire_u64(ctr);
       if (v >= need) break;
-      if (ld_relaxed_u32(p.abort_flag) != 0) return false;
+      if (ld_relaxed_u32(p.abort_flag) != 0) {
+        ok = false;
+        break;
+      }
       const uint64_t waited = global_timer_ns() - t0;
       if (waited > p.watchdog_ns) {
         if (atomicCAS(&p.error->flag, 0u, 1u) == 0u) {
@@ -62,17 +68,20 @@ __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& 
           __threadfence();
         }
         atomicExch(p.abort_flag, 1u);
-        return false;
+        ok = false;
+        break;
       }
     }
   }
-  return true;
+  return __all_sync(0xffffffffu, ok);
 }
 
-// Thread 0 only, after the block's writes are done and the block synchronized: the
-// release orders them (bar.sync made them visible to thread 0) before the increment.
+// Warp 0, after the block's writes are done and the block synchronized: lane i adds 1
+// to the task's events i, i + 32, ... with release semantics (one warp-wide release
+// orders the block's writes, which bar.sync made visible to warp 0, before them).
 __device__ __forceinline__ void trigger_events(const KernelParams& p, const TaskDesc& d) {
-  for (int32_t i = 0; i < d.trig_count; ++i) red_release_add(&p.counters[p.triggers[d.trig_begin + i]], 1ull);
+  for (int32_t i = threadIdx.x & 31; i < d.trig_count; i += 32)
+    red_release_add(&p.counters[p.triggers[d.trig_begin + i]], 1ull);
 }
 
 }  // namespace dev

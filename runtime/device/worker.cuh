@@ -4,8 +4,8 @@
 //
 // Megakernel: one block per SM, block w runs worker w's list for every decode step in
 // order: fill the weight stream ahead (the producer thread), wait on the task's events
-// (thread 0, acquire, watchdog), run the body, synchronize, trigger the task's events
-// (thread 0, release). Counters
+// (warp 0, acquire, watchdog), run the body, synchronize, trigger the task's events
+// (warp 0, release). Counters
 // grow across steps and are never reset inside a launch. With tracing compiled in
 // (kTrace), thread 0 records wait-begin, start and end per task into the worker's
 // trace buffer; records past its capacity are counted, never written.
@@ -69,17 +69,17 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
         const TaskDesc& d = p.tasks[queue[i]];
         uint64_t t_wait = 0, t_start = 0;
         if (threadIdx.x == kProducer) stream.fill(p.tasks, tmaps, queue, qlen, p.num_steps);
-        if (threadIdx.x == 0) {
+        if (threadIdx.x < 32) {
           if (kTrace) t_wait = global_timer_ns();
-          if (!wait_events(p, d, step, worker)) sh.abort = 1;
+          if (!wait_events(p, d, step, worker) && threadIdx.x == 0) sh.abort = 1;
           if (kTrace) t_start = global_timer_ns();
         }
         __syncthreads();
         if (sh.abort) goto done;
         dispatch(d, ctx);
         __syncthreads();
+        if (threadIdx.x < 32) trigger_events(p, d);
         if (threadIdx.x == 0) {
-          trigger_events(p, d);
           if (kTrace) {
             const uint64_t t_end = global_timer_ns();
             // A linear group records each of its member tasks.
