@@ -85,10 +85,10 @@ int run_gpu_backend(const RunRequest& req) {
               c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
               m.graph.events.size(), m.graph.schedule.workers.size(), m.graph.schedule.policy.c_str());
   std::printf("weights  %s\n", c.weights_note.c_str());
+  char compiled[64];
+  std::snprintf(compiled, sizeof compiled, "compiled in %.1f s", g.compiled().compile_seconds);
   std::printf("gpu      %s, %d SMs; megakernel %s (%zu task bodies, %d threads, %d x %d B stream slots)\n",
-              g.info().name.c_str(), g.info().sm_count,
-              g.compiled().from_cache ? "loaded from the cache"
-                                      : ("compiled in " + std::to_string(g.compiled().compile_seconds) + " s").c_str(),
+              g.info().name.c_str(), g.info().sm_count, g.compiled().from_cache ? "loaded from the cache" : compiled,
               k.instantiations.size(), k.threads, k.stages, k.slot_bytes);
 
   GpuRunOptions o;

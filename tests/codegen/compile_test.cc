@@ -47,7 +47,6 @@ void compile_and_reload(const std::string& preset, const fs::path& cache) {
 }
 
 TEST_F(MegakernelCompile, TinyCompilesAndCaches) { compile_and_reload("tiny", cache_); }
-TEST_F(MegakernelCompile, TinyQwen3Compiles) { compile_and_reload("tiny-qwen3", cache_); }
 TEST_F(MegakernelCompile, Llama32_1bCompilesAndCaches) { compile_and_reload("llama-3.2-1b", cache_); }
 
 TEST_F(MegakernelCompile, HashDependsOnTheSource) {
