@@ -15,6 +15,15 @@ inline constexpr int kPtrSlots = 6;
 inline constexpr int kArgSlots = 5;
 inline constexpr int kBoxCols = 64;
 
+// The most weight rows one linear row group may have: every compute warp (all but the
+// last of the block) owns at most max(1, 8 / batch) rows of it, each with 8 f32
+// accumulators per batch row in registers (runtime/device/tasks_linear.cuh).
+inline int64_t max_linear_rows(int64_t warps, int64_t batch) {
+  const int64_t per_warp = batch >= 8 ? 1 : 8 / batch;
+  const int64_t rows = (warps - 1) * per_warp / 8 * 8;
+  return rows < 8 ? 8 : rows;
+}
+
 struct TaskDesc {
   uint64_t ptr[kPtrSlots];
   int32_t inst;

@@ -214,7 +214,7 @@ struct Builder {
         if (K % 64 != 0) fail(t, "K = " + std::to_string(K) + " is not a multiple of 64");
         const int64_t rows = n1 - n0;
         const int64_t box_rows =
-            std::min<int64_t>({256, warps * 32 - 32, out.slot_bytes / 128, (rows + 7) / 8 * 8});
+            std::min<int64_t>({abi::max_linear_rows(warps, B), out.slot_bytes / 128, (rows + 7) / 8 * 8});
         const int64_t boxes = std::clamp<int64_t>(out.slot_bytes / (box_rows * 128), 1, K / 64);
         const int64_t groups = (rows + box_rows - 1) / box_rows;
         const int64_t last_rows = (rows - (groups - 1) * box_rows + 7) / 8 * 8;
@@ -399,7 +399,7 @@ int kind_rank(TaskKind k) {
 // merged into group descriptors appended after the tasks. Merging cannot deadlock: a
 // group waits for nothing its first task did not already wait for.
 void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<EventId>>& waits, Megakernel& k) {
-  const int64_t max_rows = b.warps * 32 - 32;
+  const int64_t max_rows = abi::max_linear_rows(b.warps, b.batch);
   const auto valid = [&](TaskId t) { return t >= 0 && t < static_cast<TaskId>(g.tasks.size()); };
   std::vector<int> seen(g.tasks.size(), 0);
   k.queue_offsets.push_back(0);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "runtime/cpu/lane_order.h"
 #include "runtime/cpu/linear_simd.h"
 
 namespace mpk {
@@ -28,24 +29,17 @@ std::vector<float>& scratch(int which, size_t n) {
   return buf[which];
 }
 
-// out[b][n - n0] = sum_k x[b][k] * W[n][k], k ascending, for f16 / f32 weights; the
-// R rows of a block are independent chains (bf16 weights use linear_simd.h).
+// out[b][n - n0] = sum_k x[b][k] * W[n][k] in the canonical lane order (lane_order.h),
+// for f16 / f32 weights (bf16 weights use linear_simd.h).
 template <typename T, typename Cvt>
 void linear_typed(const float* xs, int64_t rows, int64_t k_len, const T* w, int64_t n0, int64_t n1,
                   float* out, Cvt cvt) {
-  constexpr int kR = 8;
   const int64_t width = n1 - n0;
   for (int64_t b = 0; b < rows; ++b) {
     const float* x = xs + b * k_len;
-    int64_t n = n0;
-    for (; n < n1; n += kR) {
-      const int r_count = static_cast<int>(std::min<int64_t>(kR, n1 - n));
-      float a[kR] = {};
-      for (int64_t k = 0; k < k_len; ++k) {
-        const float xv = x[k];
-        for (int r = 0; r < r_count; ++r) a[r] += xv * cvt(w[(n + r) * k_len + k]);
-      }
-      for (int r = 0; r < r_count; ++r) out[b * width + n + r - n0] = a[r];
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* wr = w + n * k_len;
+      out[b * width + n - n0] = lane_reduce(k_len, [&](int64_t k) { return x[k] * cvt(wr[k]); });
     }
   }
 }
@@ -60,9 +54,7 @@ void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int6
   float m = kNegInf;
   for (int64_t t = t0; t < t1; ++t) {
     kc.load_row(((b * seq + t) * nkv + h) * hd, hd, row.data());
-    float dot = 0;
-    for (int64_t d = 0; d < hd; ++d) dot += q[d] * row[d];
-    const float sc = scale * dot;
+    const float sc = scale * lane_dot(q, row.data(), hd);
     s[t - t0] = sc;
     if (sc > m) m = sc;
   }
@@ -123,8 +115,7 @@ void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& 
   std::vector<float>& row = scratch(0, static_cast<size_t>(h));
   for (int64_t b = b0; b < b1; ++b) {
     x.load_row(b * h, h, row.data());
-    float ss = 0;
-    for (int64_t i = 0; i < h; ++i) ss += row[i] * row[i];
+    const float ss = lane_sum_squares(row.data(), h);
     const float r = 1.0f / std::sqrt(ss / static_cast<float>(h) + static_cast<float>(eps));
     for (int64_t i = 0; i < h; ++i) y.store(b * h + i, row[i] * r * w.load(i));
   }
@@ -167,8 +158,7 @@ void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t c = c0; c < c1; c += head_dim) {
       x.load_row(b * width + c, head_dim, row.data());
-      float ss = 0;
-      for (int64_t i = 0; i < head_dim; ++i) ss += row[i] * row[i];
+      const float ss = lane_sum_squares(row.data(), head_dim);
       const float r = 1.0f / std::sqrt(ss / static_cast<float>(head_dim) + static_cast<float>(eps));
       for (int64_t i = 0; i < head_dim; ++i) y.store(b * width + c + i, row[i] * r * w.load(i));
     }

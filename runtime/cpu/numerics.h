@@ -2,7 +2,9 @@
 // whole-operator reference (reference.h) and the per-task kernels (task_kernels.h) so
 // that both round identically. docs/ir.md fixes the semantics; docs/runtime-cpu.md the
 // exact f32 evaluation order (which the GPU task bodies mirror):
-//   - every sum runs in f32 over its index in ascending order, starting from 0;
+//   - dot products and sums of squares (linear, lm_head, rms_norm, qk_norm, attention
+//     scores) run in the canonical lane order of lane_order.h, the order a GPU warp
+//     adds in; every other sum runs in f32 over its index in ascending order from 0;
 //   - stores to bf16 / f16 round to nearest even (runtime/cpu/bf16.h);
 //   - RoPE angles are f32 products pos * inv[i]; cos / sin are taken in double and
 //     rounded to f32; inverse frequencies are computed in double and rounded to f32.

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "runtime/device/common.cuh"
+#include "runtime/device/lane_order.cuh"
 #include "runtime/device/context.cuh"
 #include "runtime/device/tasks_elementwise.cuh"
 
@@ -55,15 +56,17 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
     const int g = u / n, t = u % n;
     const bf16_t* kp = kc + ((static_cast<int64_t>(b) * S + t0 + t) * NKV) * HD;
     const float* qg = qs + g * HD;
-    float dot = 0.f;
+    float lanes[HD / 8];  // q . k_t in the canonical reduction order, one thread
 #pragma unroll
     for (int i = 0; i < HD; i += 8) {
       float kf[8];
       unpack8(ld_cg_v4(kp + i), kf);
+      float l = __fmul_rn(qg[i], kf[0]);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) dot = fmaf(qg[i + e], kf[e], dot);
+      for (int e = 1; e < 8; ++e) l = fmaf(qg[i + e], kf[e], l);
+      lanes[i / 8] = l;
     }
-    sc[g * RMAX + t] = __fmul_rn(scale, dot);
+    sc[g * RMAX + t] = __fmul_rn(scale, thread_lane_tree(lanes));
   }
   __syncthreads();
   if (warp < G) {  // the maximum (exact in any order)

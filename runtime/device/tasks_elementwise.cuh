@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "runtime/device/common.cuh"
+#include "runtime/device/lane_order.cuh"
 #include "runtime/device/context.cuh"
 
 namespace mpk {
@@ -45,20 +46,6 @@ __device__ void task_embedding(const TaskDesc& d, TaskCtx& c) {
 
 // exp rounded once from double: the correctly rounded f32 result the CPU's expf gives.
 __device__ __forceinline__ float exp_rn(float x) { return static_cast<float>(exp(static_cast<double>(x))); }
-
-// Sum of squares of N bf16 values in shared memory, ascending (x*x is exact in f32).
-template <int N>
-__device__ __forceinline__ float sum_squares(const bf16_t* xs) {
-  float ss = 0.f;
-#pragma unroll 8
-  for (int i = 0; i < N; i += 8) {
-    float f[8];
-    unpack8(*reinterpret_cast<const uint4*>(xs + i), f);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) ss = fmaf(f[e], f[e], ss);
-  }
-  return ss;
-}
 
 // 1 / sqrt(ss / n + eps), each operation rounded as the CPU rounds it.
 __device__ __forceinline__ float rms_scale(float ss, int n, float eps) {
@@ -95,7 +82,10 @@ __device__ void task_rms_norm(const TaskDesc& d, TaskCtx& c) {
     for (int i = threadIdx.x; i < H / 8; i += kThreads)
       reinterpret_cast<uint4*>(xs)[i] = ld_cg_v4(x + static_cast<int64_t>(b) * H + i * 8);
     __syncthreads();
-    if (threadIdx.x == 0) *rs = rms_scale(sum_squares<H>(xs), H, eps);
+    if (threadIdx.x < 32) {  // one warp, in the canonical reduction order
+      const float ss = warp_sum_squares<H>(xs, threadIdx.x);
+      if (threadIdx.x == 0) *rs = rms_scale(ss, H, eps);
+    }
     __syncthreads();
     const float r = *rs;
 #pragma unroll
@@ -122,15 +112,17 @@ __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
     uint4 xv[HD / 8];  // the head, loaded at once (y may alias x)
 #pragma unroll
     for (int i = 0; i < HD / 8; ++i) xv[i] = ld_cg_v4(x + base + i * 8);
-    float ss = 0.f;
+    float lanes[HD / 8];  // the canonical reduction order, one thread (HD <= 256)
 #pragma unroll
     for (int i = 0; i < HD / 8; ++i) {
       float f[8];
       unpack8(xv[i], f);
+      float l = __fmul_rn(f[0], f[0]);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) ss = fmaf(f[e], f[e], ss);
+      for (int e = 1; e < 8; ++e) l = fmaf(f[e], f[e], l);
+      lanes[i] = l;
     }
-    const float r = rms_scale(ss, HD, eps);
+    const float r = rms_scale(thread_lane_tree(lanes), HD, eps);
 #pragma unroll
     for (int i = 0; i < HD / 8; ++i) {
       float f[8], wf[8];

@@ -1,21 +1,25 @@
 // Matrix-vector task bodies (linear and lm_head): y[0:B, n0:n0+ROWS] = x[0:B, 0:K] W^T,
-// each output the f32 sum over k ascending from 0, exactly as the CPU executor adds
-// (docs/ir.md). A bf16 x bf16 product is exact in f32, so one fused multiply-add per k
-// rounds exactly like the CPU's multiply-then-add. One thread owns one row (its chain
-// of K dependent adds); W's rows stream through the weight stream in boxes of 64
-// columns, swizzled so that the threads' reads of their own rows are conflict-free; x
-// sits in shared memory (f32 when it fits, else bf16; both exact) and every thread
-// reads the same x vector (a broadcast). Batch 1..8: B chains per thread.
+// each output an f32 sum in the canonical reduction order (lane_order.cuh; the CPU
+// executor adds in the same order, so results are bit-identical). A bf16 x bf16 product
+// is exact in f32, so a fused multiply-add rounds like the CPU's multiply-then-add.
+// One warp owns a row: lane l handles the 16-byte piece l % 8 of every box whose index
+// is l / 8 mod 4, keeping 8 accumulators per (row, batch row). W's rows stream through
+// the weight stream in boxes of 64 columns, swizzled so that a warp's reads of one row
+// are conflict-free; x sits in shared memory (f32 when it fits, else bf16; both exact).
+// The compute warps are all but the last, which issues the weight stream; a warp owns
+// rows w, w + kComputeWarps, ... of a row group (RW of them), so the row groups that
+// codegen chooses stay within max_linear_rows(B) (codegen/kernel_abi.h).
 //
 // task_linear_group runs several linear tasks that read the same x (e.g. q_proj and
-// k_proj on one worker) as one: each member's rows go to their own threads, the chunks
-// hold every member's boxes for the same columns, and all chains advance together.
+// k_proj on one worker) as one: the members' rows are dealt to the warps in order, the
+// chunks hold every member's boxes for the same columns, and all rows advance together.
 #pragma once
 
 #include <cstdint>
 
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
+#include "runtime/device/lane_order.cuh"
 #include "runtime/device/stream.cuh"
 #include "runtime/device/tasks_elementwise.cuh"
 
@@ -60,31 +64,46 @@ __device__ __forceinline__ void x8(const unsigned char* xs, int b, int k, float 
   }
 }
 
-// Adds the nboxes boxes (row r of each, box_bytes apart, starting at column k0) to the
-// chains acc[0:B], in column order.
-template <int K, int B, bool X_F32>
-__device__ __forceinline__ void accumulate_boxes(const unsigned char* chunk, int box_bytes, int nboxes,
-                                                 int r, int k0, const unsigned char* xs, float (&acc)[B]) {
+constexpr int kComputeWarps = kWarps - 1;
+
+// One warp adds the boxes of a chunk to the accumulators of its rows, in the canonical
+// order: lane l takes the boxes b with (first_box + b) % 4 == l / 8 (ascending) and
+// their 16-byte piece l % 8. Row i of the warp is row row[i] (-1: none) of a box whose
+// rows are pad[i] apart, in the member block starting before[i] padded rows in.
+template <int K, int B, bool X_F32, int RW>
+__device__ __forceinline__ void warp_accumulate(const unsigned char* chunk, int nboxes, int first_box,
+                                                const int (&row)[RW], const int (&pad)[RW],
+                                                const int (&before)[RW], int lane,
+                                                const unsigned char* xs, float (&acc)[RW][B][8]) {
+  const int sub = lane >> 3, j = lane & 7;
 #pragma unroll 1
-  for (int bx = 0; bx < nboxes; ++bx) {
-    const unsigned char* box = chunk + bx * box_bytes;
-    uint4 wv[8];
+  for (int bx = (sub - first_box) & 3; bx < nboxes; bx += 4) {
+    const int k = (first_box + bx) * kBoxCols + j * 8;
+    float xf[B][8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) wv[j] = *swizzled_vec(box, r, j);
-    const int k = k0 + bx * kBoxCols;
+    for (int b = 0; b < B; ++b) x8<K, X_F32>(xs, b, k, xf[b]);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
+    for (int i = 0; i < RW; ++i) {
+      if (row[i] < 0) continue;
+      const unsigned char* box = chunk + (before[i] * nboxes + bx * pad[i]) * 128;
       float wf[8];
-      unpack8(wv[j], wf);
+      unpack8(*swizzled_vec(box, row[i], j), wf);
 #pragma unroll
-      for (int b = 0; b < B; ++b) {
-        float xf[8];
-        x8<K, X_F32>(xs, b, k + j * 8, xf);
+      for (int b = 0; b < B; ++b)
 #pragma unroll
-        for (int e = 0; e < 8; ++e) acc[b] = fmaf(xf[e], wf[e], acc[b]);
-      }
+        for (int e = 0; e < 8; ++e) acc[i][b][e] = fmaf(xf[b][e], wf[e], acc[i][b][e]);
     }
   }
+}
+
+template <int RW, int B>
+__device__ __forceinline__ void zero_acc(float (&acc)[RW][B][8]) {
+#pragma unroll
+  for (int i = 0; i < RW; ++i)
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[i][b][e] = 0.f;
 }
 
 // ptr0: x [B, K]; ptr1: y + n0 (rows of YSTRIDE, bf16, or f32 when F32_OUT); stream:
@@ -92,13 +111,13 @@ __device__ __forceinline__ void accumulate_boxes(const unsigned char* chunk, int
 template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32>
 __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
-  static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256 && BOX_ROWS <= kThreads - 32,
-                "linear: bad box rows (the last warp produces the stream)");
+  static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256, "linear: bad box rows");
   static_assert(BOX_ROWS * 128 * BOXES <= kSlotBytes, "linear: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
   constexpr int kBoxesPerRow = K / kBoxCols;
   constexpr int kColChunks = (kBoxesPerRow + BOXES - 1) / BOXES;
+  constexpr int RW = (BOX_ROWS + kComputeWarps - 1) / kComputeWarps;
 
   load_x<K, B, X_F32>(dptr<const bf16_t>(d, 0), c.scratch);
   __syncthreads();
@@ -106,30 +125,42 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   float* hist = (F32_OUT && p.logits_history != nullptr)
                     ? p.logits_history + static_cast<int64_t>(c.step) * B * p.vocab + d.arg[0]
                     : nullptr;
-  const int r = threadIdx.x;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const bool computes = warp < kComputeWarps;
 #pragma unroll 1
   for (int g = 0; g < kGroups; ++g) {
     const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
-    const int box_bytes = ((rows + 7) / 8) * 8 * 128;  // the box's row count is padded to 8
-    float acc[B];
+    const int padded = (rows + 7) / 8 * 8;  // the box's row count is padded to 8
+    int row[RW], pad[RW], before[RW];
 #pragma unroll
-    for (int b = 0; b < B; ++b) acc[b] = 0.f;
+    for (int i = 0; i < RW; ++i) {
+      const int r = warp + i * kComputeWarps;
+      row[i] = computes && r < rows ? r : -1;
+      pad[i] = padded;
+      before[i] = 0;
+    }
+    float acc[RW][B][8];
+    zero_acc(acc);
 #pragma unroll 1
     for (int ch = 0; ch < kColChunks; ++ch) {
       const unsigned char* w = c.next_chunk();
       const int nboxes = ch == kColChunks - 1 ? kBoxesPerRow - ch * BOXES : BOXES;
-      if (r < rows) accumulate_boxes<K, B, X_F32>(w, box_bytes, nboxes, r, ch * BOXES * kBoxCols, c.scratch, acc);
+      if (computes) warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
       c.done_chunk();
     }
-    if (r < rows) {
-      const int n = g * BOX_ROWS + r;
+#pragma unroll
+    for (int i = 0; i < RW; ++i) {
+      if (row[i] < 0) continue;
+      const int n = g * BOX_ROWS + row[i];
 #pragma unroll
       for (int b = 0; b < B; ++b) {
+        const float v = warp_lane_finish(acc[i][b]);
+        if (lane != 0) continue;
         if constexpr (F32_OUT) {
-          dptr<float>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = acc[b];
-          if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = acc[b];
+          dptr<float>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = v;
+          if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = v;
         } else {
-          dptr<bf16_t>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = f32_to_bf16(acc[b]);
+          dptr<bf16_t>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = f32_to_bf16(v);
         }
       }
     }
@@ -144,44 +175,57 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 template <int K, int B, int BOXES, bool X_F32, int R0, int Y0, int R1, int Y1, int R2, int Y2, int R3, int Y3>
 __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   constexpr int kPad[4] = {(R0 + 7) / 8 * 8, (R1 + 7) / 8 * 8, (R2 + 7) / 8 * 8, (R3 + 7) / 8 * 8};
-  constexpr int kFirst[4] = {0, R0, R0 + R1, R0 + R1 + R2};  // first thread of each member
+  constexpr int kRows[4] = {R0, R1, R2, R3};
+  constexpr int kYStride[4] = {Y0, Y1, Y2, Y3};
+  constexpr int kTotal = R0 + R1 + R2 + R3;
   constexpr int kPadRows = kPad[0] + kPad[1] + kPad[2] + kPad[3];
   constexpr int kBoxesPerRow = K / kBoxCols;
   constexpr int kColChunks = (kBoxesPerRow + BOXES - 1) / BOXES;
+  constexpr int RW = (kTotal + kComputeWarps - 1) / kComputeWarps;
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
-  static_assert(R0 + R1 + R2 + R3 <= kThreads - 32, "linear group: too many rows");
   static_assert(kPadRows * 128 * BOXES <= kSlotBytes, "linear group: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
 
   load_x<K, B, X_F32>(dptr<const bf16_t>(d, 0), c.scratch);
   __syncthreads();
-  // This thread's member m, its row r, and the padded rows of the members before it.
-  const int t = threadIdx.x;
-  const int m = t < kFirst[1] ? 0 : t < kFirst[2] ? 1 : t < kFirst[3] ? 2 : 3;
-  const int r = t - (m == 0 ? 0 : m == 1 ? kFirst[1] : m == 2 ? kFirst[2] : kFirst[3]);
-  const int rows = m == 0 ? R0 : m == 1 ? R1 : m == 2 ? R2 : R3;
-  const int pad = m == 0 ? kPad[0] : m == 1 ? kPad[1] : m == 2 ? kPad[2] : kPad[3];
-  const int before = m == 0 ? 0 : m == 1 ? kPad[0] : m == 2 ? kPad[0] + kPad[1] : kPad[0] + kPad[1] + kPad[2];
-  const bool active = r < rows;
-
-  float acc[B];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const bool computes = warp < kComputeWarps;
+  // Row i of this warp: overall row q = warp + i * kComputeWarps, of member m.
+  int row[RW], pad[RW], before[RW], member[RW];
 #pragma unroll
-  for (int b = 0; b < B; ++b) acc[b] = 0.f;
+  for (int i = 0; i < RW; ++i) {
+    int q = warp + i * kComputeWarps, m = 0, padded_before = 0;
+    while (m < 3 && q >= kRows[m]) {
+      q -= kRows[m];
+      padded_before += kPad[m];
+      ++m;
+    }
+    const bool valid = computes && q < kRows[m];
+    row[i] = valid ? q : -1;
+    pad[i] = kPad[m];
+    before[i] = padded_before;
+    member[i] = m;
+  }
+  float acc[RW][B][8];
+  zero_acc(acc);
 #pragma unroll 1
   for (int ch = 0; ch < kColChunks; ++ch) {
     const unsigned char* w = c.next_chunk();
     const int nboxes = ch == kColChunks - 1 ? kBoxesPerRow - ch * BOXES : BOXES;
-    if (active)
-      accumulate_boxes<K, B, X_F32>(w + before * 128 * nboxes, pad * 128, nboxes, r, ch * BOXES * kBoxCols,
-                                    c.scratch, acc);
+    if (computes) warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
     c.done_chunk();
   }
-  if (active) {
+#pragma unroll
+  for (int i = 0; i < RW; ++i) {
+    if (row[i] < 0) continue;
+    const int m = member[i];
     const TaskDesc& md = m == 0 ? d : c.params->tasks[d.arg[m]];
-    const int ystride = m == 0 ? Y0 : m == 1 ? Y1 : m == 2 ? Y2 : Y3;
     bf16_t* y = dptr<bf16_t>(md, 1);
 #pragma unroll
-    for (int b = 0; b < B; ++b) y[static_cast<int64_t>(b) * ystride + r] = f32_to_bf16(acc[b]);
+    for (int b = 0; b < B; ++b) {
+      const float v = warp_lane_finish(acc[i][b]);
+      if (lane == 0) y[static_cast<int64_t>(b) * kYStride[m] + row[i]] = f32_to_bf16(v);
+    }
   }
 }
 

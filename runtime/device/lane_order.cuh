@@ -1,0 +1,54 @@
+// The canonical order of long f32 reductions on the device, the same as the CPU's
+// runtime/cpu/lane_order.h (read its comment): 32 lanes, lane l keeps 8 accumulators for
+// elements k = 256c + 8l + j (c ascending); each lane sums its 8 left to right; the
+// lanes combine by a butterfly over offsets 16, 8, 4, 2, 1. A warp computes it natively
+// (lane l reads 16 bytes per 256-element stripe); one thread computes it for n <= 256.
+#pragma once
+
+#include "runtime/device/common.cuh"
+
+namespace mpk {
+namespace dev {
+
+// Lane's accumulators summed left to right, then the butterfly; every lane gets the sum.
+__device__ __forceinline__ float warp_lane_finish(const float (&acc)[8]) {
+  float s = acc[0];
+#pragma unroll
+  for (int j = 1; j < 8; ++j) s = __fadd_rn(s, acc[j]);
+#pragma unroll
+  for (int off = 16; off >= 1; off >>= 1) s = __fadd_rn(s, __shfl_xor_sync(0xffffffffu, s, off));
+  return s;
+}
+
+// Sum of squares of N bf16 values (16-byte aligned) by one warp, in the canonical order.
+template <int N>
+__device__ __forceinline__ float warp_sum_squares(const bf16_t* x, int lane) {
+  static_assert(N % 8 == 0, "warp_sum_squares: N must be a multiple of 8");
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+  for (int k = lane * 8; k < N; k += 256) {
+    float f[8];
+    unpack8(*reinterpret_cast<const uint4*>(x + k), f);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] = fmaf(f[e], f[e], acc[e]);
+  }
+  return warp_lane_finish(acc);
+}
+
+// One thread, n = 8 * L <= 256 terms: lanes[l] holds lane l's sum (terms 8l..8l+7 added
+// left to right); the butterfly over the 32 lanes (lanes past L are +0) leaves lane 0.
+template <int L>
+__device__ __forceinline__ float thread_lane_tree(float (&lanes)[L]) {
+  static_assert(L >= 1 && L <= 32, "thread_lane_tree: at most 32 lanes");
+  float v[32];
+#pragma unroll
+  for (int l = 0; l < 32; ++l) v[l] = l < L ? lanes[l] : 0.f;
+#pragma unroll
+  for (int off = 16; off >= 1; off >>= 1)
+#pragma unroll
+    for (int l = 0; l < off; ++l) v[l] = __fadd_rn(v[l], v[l + off]);
+  return v[0];
+}
+
+}  // namespace dev
+}  // namespace mpk
