@@ -16,10 +16,11 @@ inline constexpr int kArgSlots = 5;
 inline constexpr int kBoxCols = 64;
 
 // The most weight rows one linear row group may have: every compute warp (all but the
-// last of the block) owns at most max(1, 8 / batch) rows of it, each with 8 f32
-// accumulators per batch row in registers (runtime/device/tasks_linear.cuh).
+// last of the block) owns at most 10 rows of it at batch 1, max(1, 8 / batch) above,
+// each with 8 f32 accumulators per batch row in registers
+// (runtime/device/tasks_linear.cuh); at batch 1 and 8 warps that is 64 rows.
 inline int64_t max_linear_rows(int64_t warps, int64_t batch) {
-  const int64_t per_warp = batch >= 8 ? 1 : 8 / batch;
+  const int64_t per_warp = batch == 1 ? 10 : batch >= 8 ? 1 : 8 / batch;
   const int64_t rows = (warps - 1) * per_warp / 8 * 8;
   return rows < 8 ? 8 : rows;
 }
