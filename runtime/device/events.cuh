@@ -1,5 +1,5 @@
 // Events and the watchdog. An event is a 64-bit counter in global memory. A producer
-// block triggers it after its writes: __syncthreads(), then a lane of warp 0 adds 1
+// block triggers it after its writes: __syncthreads(), then a lane of one warp adds 1
 // with release semantics. A consumer's warp 0 spins (one lane per event) with acquire
 // loads until counter >= target * (step + 1 - distance), then the block synchronizes.
 // Every spin reads %globaltimer: past the watchdog timeout it records who waited on
@@ -76,9 +76,9 @@ __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& 
   return __all_sync(0xffffffffu, ok);
 }
 
-// Warp 0, after the block's writes are done and the block synchronized: lane i adds 1
+// One warp, after the block's writes are done and the block synchronized: lane i adds 1
 // to the task's events i, i + 32, ... with release semantics (one warp-wide release
-// orders the block's writes, which bar.sync made visible to warp 0, before them).
+// orders the block's writes, which bar.sync made visible to the warp, before them).
 __device__ __forceinline__ void trigger_events(const KernelParams& p, const TaskDesc& d) {
   for (int32_t i = threadIdx.x & 31; i < d.trig_count; i += 32)
     red_release_add(&p.counters[p.triggers[d.trig_begin + i]], 1ull);

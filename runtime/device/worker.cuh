@@ -5,10 +5,10 @@
 // Megakernel: one block per SM, block w runs worker w's list for every decode step in
 // order: fill the weight stream ahead (the producer thread), wait on the task's events
 // (warp 0, acquire, watchdog), run the body, synchronize, trigger the task's events
-// (warp 0, release). Counters
-// grow across steps and are never reset inside a launch. With tracing compiled in
-// (kTrace), thread 0 records wait-begin, start and end per task into the worker's
-// trace buffer; records past its capacity are counted, never written.
+// (the last warp, release). Counters grow across steps and are never reset inside a
+// launch. With tracing compiled in (kTrace), the producer thread records wait-begin,
+// start and end per task into the worker's trace buffer; records past its capacity are
+// counted, never written.
 //
 // Per-op kernel: grid = the tasks of one operator, each block runs one task for the
 // step held in step_counter, with no event waits (launch order is the dependency);
@@ -55,9 +55,14 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
   TaskCtx ctx{&p, 0, scratch_base(dyn_smem), &stream, queue, qlen, p.num_steps};
   const unsigned char* tmaps = static_cast<const unsigned char*>(p.tmaps);
   if (threadIdx.x == 0) sh.abort = 0;
+  // Tracing runs in the producer thread (kProducer), which does no row work, so that
+  // reading %globaltimer stays off the waits and the arithmetic. A task's wait begins
+  // when the worker finished its previous task.
+  const bool tracer = kTrace && threadIdx.x == kProducer;
   uint32_t trace_n = 0;
-  const int32_t sm = kTrace ? sm_id() : 0;
+  const int32_t sm = tracer ? sm_id() : 0;
   TraceRecord* trace = kTrace ? p.trace + static_cast<int64_t>(worker) * p.trace_capacity : nullptr;
+  uint64_t t_free = tracer ? global_timer_ns() : 0;
   Dispatch dispatch;
 
   if (qlen > 0) {
@@ -67,29 +72,30 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
 #pragma unroll 1
       for (int32_t i = 0; i < qlen; ++i) {
         const TaskDesc& d = p.tasks[queue[i]];
-        uint64_t t_wait = 0, t_start = 0;
         if (threadIdx.x == kProducer) stream.fill(p.tasks, tmaps, queue, qlen, p.num_steps);
-        if (threadIdx.x < 32) {
-          if (kTrace) t_wait = global_timer_ns();
-          if (!wait_events(p, d, step, worker) && threadIdx.x == 0) sh.abort = 1;
-          if (kTrace) t_start = global_timer_ns();
-        }
+        if (threadIdx.x < 32 && !wait_events(p, d, step, worker) && threadIdx.x == 0) sh.abort = 1;
         __syncthreads();
         if (sh.abort) goto done;
+        const uint64_t t_start = tracer ? global_timer_ns() : 0;
         dispatch(d, ctx);
         __syncthreads();
-        if (threadIdx.x < 32) trigger_events(p, d);
-        if (threadIdx.x == 0) {
-          if (kTrace) {
-            const uint64_t t_end = global_timer_ns();
-            // A linear group records each of its member tasks.
+        // The last warp triggers the task's events; the tracer reads the end time
+        // before them, so a consumer never starts before its producer's recorded end.
+        if (threadIdx.x >= kThreads - 32) {
+          const uint64_t t_end = tracer ? global_timer_ns() : 0;
+          __syncwarp();
+          trigger_events(p, d);
+          if (tracer) {
+            // A linear group records each of its member tasks (a member's descriptor
+            // index is its TaskId).
             const int32_t members = d.s_groups > 0 && d.arg[4] > 1 ? d.arg[4] : 1;
             for (int32_t m = 0; m < members; ++m) {
-              const int32_t task = m == 0 ? d.task : p.tasks[d.arg[m]].task;
+              const int32_t task = m == 0 ? d.task : d.arg[m];
               if (trace_n < static_cast<uint32_t>(p.trace_capacity))
-                trace[trace_n] = TraceRecord{task, step, worker, sm, t_wait, t_start, t_end};
+                trace[trace_n] = TraceRecord{task, step, worker, sm, t_free, t_start, t_end};
               ++trace_n;
             }
+            t_free = t_end;
           }
         }
       }
@@ -97,7 +103,7 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
   }
 done:
   if (threadIdx.x == kProducer) stream.drain();
-  if (kTrace && threadIdx.x == 0) p.trace_count[worker] = trace_n;
+  if (tracer) p.trace_count[worker] = trace_n;
   __syncthreads();
 }
 
