@@ -1,6 +1,10 @@
 // compile_for_run: import, pass pipeline, verification and weights for `mpk run`.
 #include "tools/run_compile.h"
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -96,6 +100,29 @@ CompiledRun compile_for_run(const RunRequest& r) {
   }
   out.weights_s = seconds_since(t1);
   return out;
+}
+
+std::string join_tokens(const std::vector<int32_t>& tokens) {
+  std::string s;
+  for (int32_t t : tokens) s += (s.empty() ? "" : " ") + std::to_string(t);
+  return s;
+}
+
+void write_logits(const std::string& path, const std::vector<float>& logits, int64_t batch,
+                  int64_t step, const std::string& model) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(logits.data()),
+              static_cast<std::streamsize>(logits.size() * sizeof(float)));
+    if (!out) throw Error(path + ": cannot write logits");
+  }
+  const int64_t vocab = batch > 0 ? static_cast<int64_t>(logits.size()) / batch : 0;
+  const nlohmann::json side = {{"dtype", "f32"},        {"byte_order", "little"},
+                               {"shape", {batch, vocab}}, {"step", step},
+                               {"model", model}};
+  std::ofstream meta(path + ".json", std::ios::trunc);
+  meta << side.dump(2) << "\n";
+  if (!meta) throw Error(path + ".json: cannot write");
 }
 
 }  // namespace mpk

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/module.h"
 #include "runtime/weights/weights.h"
@@ -32,5 +33,13 @@ uint64_t weights_seed(const RunRequest& request);
 
 // Throws mpk::Error naming the model, pass, verifier rule or checkpoint file.
 CompiledRun compile_for_run(const RunRequest& request);
+
+// "12 7 430": token ids separated by spaces.
+std::string join_tokens(const std::vector<int32_t>& tokens);
+
+// --dump-logits: the f32 logits [batch, vocab] raw at `path`, and `path`.json with
+// dtype, byte order, shape, step and model. Throws mpk::Error naming the file.
+void write_logits(const std::string& path, const std::vector<float>& logits, int64_t batch,
+                  int64_t step, const std::string& model);
 
 }  // namespace mpk

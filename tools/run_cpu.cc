@@ -17,27 +17,6 @@
 namespace mpk {
 namespace {
 
-std::string join(const std::vector<int32_t>& v) {
-  std::string s;
-  for (int32_t x : v) s += (s.empty() ? "" : " ") + std::to_string(x);
-  return s;
-}
-
-void dump_logits(const std::string& path, const CpuRunResult& r, const std::string& model) {
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(r.logits.data()),
-              static_cast<std::streamsize>(r.logits.size() * sizeof(float)));
-    if (!out) throw Error(path + ": cannot write logits");
-  }
-  const nlohmann::json side = {{"dtype", "f32"},        {"byte_order", "little"},
-                               {"shape", r.logits_shape}, {"step", r.steps - 1},
-                               {"model", model}};
-  std::ofstream meta(path + ".json", std::ios::trunc);
-  meta << side.dump(2) << "\n";
-  if (!meta) throw Error(path + ".json: cannot write");
-}
-
 void write_trace(const std::string& path, const CompiledRun& c, const RunRequest& req,
                  const CpuExecResult& r) {
   std::vector<Execution> execs;
@@ -94,7 +73,7 @@ int run_cpu_backend(const RunRequest& req) {
   std::printf("\n");
   for (int64_t b = 0; b < r.batch; ++b) {
     const std::string row = r.batch > 1 ? " [row " + std::to_string(b) + "]" : "";
-    std::printf("generated%s: %s\n", row.c_str(), join(generated_tokens(r, req.prompt.size(), b)).c_str());
+    std::printf("generated%s: %s\n", row.c_str(), join_tokens(generated_tokens(r, req.prompt.size(), b)).c_str());
   }
   std::vector<double> sorted = r.step_seconds;
   std::sort(sorted.begin(), sorted.end());
@@ -104,7 +83,7 @@ int run_cpu_backend(const RunRequest& req) {
               last / static_cast<double>(r.steps) * 1e3, sorted[sorted.size() / 2] * 1e3,
               static_cast<long long>(r.steps), r.total_seconds);
   if (!req.dump_logits.empty()) {
-    dump_logits(req.dump_logits, r, req.model);
+    write_logits(req.dump_logits, r.logits, r.batch, r.steps - 1, req.model);
     std::printf("logits: f32 [%lld, %lld] -> %s (+ .json)\n", static_cast<long long>(r.logits_shape[0]),
                 static_cast<long long>(r.logits_shape[1]), req.dump_logits.c_str());
   }

@@ -17,30 +17,6 @@
 namespace mpk {
 namespace {
 
-std::string join(const std::vector<int32_t>& v) {
-  std::string s;
-  for (int32_t x : v) s += (s.empty() ? "" : " ") + std::to_string(x);
-  return s;
-}
-
-void dump_logits(const std::string& path, const GpuRunResult& r, const std::string& model) {
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(r.logits.data()),
-              static_cast<std::streamsize>(r.logits.size() * sizeof(float)));
-    if (!out) throw Error(path + ": cannot write logits");
-  }
-  const int64_t vocab = static_cast<int64_t>(r.logits.size()) / r.batch;
-  const nlohmann::json side = {{"dtype", "f32"},
-                               {"byte_order", "little"},
-                               {"shape", {r.batch, vocab}},
-                               {"step", r.steps - 1},
-                               {"model", model}};
-  std::ofstream meta(path + ".json", std::ios::trunc);
-  meta << side.dump(2) << "\n";
-  if (!meta) throw Error(path + ".json: cannot write");
-}
-
 void write_gpu_trace(const std::string& path, const CompiledRun& c, const RunRequest& req,
                      const GpuMegakernel& g, const GpuRunResult& r) {
   std::vector<Execution> execs;
@@ -99,20 +75,20 @@ int run_gpu_backend(const RunRequest& req) {
   const GpuRunResult r = g.run(o);
 
   std::printf("\n%5s  %s\n", "step", "token");
-  for (int64_t s = 0; s < r.steps; ++s) std::printf("%5lld  %s\n", static_cast<long long>(s), join(r.tokens[s]).c_str());
+  for (int64_t s = 0; s < r.steps; ++s) std::printf("%5lld  %s\n", static_cast<long long>(s), join_tokens(r.tokens[s]).c_str());
   std::printf("\n");
   const size_t first = req.prompt.size() - 1;
   for (int64_t b = 0; b < r.batch; ++b) {
     std::vector<int32_t> gen;
     for (size_t s = first; s < r.tokens.size(); ++s) gen.push_back(r.tokens[s][b]);
     const std::string row = r.batch > 1 ? " [row " + std::to_string(b) + "]" : "";
-    std::printf("generated%s: %s\n", row.c_str(), join(gen).c_str());
+    std::printf("generated%s: %s\n", row.c_str(), join_tokens(gen).c_str());
   }
   std::printf("time per token: %.4f ms (one launch of %lld steps: %.3f ms%s)\n",
               r.kernel_ms / static_cast<double>(r.steps), static_cast<long long>(r.steps), r.kernel_ms,
               o.trace ? ", tracing on" : "");
   if (!req.dump_logits.empty()) {
-    dump_logits(req.dump_logits, r, req.model);
+    write_logits(req.dump_logits, r.logits, r.batch, r.steps - 1, req.model);
     std::printf("logits: f32 [%lld, %lld] -> %s (+ .json)\n", static_cast<long long>(r.batch),
                 static_cast<long long>(r.logits.size()) / r.batch, req.dump_logits.c_str());
   }
