@@ -264,12 +264,19 @@ std::vector<TaskRecord> TraceReader::tasks(int64_t graph) const {
   return out;
 }
 
-std::vector<DependencyRecord> TraceReader::producers_of(int64_t graph, TaskId task) const {
-  SqliteStmt q(impl_->db,
-               "SELECT c.event, e.step_distance, p.task FROM event_consumer c "
-               "JOIN event e ON e.graph = c.graph AND e.id = c.event "
-               "JOIN event_producer p ON p.graph = c.graph AND p.event = c.event "
-               "WHERE c.graph = ? AND c.task = ? ORDER BY c.event, p.task");
+namespace {
+
+// The tasks across the events of `task`: its producers (through the events it consumes)
+// or its consumers (through the events it produces).
+std::vector<DependencyRecord> linked_tasks(SqliteDb& db, int64_t graph, TaskId task,
+                                           bool producers) {
+  const std::string mine = producers ? "event_consumer" : "event_producer";
+  const std::string other = producers ? "event_producer" : "event_consumer";
+  const std::string sql = "SELECT a.event, e.step_distance, b.task FROM " + mine +
+                          " a JOIN event e ON e.graph = a.graph AND e.id = a.event JOIN " + other +
+                          " b ON b.graph = a.graph AND b.event = a.event "
+                          "WHERE a.graph = ? AND a.task = ? ORDER BY a.event, b.task";
+  SqliteStmt q(db, sql.c_str());
   q.bind(1, graph).bind(2, int64_t{task});
   std::vector<DependencyRecord> out;
   while (q.step())
@@ -278,18 +285,14 @@ std::vector<DependencyRecord> TraceReader::producers_of(int64_t graph, TaskId ta
   return out;
 }
 
+}  // namespace
+
+std::vector<DependencyRecord> TraceReader::producers_of(int64_t graph, TaskId task) const {
+  return linked_tasks(impl_->db, graph, task, true);
+}
+
 std::vector<DependencyRecord> TraceReader::consumers_of(int64_t graph, TaskId task) const {
-  SqliteStmt q(impl_->db,
-               "SELECT p.event, e.step_distance, c.task FROM event_producer p "
-               "JOIN event e ON e.graph = p.graph AND e.id = p.event "
-               "JOIN event_consumer c ON c.graph = p.graph AND c.event = p.event "
-               "WHERE p.graph = ? AND p.task = ? ORDER BY p.event, c.task");
-  q.bind(1, graph).bind(2, int64_t{task});
-  std::vector<DependencyRecord> out;
-  while (q.step())
-    out.push_back({static_cast<EventId>(q.col_int(0)), static_cast<int32_t>(q.col_int(1)),
-                   static_cast<TaskId>(q.col_int(2))});
-  return out;
+  return linked_tasks(impl_->db, graph, task, false);
 }
 
 Module TraceReader::load_graph(int64_t run_id) const {
