@@ -1,0 +1,45 @@
+// The mpk-studio application: command-line options, one frame of the whole window
+// (menu, run list, view tabs, the current view's panel, status line), the GLFW/OpenGL
+// main loop and the --screenshot mode. draw_app_frame is renderer-free, so tests run it
+// through HeadlessFrame.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "studio/state.h"
+
+namespace mpk::studio {
+
+struct AppOptions {
+  std::string input;            // trace.db or .mpk; "" = nothing open
+  int64_t run = -1;             // -1: the last run
+  int64_t compare_run = -1;
+  View view = View::kTimeline;
+  std::string screenshot;       // PNG path; "" = interactive
+  int width = 1600, height = 900;
+  int32_t sim_steps = 8;        // steps simulated for a .mpk input
+};
+
+// Parses argv (after the program name). Throws mpk::Error naming a bad option.
+AppOptions parse_app_options(const std::vector<std::string>& args);
+std::string app_usage();
+
+// True when the view's panel is built into this binary.
+bool view_available(View v);
+
+// Applies options to a fresh state: opens the input, selects the runs and the view.
+// Returns false (status set, message already printed to stderr) on bad input.
+bool apply_options(StudioState& s, const AppOptions& o);
+
+// One frame of the whole window, filling the display. Call between NewFrame and Render.
+void draw_app_frame(StudioState& s);
+
+// Sets the studio's ImGui style (colours, spacing) on the current context.
+void apply_style();
+
+// Runs the interactive window, or renders a screenshot and exits. Returns the exit code.
+int run_app(const AppOptions& o);
+
+}  // namespace mpk::studio

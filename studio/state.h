@@ -1,0 +1,123 @@
+// StudioState: everything the studio's panels share, as one plain struct — the open
+// trace.db, its runs, the current run's TraceModel, the selection, the visible time
+// window, the compare run, which view is shown and a status line. Panels read and
+// write it directly; a panel keeps its own UI state in a struct of its own here so that
+// frames are reproducible from the state alone (tests drive the app headless). Add
+// fields freely; keep them plain data.
+//
+// The functions below change what is open and keep the state consistent (a new run
+// resets the selection and fits the window). They never throw: bad input (a missing
+// file, not a trace.db, an empty trace, a newer schema) ends up in `status` with
+// status_error set, and the call returns false.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "studio/trace_model.h"
+#include "traces/trace_db.h"
+
+namespace mpk::studio {
+
+enum class View { kTimeline, kStats, kCompare, kGraph, kPipeline };
+inline constexpr int kNumViews = 5;
+const char* name_of(View v);                        // "timeline", "stats", ...
+std::optional<View> parse_view(std::string_view s);  // nullopt for an unknown name
+
+// The visible time range of the timeline (and of the compare view, which shares it),
+// in ns relative to the run's start.
+struct TimeWindow {
+  double t0_ns = 0;
+  double t1_ns = 1;
+  double span() const { return t1_ns - t0_ns; }
+};
+
+// The timeline panel's own state (studio/panel_timeline.cc). The geometry fields are
+// written by the panel each frame so that tests and other panels can find what is
+// drawn where.
+struct TimelineState {
+  int32_t group_size = 16;              // workers per collapsible group
+  std::vector<bool> collapsed;          // per group
+  float row_height = 16.0f;
+  bool drag_active = false;
+  float drag_start_x = 0;               // mouse x where a drag began
+  bool show_legend = true;
+  // Geometry of the last frame: the screen x of t0 and pixels per ns, and each worker
+  // row's top y (negative when the row is not visible).
+  float canvas_x0 = 0, canvas_width = 0, canvas_y0 = 0, canvas_height = 0;
+  std::vector<float> row_y;
+  // What the mouse is over in the last frame (-1 / empty when nothing).
+  int64_t hovered_exec = -1;
+  int32_t hovered_bubble_worker = -1;
+  int64_t hovered_bubble = -1;          // index into model->bubbles(worker)
+  std::string hover_text;               // the tooltip shown, as plain text
+  int64_t boxes_drawn = 0;              // task boxes drawn (merged boxes count once)
+  int64_t merged_boxes = 0;
+};
+
+struct Selection {
+  int64_t exec = -1;                    // index into model->executions(); -1: none
+  bool show_why_idle = false;           // the walk is highlighted and listed
+  std::vector<int64_t> why_idle;        // the walk from `exec` (why_idle.h), oldest first
+};
+
+struct StudioState {
+  // What the user opened: a trace.db, or a .mpk simulated into `trace_path` (a
+  // temporary file removed when the state goes away).
+  std::string input_path;
+  std::string trace_path;
+  bool trace_is_temporary = false;
+  std::unique_ptr<TraceReader> reader;
+  std::vector<RunRecord> runs;
+
+  // The current run.
+  int64_t run = -1;
+  std::unique_ptr<TraceModel> model;
+  int64_t compare_run = -1;             // -1: none chosen
+
+  View view = View::kTimeline;
+  bool view_changed = true;             // set when `view` is changed programmatically
+  Selection selection;
+  TimeWindow window;
+  int hovered_kind = -1;                // OpKind under the mouse (highlight); -1 none
+
+  std::string status;                   // one line at the bottom of the window
+  bool status_error = false;
+  bool show_frame_time = false;         // frame-time overlay in a corner
+  bool quit_requested = false;
+
+  TimelineState timeline;
+
+  StudioState();
+  ~StudioState();  // removes a temporary trace
+  StudioState(const StudioState&) = delete;
+  StudioState& operator=(const StudioState&) = delete;
+};
+
+void set_status(StudioState& s, std::string message, bool error = false);
+
+// Opens `path`: a trace.db, or a scheduled task graph (.mpk, binary or text form) that
+// is simulated (8 steps, the machine model's costs) into a temporary trace.db. Selects
+// `run` (-1: the last run). Returns false and sets the status on bad input.
+bool open_input(StudioState& s, const std::string& path, int64_t run = -1,
+                int32_t sim_steps = 8);
+// Opens a trace.db only.
+bool open_trace(StudioState& s, const std::string& path, int64_t run = -1);
+// Makes `run` the current run: loads its TraceModel, clears the selection, fits the
+// window to the run. Returns false (the previous run stays) for an unknown run.
+bool select_run(StudioState& s, int64_t run);
+// Re-reads the run list of the open trace (after a run was appended to it).
+void refresh_runs(StudioState& s);
+// The record of run `id` among s.runs; nullptr when absent.
+const RunRecord* find_run(const StudioState& s, int64_t id);
+
+// Sets the window to the whole run (with a small margin).
+void fit_window(StudioState& s);
+// Selects execution `exec` (-1: none) and drops a why-idle walk of another execution.
+void select_execution(StudioState& s, int64_t exec);
+
+}  // namespace mpk::studio

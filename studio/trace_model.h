@@ -1,0 +1,110 @@
+// The studio's headless view of one stored run (no ImGui): every execution in one array
+// ordered by (worker, start) with per-worker ranges, bubbles per worker, the scheduled
+// graph (operators, tasks, events) for names and kinds, and the steps. Answers what the
+// panels ask every frame: time-window queries by binary search, the task or bubble under
+// a time on a worker, producers and consumers of an execution, and the blame of a wait
+// (traces/run_derive.h's BlameIndex). Loading a run of 1M executions takes a few seconds;
+// every query after that is O(log n) or O(answer).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+#include "traces/run_derive.h"
+#include "traces/trace_db.h"
+
+namespace mpk::studio {
+
+// A half-open range [begin, end) of indices into TraceModel::executions() or into one
+// worker's bubbles.
+struct IndexRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+  int64_t size() const { return end - begin; }
+  bool empty() const { return end <= begin; }
+};
+
+// One side of a dependency of an execution: the other execution (-1 when the run does
+// not have it, e.g. a producer of step -1), the event between them and its distance.
+struct DepLink {
+  int64_t exec = -1;
+  TaskId task = -1;
+  int32_t step = 0;
+  EventId event = -1;
+  int32_t step_distance = 0;
+};
+
+class TraceModel {
+ public:
+  // Loads run `run` of `reader`. Throws mpk::Error for an unknown run.
+  TraceModel(const TraceReader& reader, int64_t run);
+  ~TraceModel();
+  TraceModel(const TraceModel&) = delete;
+  TraceModel& operator=(const TraceModel&) = delete;
+
+  const RunRecord& run() const { return run_; }
+  const Module& graph() const { return graph_; }
+  int32_t num_workers() const { return static_cast<int32_t>(worker_begin_.size()) - 1; }
+  int32_t num_steps() const { return static_cast<int32_t>(steps_.size()); }
+  int64_t duration_ns() const { return run_.duration_ns; }
+  int64_t max_task_ns() const { return run_.max_task_ns; }
+  const std::vector<StepRecord>& steps() const { return steps_; }
+
+  // ---- executions: one array ordered by (worker, start); on a worker both start and
+  // end are increasing (a worker runs one task at a time).
+  const std::vector<Execution>& executions() const { return execs_; }
+  const Execution& execution(int64_t i) const { return execs_[static_cast<size_t>(i)]; }
+  IndexRange worker_range(int32_t worker) const;
+  // Executions of `worker` overlapping [t0, t1), found by binary search (the lookback
+  // is bounded by the run's longest execution).
+  IndexRange executions_in(int32_t worker, int64_t t0, int64_t t1) const;
+  // The execution of `worker` covering time t, or, when none does, the nearest one
+  // within `slack_ns` of t. -1 when there is none.
+  int64_t execution_at(int32_t worker, int64_t t, int64_t slack_ns = 0) const;
+  // The execution of `task` at `step`; -1 when the run does not have it.
+  int64_t find(TaskId task, int32_t step) const { return blames_->executions().find(task, step); }
+
+  // ---- bubbles, per worker, ordered by start, never overlapping.
+  std::span<const Bubble> bubbles(int32_t worker) const;
+  IndexRange bubbles_in(int32_t worker, int64_t t0, int64_t t1) const;  // indices into bubbles(worker)
+  // The bubble of `worker` covering time t; nullptr when the worker was busy or t is
+  // outside the run.
+  const Bubble* bubble_at(int32_t worker, int64_t t) const;
+
+  // ---- metadata
+  const Task& task(TaskId t) const { return graph_.graph.tasks[static_cast<size_t>(t)]; }
+  const Operator& op_of(TaskId t) const;
+  OpKind kind_of(TaskId t) const { return op_of(t).kind; }
+  // The label of an execution: "<operator> [task <id>]".
+  std::string label(int64_t exec) const;
+
+  // ---- dependencies
+  // Executions `exec` waited for (one per producer of every event it waits on, at step
+  // exec.step - distance) and executions that waited for it.
+  std::vector<DepLink> producers(int64_t exec) const;
+  std::vector<DepLink> consumers(int64_t exec) const;
+  // The waited event whose last producer finished last (BlameIndex semantics).
+  Blame blame(int64_t exec) const { return blames_->blame(execution(exec)); }
+  // The worker's previous execution, -1 for its first.
+  int64_t previous_on_worker(int64_t exec) const;
+
+  // Time to load the run, for the status line.
+  double load_seconds() const { return load_seconds_; }
+
+ private:
+  RunRecord run_;
+  Module graph_;
+  std::vector<Execution> execs_;
+  std::vector<int64_t> worker_begin_;        // num_workers + 1 offsets into execs_
+  std::vector<Bubble> bubbles_;              // ordered by (worker, start)
+  std::vector<int64_t> bubble_begin_;        // num_workers + 1 offsets into bubbles_
+  std::vector<StepRecord> steps_;
+  std::unique_ptr<BlameIndex> blames_;
+  double load_seconds_ = 0;
+};
+
+}  // namespace mpk::studio
