@@ -1,0 +1,54 @@
+// The compare panel's headless model: two runs (from one trace.db or two) side by side.
+// It holds each run's statistics (traces/analysis.h), a table of deltas (makespan per
+// step, utilization, idle time by cause, time per operator kind, critical path) and the
+// second run's TraceModel, which the panel draws under the current run's on one time
+// axis with the timeline's layout (studio/timeline_layout.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "studio/trace_model.h"
+#include "traces/analysis.h"
+#include "traces/trace_db.h"
+
+namespace mpk::studio {
+
+enum class DeltaUnit { kNs, kRatio, kCount };
+
+struct DeltaRow {
+  std::string group;  // "step", "idle", "kind", "critical path"
+  std::string label;
+  double a = 0, b = 0;
+  DeltaUnit unit = DeltaUnit::kNs;
+  double delta() const { return b - a; }
+  // (b - a) / a; 0 when a is 0.
+  double relative() const { return a != 0 ? (b - a) / a : 0; }
+};
+
+class CompareModel {
+ public:
+  // Runs `a` and `b` may come from the same reader. Throws mpk::Error for an unknown run.
+  CompareModel(const TraceReader& reader_a, int64_t run_a, const TraceReader& reader_b,
+               int64_t run_b);
+
+  const RunStats& stats_a() const { return a_; }
+  const RunStats& stats_b() const { return b_; }
+  // Run b, loaded for drawing.
+  const TraceModel& model_b() const { return *model_b_; }
+  // The longer of the two runs: the shared time axis spans [0, duration_ns()).
+  int64_t duration_ns() const;
+  const std::vector<DeltaRow>& deltas() const { return deltas_; }
+
+ private:
+  RunStats a_, b_;
+  std::unique_ptr<TraceModel> model_b_;
+  std::vector<DeltaRow> deltas_;
+};
+
+// "run 3: sim critical-path (tiny)".
+std::string describe_run(const RunRecord& r);
+
+}  // namespace mpk::studio
