@@ -13,10 +13,10 @@ namespace {
 
 constexpr int64_t kMaxWorkers = 65536;
 
-std::string option_names(const PolicyInfo& p) {
-  if (p.options.empty()) return "it takes none";
+std::string option_names(const std::vector<PassOptionInfo>& options) {
+  if (options.empty()) return "it takes none";
   std::string s = "its options:";
-  for (const PassOptionInfo& o : p.options) s += " " + o.name;
+  for (const PassOptionInfo& o : options) s += " " + o.name;
   return s;
 }
 
@@ -70,19 +70,26 @@ PassInfo assign_sm_pass_info() {
   PassInfo info;
   info.name = "assign-sm";
   info.summary = "schedule tasks onto workers (one per SM) with a policy: " + known_policies();
+  std::vector<std::string> policies;
+  for (const PolicyInfo& p : all_policies()) policies.push_back(p.name);
   info.options = {
-      {"policy", "critical-path", "scheduling policy: " + known_policies()},
-      {"workers", "", "number of workers (default: the machine's SM count)"},
+      PassOptionInfo::choice("policy", "critical-path", "scheduling policy: " + known_policies(),
+                             policies),
+      PassOptionInfo::integer("workers", "", "number of workers (default: the machine's SM count)",
+                              1, static_cast<double>(kMaxWorkers)),
   };
-  // Every policy's options; each is accepted only with a policy that has it.
+  // Every policy's options; each is accepted only with a policy that has it (or whose
+  // base policy has it).
   for (const PolicyInfo& p : all_policies())
     for (const PassOptionInfo& o : p.options) {
       auto it = std::find_if(info.options.begin(), info.options.end(),
                              [&](const PassOptionInfo& x) { return x.name == o.name; });
-      if (it == info.options.end())
-        info.options.push_back({o.name, o.default_value, o.help + " [" + p.name + "]"});
-      else
+      if (it == info.options.end()) {
+        info.options.push_back(o);
+        info.options.back().help += " [" + p.name + "]";
+      } else {
         it->help.insert(it->help.size() - 1, ", " + p.name);
+      }
     }
   info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
     const std::string name = option_str(o, "policy", "critical-path");
@@ -95,14 +102,15 @@ PassInfo assign_sm_pass_info() {
       throw Error("pass 'assign-sm': option 'workers' must be between 1 and " +
                   std::to_string(kMaxWorkers) + ", got " + o.at("workers"));
     PassOptions own;
-    for (const auto& [key, value] : o) {
-      if (key == "policy" || key == "workers") continue;
-      const bool known = std::any_of(policy->options.begin(), policy->options.end(),
+    for (const auto& [key, value] : o)
+      if (key != "policy" && key != "workers") own.emplace(key, value);
+    const std::vector<PassOptionInfo> accepted = policy_options(*policy, own);
+    for (const auto& [key, value] : own) {
+      const bool known = std::any_of(accepted.begin(), accepted.end(),
                                      [&](const PassOptionInfo& x) { return x.name == key; });
       if (!known)
         throw Error("pass 'assign-sm': option '" + key + "' does not apply to policy '" + name +
-                    "' (" + option_names(*policy) + ")");
-      own.emplace(key, value);
+                    "' (" + option_names(accepted) + ")");
     }
     return std::make_unique<AssignSmPass>(*policy, policy->configure(own), workers);
   };

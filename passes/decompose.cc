@@ -350,20 +350,26 @@ PassInfo decompose_pass_info() {
   info.summary =
       "split every operator into tasks with read/write regions, bytes and flops "
       "(clears any previous events and schedule)";
+  // Positive integers, or "auto" (the default, computed from the machine model).
+  auto tile = [](std::string name, std::string help) {
+    PassOptionInfo o = PassOptionInfo::integer(std::move(name), "", std::move(help), 1);
+    o.accepts_auto = true;
+    return o;
+  };
   info.options = {
-      {"tile", "",
-       "N columns per linear task; auto: ceil(N / sm_count) rounded up to a multiple of 8, "
-       "at least 8"},
-      {"lm-head-tile", "", "vocab rows per lm_head task; auto: as for tile"},
-      {"elementwise-tile", "",
-       "columns per embedding / silu_mul / residual_add task; auto: ceil(cols / sm_count) "
-       "rounded up to a multiple of 64, at least 256"},
-      {"attention-splits", "",
-       "position splits per kv head (>1: attention_partial + attention_merge tasks); "
-       "auto: 1 when S <= 512, else min(ceil(S / 256), max(1, sm_count / num_kv_heads))"},
-      {"argmax-tile", "",
-       "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a multiple "
-       "of 64, at least 64"},
+      tile("tile",
+           "N columns per linear task; auto: ceil(N / sm_count) rounded up to a multiple of 8, "
+           "at least 8"),
+      tile("lm-head-tile", "vocab rows per lm_head task; auto: as for tile"),
+      tile("elementwise-tile",
+           "columns per embedding / silu_mul / residual_add task; auto: ceil(cols / sm_count) "
+           "rounded up to a multiple of 64, at least 256"),
+      tile("attention-splits",
+           "position splits per kv head (>1: attention_partial + attention_merge tasks); "
+           "auto: 1 when S <= 512, else min(ceil(S / 256), max(1, sm_count / num_kv_heads))"),
+      tile("argmax-tile",
+           "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a multiple "
+           "of 64, at least 64"),
   };
   info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
     DecomposeOptions d;

@@ -269,8 +269,9 @@ PassInfo infer_deps_pass_info() {
   info.summary = "derive events between tasks from overlapping regions (RAW, WAR, WAW), "
                  "within a step and across steps";
   info.options = {
-      {"prune-cross-step", "true",
-       "drop cross-step dependencies implied by the kept ones through same-step edges"},
+      PassOptionInfo::boolean(
+          "prune-cross-step", "true",
+          "drop cross-step dependencies implied by the kept ones through same-step edges"),
   };
   info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
     return std::make_unique<InferDepsPass>(

@@ -1,7 +1,9 @@
-// Typed parsing of pass option strings.
+// Typed parsing of pass option strings, and the declared kinds of options.
 #include "passes/pass.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "ir/error.h"
@@ -14,16 +16,136 @@ namespace {
   throw Error("pass '" + pass + "': option '" + key + "' expects " + want + ", got '" + v + "'");
 }
 
+bool parse_int(const std::string& s, int64_t& v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_float(const std::string& s, double& v) {
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+PassOptionInfo make(std::string name, std::string default_value, std::string help,
+                    OptionKind kind) {
+  PassOptionInfo o;
+  o.name = std::move(name);
+  o.default_value = std::move(default_value);
+  o.help = std::move(help);
+  o.kind = kind;
+  return o;
+}
+
 }  // namespace
+
+const char* name_of(OptionKind k) {
+  switch (k) {
+    case OptionKind::kString: return "string";
+    case OptionKind::kInt: return "int";
+    case OptionKind::kFloat: return "float";
+    case OptionKind::kBool: return "bool";
+    case OptionKind::kChoice: return "choice";
+  }
+  return "?";
+}
+
+PassOptionInfo PassOptionInfo::integer(std::string name, std::string default_value,
+                                       std::string help, std::optional<double> min,
+                                       std::optional<double> max) {
+  PassOptionInfo o = make(std::move(name), std::move(default_value), std::move(help),
+                          OptionKind::kInt);
+  o.min = min;
+  o.max = max;
+  return o;
+}
+
+PassOptionInfo PassOptionInfo::real(std::string name, std::string default_value,
+                                    std::string help, std::optional<double> min,
+                                    std::optional<double> max) {
+  PassOptionInfo o = make(std::move(name), std::move(default_value), std::move(help),
+                          OptionKind::kFloat);
+  o.min = min;
+  o.max = max;
+  return o;
+}
+
+PassOptionInfo PassOptionInfo::boolean(std::string name, std::string default_value,
+                                       std::string help) {
+  return make(std::move(name), std::move(default_value), std::move(help), OptionKind::kBool);
+}
+
+PassOptionInfo PassOptionInfo::text(std::string name, std::string default_value,
+                                    std::string help) {
+  return make(std::move(name), std::move(default_value), std::move(help), OptionKind::kString);
+}
+
+PassOptionInfo PassOptionInfo::choice(std::string name, std::string default_value,
+                                      std::string help, std::vector<std::string> choices) {
+  PassOptionInfo o = make(std::move(name), std::move(default_value), std::move(help),
+                          OptionKind::kChoice);
+  o.choices = std::move(choices);
+  return o;
+}
+
+std::string option_value_problem(const PassOptionInfo& o, const std::string& value) {
+  const std::string what = "option '" + o.name + "' ";
+  if (value.empty()) return what + "needs a value";
+  for (char c : value)
+    if (c <= ' ' || c == ',' || c == '{' || c == '}' || c == '=')
+      return what + "value '" + value + "' holds a character a pipeline cannot carry ('" +
+             std::string(1, c) + "')";
+  if (o.accepts_auto && value == "auto") return "";
+  double number = 0;
+  switch (o.kind) {
+    case OptionKind::kString:
+      return "";
+    case OptionKind::kChoice:
+      for (const std::string& c : o.choices)
+        if (c == value) return "";
+      {
+        std::string known;
+        for (const std::string& c : o.choices) known += (known.empty() ? "" : ", ") + c;
+        return what + "expects one of " + known + ", got '" + value + "'";
+      }
+    case OptionKind::kBool:
+      if (value == "true" || value == "false" || value == "1" || value == "0") return "";
+      return what + "expects true or false, got '" + value + "'";
+    case OptionKind::kInt: {
+      int64_t v = 0;
+      if (!parse_int(value, v))
+        return what + "expects an integer" + (o.accepts_auto ? " or 'auto'" : "") + ", got '" +
+               value + "'";
+      number = static_cast<double>(v);
+      break;
+    }
+    case OptionKind::kFloat:
+      if (!parse_float(value, number) || std::isnan(number))
+        return what + "expects a number, got '" + value + "'";
+      break;
+  }
+  if ((o.min && number < *o.min) || (o.max && number > *o.max)) {
+    std::string range = o.min && o.max ? "between " + number_text(*o.min) + " and " +
+                                             number_text(*o.max)
+                        : o.min ? ">= " + number_text(*o.min)
+                                : "<= " + number_text(*o.max);
+    return what + "must be " + range + ", got " + value;
+  }
+  return "";
+}
 
 int64_t option_int(const PassOptions& o, const std::string& pass, const std::string& key,
                    int64_t fallback) {
   auto it = o.find(key);
   if (it == o.end()) return fallback;
   int64_t v = 0;
-  const std::string& s = it->second;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) bad_value(pass, key, s, "an integer");
+  if (!parse_int(it->second, v)) bad_value(pass, key, it->second, "an integer");
   return v;
 }
 
@@ -31,10 +153,8 @@ double option_float(const PassOptions& o, const std::string& pass, const std::st
                     double fallback) {
   auto it = o.find(key);
   if (it == o.end()) return fallback;
-  const std::string& s = it->second;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size()) bad_value(pass, key, s, "a number");
+  double v = 0;
+  if (!parse_float(it->second, v)) bad_value(pass, key, it->second, "a number");
   return v;
 }
 

@@ -30,11 +30,34 @@ class Pass {
   virtual PassResult run(Module& module) = 0;
 };
 
+// What an option holds, so that tools can build a widget for it (a number field, a
+// checkbox, a combo) and check a value before a pipeline runs.
+enum class OptionKind { kString, kInt, kFloat, kBool, kChoice };
+const char* name_of(OptionKind k);  // "string", "int", "float", "bool", "choice"
+
 struct PassOptionInfo {
   std::string name;
   std::string default_value;  // "" when the default is computed (e.g. from the machine)
   std::string help;
+  OptionKind kind = OptionKind::kString;
+  std::vector<std::string> choices;  // kChoice: the accepted values
+  std::optional<double> min, max;    // kInt, kFloat: inclusive bounds, when there are any
+  bool accepts_auto = false;         // the value "auto" also means the computed default
+
+  static PassOptionInfo integer(std::string name, std::string default_value, std::string help,
+                                std::optional<double> min = {}, std::optional<double> max = {});
+  static PassOptionInfo real(std::string name, std::string default_value, std::string help,
+                             std::optional<double> min = {}, std::optional<double> max = {});
+  static PassOptionInfo boolean(std::string name, std::string default_value, std::string help);
+  static PassOptionInfo text(std::string name, std::string default_value, std::string help);
+  static PassOptionInfo choice(std::string name, std::string default_value, std::string help,
+                               std::vector<std::string> choices);
 };
+
+// Why `value` is not acceptable for option `o` (wrong kind, out of bounds, not one of
+// the choices), or "" when it is. Passes may check more (e.g. a value that depends on
+// the module), but never accept less.
+std::string option_value_problem(const PassOptionInfo& o, const std::string& value);
 
 struct PassInfo {
   std::string name;

@@ -11,7 +11,8 @@ PolicyInfo critical_path_policy_info() {
   info.name = "critical-path";
   info.summary = "list scheduling by longest remaining path, earliest finish time";
   info.options = {
-      {"event-latency-ns", "", "cross-worker dependency latency (default: the machine's)"},
+      PassOptionInfo::real("event-latency-ns", "",
+                           "cross-worker dependency latency (default: the machine's)", 0),
   };
   info.configure = [](const PassOptions& o) -> ScheduleFn {
     const double latency = option_float(o, "assign-sm", "event-latency-ns", -1);

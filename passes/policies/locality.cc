@@ -74,8 +74,10 @@ PolicyInfo locality_policy_info() {
   info.summary = "critical-path, but keeps a consumer on its main producer's worker "
                  "within its slack";
   info.options = {
-      {"event-latency-ns", "", "cross-worker dependency latency (default: the machine's)"},
-      {"slack-scale", "1", "fraction of a task's slack it may spend to stay local"},
+      PassOptionInfo::real("event-latency-ns", "",
+                           "cross-worker dependency latency (default: the machine's)", 0),
+      PassOptionInfo::real("slack-scale", "1",
+                           "fraction of a task's slack it may spend to stay local", 0),
   };
   info.configure = [](const PassOptions& o) -> ScheduleFn {
     const double latency = option_float(o, "assign-sm", "event-latency-ns", -1);

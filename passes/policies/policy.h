@@ -27,19 +27,29 @@ struct PolicyInfo {
   std::string name;  // kebab-case, the value of assign-sm's `policy` option
   std::string summary;
   std::vector<PassOptionInfo> options;  // this policy's own assign-sm options
-  // Receives only options listed in `options`; throws mpk::Error for a malformed value.
+  // Receives only options listed in policy_options(); throws mpk::Error for a malformed
+  // value.
   std::function<ScheduleFn(const PassOptions&)> configure;
+  // A policy that runs another one first (pinned) names the option that selects it;
+  // "" for the others. all_policies() fills that option's choices (every policy without
+  // a base), and the chosen base policy's own options are accepted and passed on.
+  std::string base_option;
 };
 
 const std::vector<PolicyInfo>& all_policies();
 // nullptr when unknown.
 const PolicyInfo* find_policy(const std::string& name);
-// "round-robin, critical-path, locality".
+// "round-robin, critical-path, locality, pinned".
 std::string known_policies();
+// The assign-sm options `policy` takes, given the options chosen so far: its own, and
+// for a policy with a base, the base policy's (the one `options` names, else the base
+// option's default).
+std::vector<PassOptionInfo> policy_options(const PolicyInfo& policy, const PassOptions& options);
 
 // Each policy file defines one of these.
 PolicyInfo round_robin_policy_info();
 PolicyInfo critical_path_policy_info();
 PolicyInfo locality_policy_info();
+PolicyInfo pinned_policy_info();  // passes/policies/pinned.h
 
 }  // namespace mpk

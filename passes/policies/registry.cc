@@ -2,13 +2,28 @@
 #include "passes/policies/policy.h"
 
 namespace mpk {
+namespace {
+
+// Fills the choices of each base option: every policy that has no base itself.
+std::vector<PolicyInfo> with_base_choices(std::vector<PolicyInfo> policies) {
+  std::vector<std::string> bases;
+  for (const PolicyInfo& p : policies)
+    if (p.base_option.empty()) bases.push_back(p.name);
+  for (PolicyInfo& p : policies)
+    for (PassOptionInfo& o : p.options)
+      if (o.name == p.base_option) o.choices = bases;
+  return policies;
+}
+
+}  // namespace
 
 const std::vector<PolicyInfo>& all_policies() {
-  static const std::vector<PolicyInfo> policies = {
+  static const std::vector<PolicyInfo> policies = with_base_choices({
       round_robin_policy_info(),
       critical_path_policy_info(),
       locality_policy_info(),
-  };
+      pinned_policy_info(),
+  });
   return policies;
 }
 
@@ -22,6 +37,20 @@ std::string known_policies() {
   std::string s;
   for (const PolicyInfo& p : all_policies()) s += (s.empty() ? "" : ", ") + p.name;
   return s;
+}
+
+std::vector<PassOptionInfo> policy_options(const PolicyInfo& policy, const PassOptions& options) {
+  std::vector<PassOptionInfo> out = policy.options;
+  if (policy.base_option.empty()) return out;
+  std::string base;
+  for (const PassOptionInfo& o : policy.options)
+    if (o.name == policy.base_option) base = o.default_value;
+  auto it = options.find(policy.base_option);
+  if (it != options.end()) base = it->second;
+  const PolicyInfo* b = find_policy(base);
+  if (b && b->base_option.empty())
+    for (const PassOptionInfo& o : b->options) out.push_back(o);
+  return out;
 }
 
 }  // namespace mpk
