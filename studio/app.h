@@ -12,6 +12,11 @@
 
 namespace mpk::studio {
 
+// Keys without an ImGuiKey_ in ImGui 1.86 are read by their GLFW key code (letters are
+// their upper-case ASCII code); HeadlessFrame::press_raw_key feeds the same codes.
+inline constexpr int kKeyF2 = 291;  // GLFW_KEY_F2
+inline constexpr int kKeyQ = 'Q';
+
 struct AppOptions {
   std::string input;            // trace.db or .mpk; "" = nothing open
   int64_t run = -1;             // -1: the last run

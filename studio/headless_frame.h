@@ -32,6 +32,8 @@ class HeadlessFrame {
   void wheel(float dy);
   // Holds an ImGuiKey_ (arrows, Home, ...) down for one frame, then releases it.
   void press_key(const std::function<void()>& frame, ImGuiKey key);
+  // The same for a raw key code (GLFW's: 'F' for F, 291 for F2; see studio/app.h).
+  void press_raw_key(const std::function<void()>& frame, int key);
   void type_char(unsigned int c);
 
   ImGuiContext* context() const { return ctx_; }

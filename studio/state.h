@@ -40,9 +40,11 @@ struct TimeWindow {
 // written by the panel each frame so that tests and other panels can find what is
 // drawn where.
 struct TimelineState {
+  const TraceModel* laid_out_for = nullptr;  // the model the fields below were set up for
   int32_t group_size = 16;              // workers per collapsible group
   std::vector<bool> collapsed;          // per group
-  float row_height = 16.0f;
+  float row_height = 0;                 // 0: chosen to fit the rows on the first frame
+  int32_t scroll_to_worker = -1;        // a request to bring a worker's row into view
   bool drag_active = false;
   float drag_start_x = 0;               // mouse x where a drag began
   bool show_legend = true;
@@ -88,6 +90,7 @@ struct StudioState {
   std::string status;                   // one line at the bottom of the window
   bool status_error = false;
   bool show_frame_time = false;         // frame-time overlay in a corner
+  double frame_cpu_ms = 0;              // CPU time of the last app frame
   bool quit_requested = false;
 
   TimelineState timeline;

@@ -74,6 +74,12 @@ class TraceModel {
   // The bubble of `worker` covering time t; nullptr when the worker was busy or t is
   // outside the run.
   const Bubble* bubble_at(int32_t worker, int64_t t) const;
+  // Appends the indices (into bubbles(worker)) of the worker's bubbles overlapping
+  // [t0, t1) that last at least min_ns, and possibly some down to min_ns / 2. Visits
+  // O(answer + log n) bubbles through a level of detail: per power of two, the bubbles
+  // lasting at least that long.
+  void wide_bubbles(int32_t worker, int64_t t0, int64_t t1, int64_t min_ns,
+                    std::vector<int64_t>& out) const;
 
   // ---- metadata
   const Task& task(TaskId t) const { return graph_.graph.tasks[static_cast<size_t>(t)]; }
@@ -102,6 +108,9 @@ class TraceModel {
   std::vector<int64_t> worker_begin_;        // num_workers + 1 offsets into execs_
   std::vector<Bubble> bubbles_;              // ordered by (worker, start)
   std::vector<int64_t> bubble_begin_;        // num_workers + 1 offsets into bubbles_
+  // wide_[w][l]: indices into bubbles(w) of those lasting >= 2^(l + kLodBase) ns.
+  static constexpr int kLodBase = 8;
+  std::vector<std::vector<std::vector<int32_t>>> wide_;
   std::vector<StepRecord> steps_;
   std::unique_ptr<BlameIndex> blames_;
   double load_seconds_ = 0;

@@ -1,0 +1,315 @@
+// mpk-studio's options and one frame of the window: menu bar, what is open, the run
+// list, a tab per view (only the views whose panel is built in), the current view's
+// panel, the status line and the frame-time overlay.
+#include "studio/app.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include "imgui.h"
+#include "imgui_stdlib.h"
+#include "ir/error.h"
+#include "studio/panels.h"
+#include "studio/timeline_layout.h"
+
+namespace mpk::studio {
+namespace {
+
+using PanelFn = void (*)(StudioState&);
+
+// The views and their panels; nullptr where the panel's file is not in this build.
+struct ViewEntry {
+  View view;
+  const char* title;
+  PanelFn draw;
+};
+
+constexpr ViewEntry kViews[] = {
+    {View::kTimeline, "Timeline", draw_timeline_panel},
+#ifdef MPK_STUDIO_HAS_PANEL_STATS
+    {View::kStats, "Stats", draw_stats_panel},
+#else
+    {View::kStats, "Stats", nullptr},
+#endif
+#ifdef MPK_STUDIO_HAS_PANEL_COMPARE
+    {View::kCompare, "Compare", draw_compare_panel},
+#else
+    {View::kCompare, "Compare", nullptr},
+#endif
+#ifdef MPK_STUDIO_HAS_PANEL_GRAPH
+    {View::kGraph, "Graph", draw_graph_panel},
+#else
+    {View::kGraph, "Graph", nullptr},
+#endif
+#ifdef MPK_STUDIO_HAS_PANEL_PIPELINE
+    {View::kPipeline, "Pipeline", draw_pipeline_panel},
+#else
+    {View::kPipeline, "Pipeline", nullptr},
+#endif
+};
+
+int64_t parse_int(const std::string& opt, const std::string& v) {
+  try {
+    size_t used = 0;
+    const long long x = std::stoll(v, &used);
+    if (used == v.size() && x >= 0) return x;
+  } catch (const std::exception&) {
+  }
+  throw Error("option " + opt + " needs a non-negative integer, got '" + v + "'");
+}
+
+void draw_open_popup(StudioState& s) {
+  static std::string path;
+  if (ImGui::BeginPopupModal("Open", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted("A trace.db, or a scheduled task graph (.mpk) to simulate:");
+    ImGui::SetNextItemWidth(480);
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::Button("Open") || enter) {
+      open_input(s, path);
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
+}
+
+void draw_menu(StudioState& s) {
+  bool open_dialog = false;
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open...")) open_dialog = true;
+    if (ImGui::MenuItem("Reload run list", nullptr, false, s.reader != nullptr)) refresh_runs(s);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) s.quit_requested = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (const ViewEntry& v : kViews)
+      if (ImGui::MenuItem(v.title, nullptr, s.view == v.view, v.draw != nullptr)) {
+        s.view = v.view;
+        s.view_changed = true;
+      }
+    ImGui::Separator();
+    ImGui::MenuItem("Legend", nullptr, &s.timeline.show_legend);
+    ImGui::MenuItem("Frame time", "F2", &s.show_frame_time);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted(
+        "Timeline: wheel zooms at the cursor, drag pans, Shift+wheel scrolls the rows.\n"
+        "Keys: Left/Right pan, +/- zoom, F fit, Home/End go to the run's start/end,\n"
+        "Up/Down scroll the rows, Esc clears the selection, F2 frame time.\n"
+        "Click a task to select it: arrows show its producers and consumers;\n"
+        "'Why idle?' walks back what made it start when it did.");
+    ImGui::EndMenu();
+  }
+  ImGui::EndMenuBar();
+  if (open_dialog) ImGui::OpenPopup("Open");
+}
+
+void draw_header(StudioState& s) {
+  const RunRecord* r = find_run(s, s.run);
+  ImGui::TextUnformatted(s.input_path.c_str());
+  if (r) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    ImGui::Text("run %lld: %s, %s, policy %s, %lld steps, %d workers, %s", static_cast<long long>(r->id),
+                r->kind.c_str(), r->model.c_str(), r->policy.c_str(),
+                static_cast<long long>(r->steps), r->num_workers,
+                format_duration(static_cast<double>(r->duration_ns)).c_str());
+  }
+}
+
+// The message shown instead of the views when nothing could be opened.
+void draw_nothing_open(StudioState& s) {
+  ImGui::Dummy(ImVec2(0, 40));
+  if (s.status_error) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+    ImGui::TextWrapped("Could not open the input:\n%s", s.status.c_str());
+    ImGui::PopStyleColor();
+  } else {
+    ImGui::TextUnformatted("Nothing is open.");
+  }
+  ImGui::Spacing();
+  ImGui::TextDisabled("File > Open... takes a trace.db (mpk run --trace t.db) or a scheduled .mpk.");
+}
+
+void draw_status_line(StudioState& s) {
+  ImGui::Separator();
+  if (s.status_error) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+  ImGui::TextUnformatted(s.status.c_str());
+  if (s.status_error) ImGui::PopStyleColor();
+}
+
+void draw_frame_time(const StudioState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x - 10, 30), ImGuiCond_Always, ImVec2(1, 0));
+  ImGui::SetNextWindowBgAlpha(0.8f);
+  const ImGuiWindowFlags f = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                             ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
+                             ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoInputs;
+  if (ImGui::Begin("##frametime", nullptr, f)) {
+    ImGui::Text("frame %.2f ms CPU, %.0f fps", s.frame_cpu_ms, io.Framerate);
+    ImGui::Text("boxes %lld (%lld merged)", static_cast<long long>(s.timeline.boxes_drawn),
+                static_cast<long long>(s.timeline.merged_boxes));
+  }
+  ImGui::End();
+}
+
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+}  // namespace
+
+std::string app_usage() {
+  return "usage: mpk-studio [trace.db | graph.mpk] [--run N] [--compare-run M]\n"
+         "                  [--view timeline|stats|compare|graph|pipeline] [--steps N]\n"
+         "                  [--screenshot out.png [--size WxH]]\n"
+         "Opens a trace.db (default: its last run), or simulates a scheduled .mpk task graph\n"
+         "(--steps, default 8) and opens that. --screenshot renders the view into a PNG and exits.\n";
+}
+
+AppOptions parse_app_options(const std::vector<std::string>& args) {
+  AppOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw Error("option " + a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--run") {
+      o.run = parse_int(a, value());
+    } else if (a == "--compare-run") {
+      o.compare_run = parse_int(a, value());
+    } else if (a == "--steps") {
+      o.sim_steps = static_cast<int32_t>(parse_int(a, value()));
+      if (o.sim_steps < 1) throw Error("--steps needs at least 1");
+    } else if (a == "--view") {
+      const std::string& v = value();
+      const auto view = parse_view(v);
+      if (!view) throw Error("unknown view '" + v + "' (timeline, stats, compare, graph, pipeline)");
+      o.view = *view;
+    } else if (a == "--screenshot") {
+      o.screenshot = value();
+    } else if (a == "--size") {
+      const std::string& v = value();
+      int w = 0, h = 0;
+      char extra = 0;
+      if (std::sscanf(v.c_str(), "%dx%d%c", &w, &h, &extra) != 2 || w < 320 || h < 240 || w > 8192 ||
+          h > 8192)
+        throw Error("--size needs WxH between 320x240 and 8192x8192, got '" + v + "'");
+      o.width = w;
+      o.height = h;
+    } else if (a == "-h" || a == "--help") {
+      throw Error(app_usage());
+    } else if (!a.empty() && a[0] == '-') {
+      throw Error("unknown option '" + a + "'\n" + app_usage());
+    } else if (o.input.empty()) {
+      o.input = a;
+    } else {
+      throw Error("one input file only (got '" + o.input + "' and '" + a + "')");
+    }
+  }
+  return o;
+}
+
+bool view_available(View v) {
+  for (const ViewEntry& e : kViews)
+    if (e.view == v) return e.draw != nullptr;
+  return false;
+}
+
+bool apply_options(StudioState& s, const AppOptions& o) {
+  s.view = o.view;
+  s.view_changed = true;
+  if (o.input.empty()) {
+    set_status(s, "Nothing is open: File > Open...", false);
+    return true;
+  }
+  if (!open_input(s, o.input, o.run, o.sim_steps)) {
+    std::fprintf(stderr, "mpk-studio: error: %s\n", s.status.c_str());
+    return false;
+  }
+  if (o.compare_run >= 0) {
+    if (!find_run(s, o.compare_run)) {
+      set_status(s, o.input + ": no run " + std::to_string(o.compare_run) + " to compare with", true);
+      std::fprintf(stderr, "mpk-studio: error: %s\n", s.status.c_str());
+      return false;
+    }
+    s.compare_run = o.compare_run;
+  }
+  return true;
+}
+
+void draw_app_frame(StudioState& s) {
+  const double t0 = thread_cpu_ms();
+  const ImGuiIO& io = ImGui::GetIO();
+  if (ImGui::IsKeyPressed(kKeyQ) && io.KeyCtrl) s.quit_requested = true;
+  if (ImGui::IsKeyPressed(kKeyF2)) s.show_frame_time = !s.show_frame_time;
+
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(io.DisplaySize);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoResize | ImGuiWindowFlags_MenuBar |
+                                 ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
+  ImGui::Begin("mpk-studio", nullptr, flags);
+  ImGui::PopStyleVar();
+  draw_menu(s);
+  draw_open_popup(s);
+  const float status_h = ImGui::GetFrameHeightWithSpacing() + 4;
+  if (!s.model) {
+    draw_nothing_open(s);
+  } else {
+    draw_header(s);
+    if (ImGui::CollapsingHeader("Runs", ImGuiTreeNodeFlags_DefaultOpen)) draw_runs_panel(s);
+    if (ImGui::BeginTabBar("views")) {
+      for (const ViewEntry& v : kViews) {
+        if (!v.draw) continue;
+        const ImGuiTabItemFlags tf =
+            s.view_changed && s.view == v.view ? ImGuiTabItemFlags_SetSelected : 0;
+        if (ImGui::BeginTabItem(v.title, nullptr, tf)) {
+          if (!s.view_changed) s.view = v.view;
+          ImGui::BeginChild("view", ImVec2(0, -status_h), false);
+          v.draw(s);
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
+      }
+      s.view_changed = false;
+      ImGui::EndTabBar();
+    }
+  }
+  ImGui::SetCursorPosY(ImGui::GetWindowHeight() - status_h);
+  draw_status_line(s);
+  ImGui::End();
+  if (s.show_frame_time) draw_frame_time(s);
+  s.frame_cpu_ms = thread_cpu_ms() - t0;
+}
+
+void apply_style() {
+  ImGui::StyleColorsDark();
+  ImGuiStyle& st = ImGui::GetStyle();
+  st.FrameRounding = 3;
+  st.TabRounding = 3;
+  st.GrabRounding = 3;
+  st.WindowPadding = ImVec2(8, 6);
+  st.ItemSpacing = ImVec2(8, 4);
+  st.ScrollbarSize = 12;
+  ImVec4* c = st.Colors;
+  c[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.12f, 0.13f, 1.0f);
+  c[ImGuiCol_ChildBg] = ImVec4(0.09f, 0.10f, 0.11f, 1.0f);
+  c[ImGuiCol_MenuBarBg] = ImVec4(0.15f, 0.16f, 0.18f, 1.0f);
+  c[ImGuiCol_Header] = ImVec4(0.22f, 0.32f, 0.46f, 1.0f);
+  c[ImGuiCol_TableRowBgAlt] = ImVec4(1, 1, 1, 0.03f);
+}
+
+}  // namespace mpk::studio

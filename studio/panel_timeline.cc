@@ -1,0 +1,499 @@
+// The timeline: one row per worker (SM) in collapsible groups, tasks coloured by
+// operator kind (small ones merged into counted boxes), bubbles hatched by cause, step
+// boundaries, a ruler; wheel zooms at the cursor, drag pans, keys move; hover explains,
+// click selects (arrows to producers and consumers), "Why idle?" walks back the
+// critical path. The selection's details pane is in timeline_details.cc.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "imgui.h"
+#include "studio/colors.h"
+#include "studio/panels.h"
+#include "studio/timeline_details.h"
+#include "studio/timeline_layout.h"
+#include "studio/why_idle.h"
+
+namespace mpk::studio {
+namespace {
+
+constexpr float kLabelWidth = 64.0f;
+constexpr float kRulerHeight = 24.0f;
+constexpr float kHeaderHeight = 16.0f;
+constexpr float kMinBoxPx = 3.0f;     // narrower tasks merge
+constexpr float kMinBubblePx = 2.0f;  // narrower bubbles are not drawn
+constexpr float kDetailsHeight = 190.0f;
+constexpr size_t kMaxArrows = 256;
+
+const ImU32 kSelectColor = IM_COL32(255, 255, 255, 255);
+const ImU32 kWalkColor = IM_COL32(255, 235, 59, 255);
+const ImU32 kProducerColor = IM_COL32(129, 212, 250, 230);
+const ImU32 kConsumerColor = IM_COL32(165, 214, 167, 230);
+
+// Everything about one frame's layout.
+struct Frame {
+  TimeAxis axis;
+  ImVec2 origin;           // screen position of the rows' content top-left
+  float scroll_y = 0, view_h = 0;
+  std::vector<Row> rows;
+  std::vector<int32_t> row_of_worker;  // index into rows; -1 when collapsed
+  // Boxes of the visible worker rows, with the row index of each list.
+  std::vector<int32_t> visible_rows;
+  std::vector<std::vector<TaskBox>> tasks;
+  std::vector<std::vector<BubbleBox>> bubbles;
+};
+
+void setup_for_model(StudioState& s, float rows_h) {
+  TimelineState& tl = s.timeline;
+  const TraceModel& m = *s.model;
+  if (tl.laid_out_for == s.model.get()) return;
+  tl.laid_out_for = s.model.get();
+  const int32_t groups = (m.num_workers() + tl.group_size - 1) / std::max(tl.group_size, 1);
+  tl.collapsed.assign(static_cast<size_t>(groups), false);
+  const float fit = (rows_h - static_cast<float>(groups) * kHeaderHeight) /
+                    static_cast<float>(std::max(m.num_workers(), 1));
+  tl.row_height = std::clamp(std::floor(fit), 8.0f, 20.0f);
+  tl.scroll_to_worker = -1;
+}
+
+// The worker row's centre y, or the group header's when the group is collapsed.
+float row_center(const Frame& f, const TimelineState& tl, int32_t worker) {
+  const int32_t g = worker / std::max(tl.group_size, 1);
+  const int32_t r = f.row_of_worker[static_cast<size_t>(worker)];
+  if (r >= 0) return f.origin.y + f.rows[static_cast<size_t>(r)].y + f.rows[static_cast<size_t>(r)].height * 0.5f;
+  for (const Row& row : f.rows)
+    if (row.kind == Row::kGroupHeader && row.group == g) return f.origin.y + row.y + row.height * 0.5f;
+  return f.origin.y;
+}
+
+void center_on(StudioState& s, int64_t exec) {
+  const Execution& e = s.model->execution(exec);
+  const double span = s.window.span();
+  const double mid = 0.5 * static_cast<double>(e.start_ns + e.end_ns);
+  s.window = {mid - span / 2, mid + span / 2};
+  s.timeline.scroll_to_worker = e.worker;
+}
+
+// Keys: Left/Right pan, +/- zoom, F fit, Home/End, Up/Down scroll, Esc deselect.
+void handle_keys(StudioState& s, float row_h) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  const double run_ns = static_cast<double>(s.model->duration_ns());
+  const double span = s.window.span();
+  const double mid = s.window.t0_ns + span / 2;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.window = pan_by(s.window, -0.1 * span, run_ns);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) s.window = pan_by(s.window, 0.1 * span, run_ns);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) s.window = {-0.01 * span, 0.99 * span};
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End))) s.window = {run_ns + 0.01 * span - span, run_ns + 0.01 * span};
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) select_execution(s, -1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow)))
+    ImGui::SetScrollY(ImGui::GetScrollY() - 3 * row_h);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)))
+    ImGui::SetScrollY(ImGui::GetScrollY() + 3 * row_h);
+  for (ImWchar c : io.InputQueueCharacters) {
+    if (c == '+' || c == '=') s.window = zoom_at(s.window, mid, 0.8, run_ns);
+    if (c == '-' || c == '_') s.window = zoom_at(s.window, mid, 1.25, run_ns);
+    if (c == 'f' || c == 'F') fit_window(s);
+  }
+}
+
+// Wheel and drag over the rows; returns true when the left button was released
+// without dragging (a click).
+bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
+  TimelineState& tl = s.timeline;
+  const ImGuiIO& io = ImGui::GetIO();
+  const double run_ns = static_cast<double>(s.model->duration_ns());
+  if (hovered && io.MouseWheel != 0) {
+    if (io.KeyShift) {
+      ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 3 * tl.row_height);
+    } else {
+      const double x = std::max<double>(io.MousePos.x, f.axis.x0);
+      s.window = zoom_at(s.window, f.axis.t_of(x), std::pow(0.8, io.MouseWheel), run_ns);
+    }
+  }
+  if (ImGui::IsItemActivated()) {
+    tl.drag_active = false;
+    tl.drag_start_x = io.MousePos.x;
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
+    tl.drag_active = true;
+    s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, run_ns);
+    ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
+  }
+  return ImGui::IsItemDeactivated() && !tl.drag_active;
+}
+
+void layout_frame(const StudioState& s, Frame& f) {
+  const TraceModel& m = *s.model;
+  const TimelineState& tl = s.timeline;
+  f.rows = layout_rows(m.num_workers(), tl.group_size, tl.collapsed, tl.row_height, kHeaderHeight);
+  f.row_of_worker.assign(static_cast<size_t>(m.num_workers()), -1);
+  for (size_t i = 0; i < f.rows.size(); ++i)
+    if (f.rows[i].kind == Row::kWorker) f.row_of_worker[static_cast<size_t>(f.rows[i].worker)] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < f.rows.size(); ++i) {
+    const Row& r = f.rows[i];
+    if (r.kind != Row::kWorker || r.y + r.height < f.scroll_y || r.y > f.scroll_y + f.view_h) continue;
+    f.visible_rows.push_back(static_cast<int32_t>(i));
+    f.tasks.emplace_back();
+    f.bubbles.emplace_back();
+    layout_tasks(m, r.worker, f.axis, kMinBoxPx, f.tasks.back());
+    layout_bubbles(m, r.worker, f.axis, kMinBubblePx, f.bubbles.back());
+  }
+}
+
+// What is under the mouse: a header (toggle), a task box, a merged box, a bubble.
+struct Hit {
+  int32_t header_group = -1;
+  int64_t exec = -1;
+  const TaskBox* merged = nullptr;
+  int32_t worker = -1;
+  int64_t bubble = -1;
+};
+
+Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
+  Hit h;
+  const int32_t ri = row_at(f.rows, mouse.y - f.origin.y);
+  if (ri < 0) return h;
+  const Row& row = f.rows[static_cast<size_t>(ri)];
+  if (row.kind == Row::kGroupHeader) {
+    h.header_group = row.group;
+    return h;
+  }
+  if (mouse.x < f.axis.x0) return h;
+  h.worker = row.worker;
+  const auto vi = std::find(f.visible_rows.begin(), f.visible_rows.end(), ri);
+  if (vi == f.visible_rows.end()) return h;
+  const std::vector<TaskBox>& boxes = f.tasks[static_cast<size_t>(vi - f.visible_rows.begin())];
+  const TaskBox* best = nullptr;
+  float best_d = 2.5f;  // pixels of slack around thin boxes
+  for (const TaskBox& b : boxes) {
+    const float d = mouse.x < b.x0 ? b.x0 - mouse.x : mouse.x > b.x1 ? mouse.x - b.x1 : 0.0f;
+    if (d < best_d || (d == 0 && best_d == 0 && b.x1 - b.x0 < best->x1 - best->x0)) best = &b, best_d = d;
+  }
+  if (best) {
+    if (best->count == 1)
+      h.exec = best->exec;
+    else
+      h.merged = best;
+    return h;
+  }
+  const Bubble* b = s.model->bubble_at(row.worker, static_cast<int64_t>(f.axis.t_of(mouse.x)));
+  if (b) h.bubble = b - s.model->bubbles(row.worker).data();
+  return h;
+}
+
+void draw_ruler(const StudioState& s, const TimeAxis& axis, ImVec2 p0, float width) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p1(p0.x + width, p0.y + kRulerHeight);
+  dl->AddRectFilled(p0, p1, IM_COL32(30, 33, 38, 255));
+  dl->PushClipRect(ImVec2(axis.x0, p0.y), p1, true);
+  const Ruler r = make_ruler(axis);
+  for (double t : r.minor) {
+    const float x = static_cast<float>(axis.x_of(t));
+    dl->AddLine(ImVec2(x, p1.y - 4), ImVec2(x, p1.y), IM_COL32(140, 140, 140, 255));
+  }
+  for (const Tick& t : r.ticks) {
+    const float x = static_cast<float>(axis.x_of(t.t_ns));
+    dl->AddLine(ImVec2(x, p1.y - 10), ImVec2(x, p1.y), IM_COL32(220, 220, 220, 255));
+    dl->AddText(ImVec2(x + 3, p0.y + 1), IM_COL32(220, 220, 220, 255), t.label.c_str());
+  }
+  // Step starts, labelled where there is room.
+  float last_label = -1e9f;
+  for (const StepRecord& st : s.model->steps()) {
+    const float x = static_cast<float>(axis.x_of(static_cast<double>(st.start_ns)));
+    if (x < axis.x0 - 60 || x > p1.x) continue;
+    dl->AddTriangleFilled(ImVec2(x - 4, p1.y - 6), ImVec2(x + 4, p1.y - 6), ImVec2(x, p1.y),
+                          IM_COL32(255, 193, 7, 255));
+    if (x - last_label > 60) {
+      const std::string label = "step " + std::to_string(st.step);
+      dl->AddText(ImVec2(x + 5, p0.y + 11), IM_COL32(255, 193, 7, 255), label.c_str());
+      last_label = x;
+    }
+  }
+  dl->PopClipRect();
+  dl->AddText(ImVec2(p0.x + 4, p0.y + 5), IM_COL32(160, 160, 160, 255), "time");
+}
+
+void draw_hatched(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color) {
+  dl->AddRectFilled(a, b, with_alpha(color, 55));
+  if (b.x - a.x < 5) return;
+  const float h = b.y - a.y;
+  dl->PushClipRect(a, b, true);
+  for (float x = a.x - h; x < b.x; x += 6) dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), with_alpha(color, 200));
+  dl->PopClipRect();
+}
+
+void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
+  const TraceModel& m = *s.model;
+  TimelineState& tl = s.timeline;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float right = f.axis.x0 + f.axis.width;
+  const float text_h = ImGui::GetTextLineHeight();
+  const int hovered_kind = s.hovered_kind;
+  tl.boxes_drawn = 0;
+  tl.merged_boxes = 0;
+  // Group headers.
+  for (const Row& r : f.rows) {
+    if (r.kind != Row::kGroupHeader || r.y + r.height < f.scroll_y || r.y > f.scroll_y + f.view_h) continue;
+    const ImVec2 a(f.origin.x, f.origin.y + r.y), b(right, f.origin.y + r.y + r.height);
+    dl->AddRectFilled(a, b, hit.header_group == r.group ? IM_COL32(55, 62, 74, 255) : IM_COL32(40, 44, 52, 255));
+    const int32_t first = r.group * tl.group_size;
+    const int32_t last = std::min(first + tl.group_size, m.num_workers()) - 1;
+    const bool closed = tl.collapsed[static_cast<size_t>(r.group)];
+    char label[64];
+    std::snprintf(label, sizeof label, "%s SM %d-%d", closed ? "+" : "-", first, last);
+    dl->AddText(ImVec2(a.x + 4, a.y + (r.height - text_h) * 0.5f), IM_COL32(200, 200, 200, 255), label);
+  }
+  const int label_every = std::max(1, static_cast<int>(std::ceil((text_h + 1) / tl.row_height)));
+  for (size_t v = 0; v < f.visible_rows.size(); ++v) {
+    const Row& r = f.rows[static_cast<size_t>(f.visible_rows[v])];
+    const float y0 = f.origin.y + r.y, y1 = y0 + r.height;
+    if (r.worker % 2) dl->AddRectFilled(ImVec2(f.origin.x, y0), ImVec2(right, y1), IM_COL32(255, 255, 255, 8));
+    if (r.worker % label_every == 0) {
+      const std::string label = "SM " + std::to_string(r.worker);
+      dl->AddText(ImVec2(f.origin.x + 8, y0 + (r.height - text_h) * 0.5f), IM_COL32(170, 170, 170, 255), label.c_str());
+    }
+    dl->PushClipRect(ImVec2(f.axis.x0, y0), ImVec2(right, y1), true);
+    const float pad = r.height >= 12 ? 2.0f : 1.0f;
+    for (const BubbleBox& b : f.bubbles[v]) {
+      const Bubble& bb = m.bubbles(r.worker)[static_cast<size_t>(b.index)];
+      const bool hot = hit.worker == r.worker && hit.bubble == b.index;
+      draw_hatched(dl, ImVec2(b.x0, y0 + pad + 2), ImVec2(b.x1, y1 - pad - 2),
+                   hot ? IM_COL32(255, 255, 255, 255) : bubble_color(bb.cause));
+    }
+    for (const TaskBox& b : f.tasks[v]) {
+      const float x1 = std::max(b.x1, b.x0 + 1.0f);
+      ImU32 c = kind_color(b.kind);
+      if (hovered_kind >= 0 && static_cast<int>(b.kind) != hovered_kind) c = darken(c, 0.35f);
+      const ImVec2 a(b.x0, y0 + pad), z(x1, y1 - pad);
+      ++tl.boxes_drawn;
+      if (b.count > 1) {
+        ++tl.merged_boxes;
+        dl->AddRectFilled(a, z, darken(c, 0.8f));
+        if (x1 - b.x0 > 34 && r.height >= text_h) {
+          const std::string n = std::to_string(b.count);
+          dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(20, 20, 20, 255), n.c_str());
+        }
+        continue;
+      }
+      dl->AddRectFilled(a, z, c);
+      if (x1 - b.x0 > 4) dl->AddRect(a, z, darken(c, 0.55f));
+      if (x1 - b.x0 > 48 && r.height >= text_h) {
+        const std::string& name = m.op_of(m.execution(b.exec).task).name;
+        dl->PushClipRect(a, ImVec2(x1 - 2, z.y), true);
+        dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(15, 15, 15, 255), name.c_str());
+        dl->PopClipRect();
+      }
+      if (b.exec == hit.exec) dl->AddRect(a, z, IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
+    }
+    dl->PopClipRect();
+  }
+  // Step boundaries across the rows.
+  float last_x = -1e9f;
+  for (const StepRecord& st : m.steps()) {
+    const float x = static_cast<float>(f.axis.x_of(static_cast<double>(st.end_ns)));
+    if (x < f.axis.x0 || x > right || x - last_x < 4) continue;
+    last_x = x;
+    dl->AddLine(ImVec2(x, f.origin.y + f.scroll_y), ImVec2(x, f.origin.y + f.scroll_y + f.view_h),
+                IM_COL32(255, 193, 7, 90), 1.0f);
+  }
+}
+
+struct Rect {
+  ImVec2 Min, Max;
+};
+
+// The rectangle of execution `x` on screen (its row, or its collapsed group's header).
+Rect exec_rect(const StudioState& s, const Frame& f, int64_t x) {
+  const Execution& e = s.model->execution(x);
+  const float cy = row_center(f, s.timeline, e.worker);
+  const float h = s.timeline.row_height * 0.5f;
+  const float x0 = static_cast<float>(std::clamp(f.axis.x_of(static_cast<double>(e.start_ns)), -1e6, 1e6));
+  const float x1 = static_cast<float>(std::clamp(f.axis.x_of(static_cast<double>(e.end_ns)), -1e6, 1e6));
+  return {ImVec2(x0, cy - h), ImVec2(std::max(x1, x0 + 2), cy + h)};
+}
+
+void draw_arrow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 c, float thickness) {
+  const float dx = std::max(20.0f, std::fabs(to.x - from.x) * 0.3f);
+  dl->AddBezierCubic(from, ImVec2(from.x + dx, from.y), ImVec2(to.x - dx, to.y), to, c, thickness);
+  dl->AddTriangleFilled(ImVec2(to.x, to.y), ImVec2(to.x - 7, to.y - 4), ImVec2(to.x - 7, to.y + 4), c);
+}
+
+void draw_selection(StudioState& s, const Frame& f) {
+  if (s.selection.exec < 0) return;
+  const TraceModel& m = *s.model;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(ImVec2(f.axis.x0, f.origin.y + f.scroll_y),
+                   ImVec2(f.axis.x0 + f.axis.width, f.origin.y + f.scroll_y + f.view_h), true);
+  const Rect sel = exec_rect(s, f, s.selection.exec);
+  if (s.selection.show_why_idle) {
+    const std::vector<int64_t>& w = s.selection.why_idle;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const Rect r = exec_rect(s, f, w[i]);
+      dl->AddRect(r.Min, r.Max, kWalkColor, 0, 0, 2.5f);
+      if (i > 0) {
+        const Rect p = exec_rect(s, f, w[i - 1]);
+        draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(r.Min.x, (r.Min.y + r.Max.y) / 2), kWalkColor, 2.5f);
+      }
+    }
+  } else {
+    size_t n = 0;
+    for (const DepLink& d : m.producers(s.selection.exec)) {
+      if (d.exec < 0 || n++ >= kMaxArrows) continue;
+      const Rect p = exec_rect(s, f, d.exec);
+      draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(sel.Min.x, (sel.Min.y + sel.Max.y) / 2), kProducerColor, 1.5f);
+    }
+    n = 0;
+    for (const DepLink& d : m.consumers(s.selection.exec)) {
+      if (d.exec < 0 || n++ >= kMaxArrows) continue;
+      const Rect c = exec_rect(s, f, d.exec);
+      draw_arrow(dl, ImVec2(sel.Max.x, (sel.Min.y + sel.Max.y) / 2), ImVec2(c.Min.x, (c.Min.y + c.Max.y) / 2), kConsumerColor, 1.5f);
+    }
+  }
+  dl->AddRect(ImVec2(sel.Min.x - 1, sel.Min.y - 1), ImVec2(sel.Max.x + 1, sel.Max.y + 1), kSelectColor, 0, 0, 2.0f);
+  dl->PopClipRect();
+}
+
+void show_tooltip(StudioState& s, const Hit& hit) {
+  TimelineState& tl = s.timeline;
+  tl.hover_text.clear();
+  if (hit.exec >= 0) {
+    tl.hover_text = explain_execution(*s.model, hit.exec);
+  } else if (hit.merged) {
+    const Execution& a = s.model->execution(hit.merged->exec);
+    const Execution& z = s.model->execution(hit.merged->exec + hit.merged->count - 1);
+    tl.hover_text = std::to_string(hit.merged->count) + " tasks from " +
+                    format_duration(static_cast<double>(a.start_ns)) + " to " +
+                    format_duration(static_cast<double>(z.end_ns)) +
+                    "\nclick or zoom in to see them";
+  } else if (hit.bubble >= 0) {
+    tl.hover_text = explain_bubble(*s.model, s.model->bubbles(hit.worker)[static_cast<size_t>(hit.bubble)]);
+  } else if (hit.header_group >= 0) {
+    tl.hover_text = tl.collapsed[static_cast<size_t>(hit.header_group)] ? "click to expand" : "click to collapse";
+  }
+  if (tl.hover_text.empty()) return;
+  ImGui::BeginTooltip();
+  ImGui::TextUnformatted(tl.hover_text.c_str());
+  ImGui::EndTooltip();
+}
+
+void handle_click(StudioState& s, const Hit& hit) {
+  TimelineState& tl = s.timeline;
+  if (hit.header_group >= 0) {
+    tl.collapsed[static_cast<size_t>(hit.header_group)] = !tl.collapsed[static_cast<size_t>(hit.header_group)];
+  } else if (hit.exec >= 0) {
+    select_execution(s, hit.exec);
+  } else if (hit.merged) {
+    const Execution& a = s.model->execution(hit.merged->exec);
+    const Execution& z = s.model->execution(hit.merged->exec + hit.merged->count - 1);
+    const double pad = 0.05 * static_cast<double>(z.end_ns - a.start_ns);
+    s.window = {static_cast<double>(a.start_ns) - pad, static_cast<double>(z.end_ns) + pad};
+  } else {
+    select_execution(s, -1);
+  }
+}
+
+void draw_toolbar(StudioState& s) {
+  TimelineState& tl = s.timeline;
+  if (ImGui::Button("Fit")) fit_window(s);
+  ImGui::SameLine();
+  if (ImGui::Button("Expand all")) std::fill(tl.collapsed.begin(), tl.collapsed.end(), false);
+  ImGui::SameLine();
+  if (ImGui::Button("Collapse all")) std::fill(tl.collapsed.begin(), tl.collapsed.end(), true);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(90);
+  ImGui::SliderFloat("row height", &tl.row_height, 6.0f, 32.0f, "%.0f px");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(s.selection.exec < 0);
+  if (ImGui::Button("Why idle?")) show_why_idle(s);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::TextDisabled("window %s from %s of %s", format_duration(s.window.span()).c_str(),
+                      format_duration(s.window.t0_ns).c_str(),
+                      format_duration(static_cast<double>(s.model->duration_ns())).c_str());
+  if (tl.show_legend) {
+    bool present[kNumOpKinds] = {};
+    for (const Operator& op : s.model->graph().program.ops) present[static_cast<size_t>(op.kind)] = true;
+    int legend_kind = -1;
+    draw_kind_legend(present, &legend_kind);
+    if (legend_kind >= 0) s.hovered_kind = legend_kind;
+  }
+}
+
+}  // namespace
+
+void draw_timeline_panel(StudioState& s) {
+  if (!s.model) {
+    ImGui::TextDisabled("No run is open.");
+    return;
+  }
+  TimelineState& tl = s.timeline;
+  s.hovered_kind = -1;  // set below by the legend or the task under the mouse
+  draw_toolbar(s);
+
+  const float details_h = s.selection.exec >= 0 ? kDetailsHeight : 0.0f;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float rows_h = std::max(60.0f, avail.y - kRulerHeight - details_h);
+  setup_for_model(s, rows_h);
+
+  // Ruler above the rows, aligned with the rows' canvas (the rows always show a scrollbar).
+  const ImVec2 ruler_p = ImGui::GetCursorScreenPos();
+  const float scrollbar = ImGui::GetStyle().ScrollbarSize;
+  const float canvas_w = std::max(10.0f, avail.x - kLabelWidth - scrollbar);
+  ImGui::Dummy(ImVec2(avail.x, kRulerHeight));
+
+  ImGui::BeginChild("rows", ImVec2(0, rows_h), false,
+                    ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_AlwaysVerticalScrollbar);
+  Frame f;
+  f.origin = ImGui::GetCursorScreenPos();
+  f.scroll_y = ImGui::GetScrollY();
+  f.view_h = ImGui::GetWindowHeight();
+  handle_keys(s, tl.row_height);
+  const std::vector<Row> rows = layout_rows(s.model->num_workers(), tl.group_size, tl.collapsed,
+                                            tl.row_height, kHeaderHeight);
+  const float content_h = rows.empty() ? 0.0f : rows.back().y + rows.back().height;
+  ImGui::InvisibleButton("canvas", ImVec2(kLabelWidth + canvas_w, std::max(content_h, f.view_h - 1)));
+  const bool hovered = ImGui::IsItemHovered();
+  f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);
+  const bool clicked = handle_mouse(s, f, hovered);
+  f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);  // after zoom and pan
+  if (tl.scroll_to_worker >= 0 && tl.scroll_to_worker < s.model->num_workers()) {
+    const int32_t g = tl.scroll_to_worker / std::max(tl.group_size, 1);
+    tl.collapsed[static_cast<size_t>(g)] = false;
+    for (const Row& r : rows)
+      if (r.worker == tl.scroll_to_worker && (r.y < f.scroll_y || r.y + r.height > f.scroll_y + f.view_h))
+        ImGui::SetScrollY(std::max(0.0f, r.y - f.view_h / 3));
+    tl.scroll_to_worker = -1;
+  }
+  layout_frame(s, f);
+
+  const Hit hit = hovered ? hit_test(s, f, ImGui::GetIO().MousePos) : Hit{};
+  tl.hovered_exec = hit.exec;
+  tl.hovered_bubble_worker = hit.bubble >= 0 ? hit.worker : -1;
+  tl.hovered_bubble = hit.bubble;
+  if (hit.exec >= 0) s.hovered_kind = static_cast<int>(s.model->kind_of(s.model->execution(hit.exec).task));
+  if (clicked && hovered) handle_click(s, hit);
+
+  draw_rows(s, f, hit);
+  draw_selection(s, f);
+  if (hovered && !ImGui::IsItemActive()) show_tooltip(s, hit);
+  else tl.hover_text.clear();
+
+  // Geometry for tests and other panels.
+  tl.canvas_x0 = f.axis.x0;
+  tl.canvas_width = f.axis.width;
+  tl.canvas_y0 = f.origin.y;
+  tl.canvas_height = f.view_h;
+  tl.row_y.assign(static_cast<size_t>(s.model->num_workers()), -1.0f);
+  for (int32_t ri : f.visible_rows) {
+    const Row& r = f.rows[static_cast<size_t>(ri)];
+    tl.row_y[static_cast<size_t>(r.worker)] = f.origin.y + r.y;
+  }
+  ImGui::EndChild();
+  draw_ruler(s, f.axis, ruler_p, avail.x - scrollbar);
+
+  if (s.selection.exec >= 0) draw_timeline_details(s, [&](int64_t x) { center_on(s, x); });
+}
+
+}  // namespace mpk::studio

@@ -1,0 +1,209 @@
+// StudioState's functions: open a trace.db or a scheduled .mpk (simulated into a
+// temporary trace.db), pick runs, fit the window, select executions.
+#include "studio/state.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "ir/error.h"
+#include "ir/serialize.h"
+#include "traces/cost_params.h"
+#include "traces/simulator.h"
+
+namespace mpk::studio {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<const char*, kNumViews> kViewNames = {"timeline", "stats", "compare",
+                                                           "graph", "pipeline"};
+
+// True when the file starts with SQLite's header string.
+bool looks_like_sqlite(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[16] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == 16 && std::string(magic, 15) == "SQLite format 3";
+}
+
+bool looks_like_module(const std::string& path) {
+  if (fs::path(path).extension() == ".mpk") return true;
+  std::ifstream in(path);
+  std::string word;
+  in >> word;
+  return word == "mpk.module";
+}
+
+void remove_temporary(StudioState& s) {
+  if (!s.trace_is_temporary || s.trace_path.empty()) return;
+  s.reader.reset();
+  std::error_code ec;
+  fs::remove(s.trace_path, ec);
+  fs::remove(s.trace_path + "-journal", ec);
+  s.trace_is_temporary = false;
+}
+
+std::string temporary_trace_path() {
+  static std::atomic<int> counter{0};
+  return (fs::temp_directory_path() / ("mpk-studio-" + std::to_string(::getpid()) + "-" +
+                                       std::to_string(counter++) + ".db"))
+      .string();
+}
+
+// Closes whatever is open.
+void close_input(StudioState& s) {
+  s.model.reset();
+  remove_temporary(s);
+  s.reader.reset();
+  s.runs.clear();
+  s.run = -1;
+  s.compare_run = -1;
+  s.selection = {};
+  s.input_path.clear();
+  s.trace_path.clear();
+}
+
+}  // namespace
+
+const char* name_of(View v) { return kViewNames[static_cast<size_t>(v)]; }
+
+std::optional<View> parse_view(std::string_view name) {
+  for (size_t i = 0; i < kViewNames.size(); ++i)
+    if (name == kViewNames[i]) return static_cast<View>(i);
+  return std::nullopt;
+}
+
+StudioState::StudioState() = default;
+
+StudioState::~StudioState() {
+  model.reset();
+  remove_temporary(*this);
+}
+
+void set_status(StudioState& s, std::string message, bool error) {
+  s.status = std::move(message);
+  s.status_error = error;
+}
+
+bool open_trace(StudioState& s, const std::string& path, int64_t run) {
+  close_input(s);
+  try {
+    auto reader = std::make_unique<TraceReader>(path);
+    std::vector<RunRecord> runs = reader->runs();
+    if (runs.empty()) throw Error(path + ": the trace has no runs (record one with mpk run --trace)");
+    s.reader = std::move(reader);
+    s.runs = std::move(runs);
+    s.input_path = path;
+    s.trace_path = path;
+  } catch (const Error& e) {
+    s.reader.reset();
+    s.runs.clear();
+    set_status(s, e.what(), true);
+    return false;
+  }
+  const int64_t id = run >= 0 ? run : s.runs.back().id;
+  if (!select_run(s, id)) return false;
+  return true;
+}
+
+bool open_input(StudioState& s, const std::string& path, int64_t run, int32_t sim_steps) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    close_input(s);
+    set_status(s, path + ": no such file", true);
+    return false;
+  }
+  if (looks_like_sqlite(path) || !looks_like_module(path)) return open_trace(s, path, run);
+  close_input(s);
+  std::string temp;
+  try {
+    const Module m = load_module(path);
+    if (m.graph.schedule.empty())
+      throw Error(path + ": the task graph has no schedule (run a pipeline ending in "
+                  "assign-sm first, e.g. mpk-opt " + path + " -o scheduled.mpk)");
+    const std::vector<Execution> execs =
+        simulate(m, CostParams::from_machine(m.machine), sim_steps);
+    temp = temporary_trace_path();
+    RunInfo info;
+    info.kind = "sim";
+    info.model = m.provenance.source.empty() ? path : m.provenance.source;
+    info.options = "studio: " + path + ", machine-model costs";
+    info.steps = sim_steps;
+    write_run(temp, m, info, execs);
+  } catch (const Error& e) {
+    if (!temp.empty()) fs::remove(temp, ec);
+    set_status(s, e.what(), true);
+    return false;
+  }
+  if (!open_trace(s, temp, run)) {
+    fs::remove(temp, ec);
+    return false;
+  }
+  s.input_path = path;
+  s.trace_is_temporary = true;
+  return true;
+}
+
+bool select_run(StudioState& s, int64_t run) {
+  if (!s.reader) {
+    set_status(s, "no trace is open", true);
+    return false;
+  }
+  try {
+    auto model = std::make_unique<TraceModel>(*s.reader, run);
+    s.model = std::move(model);
+  } catch (const Error& e) {
+    set_status(s, e.what(), true);
+    return false;
+  }
+  s.run = run;
+  if (s.compare_run == run) s.compare_run = -1;
+  s.selection = {};
+  s.timeline.hovered_exec = -1;
+  s.timeline.hovered_bubble = -1;
+  fit_window(s);
+  char line[256];
+  std::snprintf(line, sizeof line, "run %lld: %lld executions on %d workers, loaded in %.2f s",
+                static_cast<long long>(run),
+                static_cast<long long>(s.model->executions().size()), s.model->num_workers(),
+                s.model->load_seconds());
+  set_status(s, line, false);
+  return true;
+}
+
+void refresh_runs(StudioState& s) {
+  if (!s.reader) return;
+  try {
+    s.runs = s.reader->runs();
+  } catch (const Error& e) {
+    set_status(s, e.what(), true);
+  }
+}
+
+const RunRecord* find_run(const StudioState& s, int64_t id) {
+  for (const RunRecord& r : s.runs)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+void fit_window(StudioState& s) {
+  const double d = s.model ? static_cast<double>(std::max<int64_t>(s.model->duration_ns(), 1)) : 1.0;
+  s.window.t0_ns = -0.01 * d;
+  s.window.t1_ns = 1.01 * d;
+}
+
+void select_execution(StudioState& s, int64_t exec) {
+  if (s.selection.exec != exec) {
+    s.selection.why_idle.clear();
+    s.selection.show_why_idle = false;
+  }
+  s.selection.exec = exec;
+}
+
+}  // namespace mpk::studio

@@ -1,0 +1,120 @@
+// The why-idle walk over a loaded run.
+#include "studio/why_idle.h"
+
+#include <algorithm>
+
+#include "studio/timeline_layout.h"
+
+namespace mpk::studio {
+
+WhyIdle why_idle(const TraceModel& m, int64_t exec) {
+  WhyIdle out;
+  if (exec < 0 || static_cast<size_t>(exec) >= m.executions().size()) return out;
+  const int32_t step = m.execution(exec).step;
+  std::vector<WhyIdleLink> chain;
+  int64_t x = exec;
+  // Each link ends no later than the next one starts, so the walk ends; the bound
+  // guards against a malformed trace.
+  for (size_t guard = 0; x >= 0 && guard <= m.executions().size(); ++guard) {
+    WhyIdleLink link;
+    link.exec = x;
+    const int64_t prev = m.previous_on_worker(x);
+    const Blame blame = m.blame(x);
+    int64_t next = prev;
+    link.via = WhyIdleLink::kWorker;
+    if (blame.event >= 0 &&
+        (prev < 0 || blame.producer_end_ns >= m.execution(prev).end_ns)) {
+      next = blame.producer_exec;
+      link.via = WhyIdleLink::kEvent;
+      link.event = blame.event;
+    }
+    if (next < 0 || m.execution(next).step != step) {
+      link.via = WhyIdleLink::kStepStart;
+      link.event = -1;
+      next = -1;
+    }
+    chain.push_back(link);
+    x = next;
+  }
+  std::reverse(chain.begin(), chain.end());
+  const size_t k = static_cast<size_t>(step);
+  int64_t cursor = k < m.steps().size() ? m.steps()[k].start_ns : 0;
+  for (WhyIdleLink& l : chain) {
+    const Execution& e = m.execution(l.exec);
+    l.gap_ns = std::max<int64_t>(0, e.start_ns - cursor);
+    cursor = std::max(cursor, e.end_ns);
+    out.busy_ns += e.end_ns - e.start_ns;
+    out.gap_ns += l.gap_ns;
+  }
+  out.chain = std::move(chain);
+  return out;
+}
+
+std::string describe(const TraceModel& m, const WhyIdleLink& link) {
+  const Execution& e = m.execution(link.exec);
+  std::string s = m.label(link.exec) + " on SM " + std::to_string(e.worker) + ", ran " +
+                  format_duration(static_cast<double>(e.end_ns - e.start_ns));
+  const std::string gap = format_duration(static_cast<double>(link.gap_ns));
+  switch (link.via) {
+    case WhyIdleLink::kStepStart:
+      s += ", began " + gap + " after the step started";
+      break;
+    case WhyIdleLink::kEvent:
+      s += ", waited " + gap + " for event " + std::to_string(link.event) + " (released by the line above)";
+      break;
+    case WhyIdleLink::kWorker:
+      s += ", queued " + gap + " behind the line above on its SM";
+      break;
+  }
+  return s;
+}
+
+std::string explain_execution(const TraceModel& m, int64_t exec) {
+  const Execution& e = m.execution(exec);
+  const Operator& op = m.op_of(e.task);
+  const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
+  std::string s = op.name + "  [task " + std::to_string(e.task) + "]\n";
+  s += "operator kind " + std::string(name_of(op.kind)) + ", task kind " +
+       std::string(name_of(m.task(e.task).kind));
+  s += op.layer >= 0 ? ", layer " + std::to_string(op.layer) : std::string(", outside the layers");
+  s += "\nstep " + std::to_string(e.step) + ", SM " + std::to_string(e.sm) + " (worker " +
+       std::to_string(e.worker) + ")\n";
+  s += "wait  " + t(e.wait_begin_ns) + "\nstart " + t(e.start_ns) + "  (waited " +
+       t(e.start_ns - e.wait_begin_ns) + ")\nend   " + t(e.end_ns) + "\nduration " +
+       t(e.end_ns - e.start_ns);
+  return s;
+}
+
+std::string explain_bubble(const TraceModel& m, const Bubble& b) {
+  const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
+  std::string s = "idle " + t(b.end_ns - b.start_ns) + ": " + name_of(b.cause) + " (step " +
+                  std::to_string(b.step) + ", SM " + std::to_string(b.worker) + ", " +
+                  t(b.start_ns) + " to " + t(b.end_ns) + ")\n";
+  const auto task_name = [&](TaskId task) {
+    return task >= 0 ? m.op_of(task).name + " [task " + std::to_string(task) + "]" : std::string("?");
+  };
+  switch (b.cause) {
+    case BubbleCause::kWait: {
+      s += "waited for event " + std::to_string(b.event) + ", released last by " +
+           task_name(b.producer) + " on SM " + std::to_string(b.producer_worker);
+      const int32_t dist = b.event >= 0 ? m.graph().graph.events[static_cast<size_t>(b.event)].step_distance : 0;
+      const int64_t p = b.producer >= 0 ? m.find(b.producer, b.step - dist) : -1;
+      if (p >= 0) s += ",\nwhich finished at " + t(m.execution(p).end_ns);
+      if (dist > 0) s += " (step " + std::to_string(b.step - dist) + ")";
+      s += "\nbefore " + task_name(b.task);
+      break;
+    }
+    case BubbleCause::kQueueEmpty:
+      s += "this SM's list for the step was done while other SMs still started its tasks";
+      break;
+    case BubbleCause::kStepTail:
+      s += "every task of the step had started; the step was draining";
+      break;
+    case BubbleCause::kOverhead:
+      s += "no wait to blame: dispatch and event release before " + task_name(b.task);
+      break;
+  }
+  return s;
+}
+
+}  // namespace mpk::studio

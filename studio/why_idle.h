@@ -1,0 +1,43 @@
+// "Why was this SM idle?": from a selected execution, walk back what let each task
+// start last — the producer execution that finished last among its waited events
+// (BlameIndex semantics, traces/run_derive.h), or the task before it on its worker when
+// that one ended later — until the walk leaves the execution's step. The chain is the
+// critical path into the task; the same rule as `mpk trace stats --path`
+// (traces/analysis.h), which walks it from a step's last task.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "studio/trace_model.h"
+
+namespace mpk::studio {
+
+struct WhyIdleLink {
+  enum Via { kStepStart, kEvent, kWorker };
+  int64_t exec = -1;
+  Via via = kStepStart;   // how this task waited for the link before it
+  EventId event = -1;     // kEvent: the event released last
+  int64_t gap_ns = 0;     // from the previous link's end (or the step's start) to this start
+};
+
+struct WhyIdle {
+  std::vector<WhyIdleLink> chain;  // oldest first; the last link is the selected execution
+  int64_t busy_ns = 0;             // execution time along the chain
+  int64_t gap_ns = 0;              // waiting and latency along the chain
+};
+
+WhyIdle why_idle(const TraceModel& m, int64_t exec);
+
+// Tooltip texts, several lines each. A task execution: id, operator, kinds, layer, step,
+// worker, wait/start/end and duration. A bubble: its cause and length and, for a wait,
+// the event, the producer task, its worker and when it finished.
+std::string explain_execution(const TraceModel& m, int64_t exec);
+std::string explain_bubble(const TraceModel& m, const Bubble& b);
+
+// One line for the list: "layers.3.attn.q_proj [task 812] on SM 17, waited 2.1 us for
+// event 40".
+std::string describe(const TraceModel& m, const WhyIdleLink& link);
+
+}  // namespace mpk::studio

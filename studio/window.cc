@@ -1,0 +1,129 @@
+// The GLFW + OpenGL 3 window of mpk-studio: the interactive main loop, and the
+// --screenshot mode (render a few frames into a window, capture the last, exit).
+#include <GLFW/glfw3.h>
+
+#include <cstdio>
+
+#include "imgui.h"
+#include "backends/imgui_impl_glfw.h"
+#include "backends/imgui_impl_opengl3.h"
+#include "ir/error.h"
+#include "studio/app.h"
+#include "studio/screenshot.h"
+
+namespace mpk::studio {
+namespace {
+
+constexpr int kScreenshotFrames = 4;  // the layout settles (tab bar, tables) after two
+
+void glfw_error(int code, const char* message) {
+  std::fprintf(stderr, "mpk-studio: GLFW error %d: %s\n", code, message);
+}
+
+// Owns the window and the ImGui context with its backends.
+class Window {
+ public:
+  Window(int width, int height, bool visible) {
+    glfwSetErrorCallback(glfw_error);
+    if (!glfwInit())
+      throw Error("cannot open a window: GLFW found no display (set DISPLAY, or run the "
+                  "screenshot under xvfb-run)");
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+    glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
+    window_ = glfwCreateWindow(width, height, "mpk-studio", nullptr, nullptr);
+    if (!window_) {
+      glfwTerminate();
+      throw Error("cannot create an OpenGL 3 window of " + std::to_string(width) + "x" +
+                  std::to_string(height));
+    }
+    glfwMakeContextCurrent(window_);
+    glfwSwapInterval(1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;
+    apply_style();
+    ImGui_ImplGlfw_InitForOpenGL(window_, true);
+    ImGui_ImplOpenGL3_Init("#version 130");
+  }
+  ~Window() {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window_);
+    glfwTerminate();
+  }
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  bool open() const { return !glfwWindowShouldClose(window_); }
+  void close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+
+  // One frame: events, the app, render into the back buffer (not swapped yet).
+  void render(StudioState& s, bool wait_events) {
+    if (wait_events)
+      glfwWaitEventsTimeout(0.25);  // redraw on input; idle costs nothing
+    else
+      glfwPollEvents();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    draw_app_frame(s);
+    ImGui::Render();
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window_, &w, &h);
+    glViewport(0, 0, w, h);
+    glClearColor(0.1f, 0.1f, 0.1f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
+  void swap() { glfwSwapBuffers(window_); }
+  void framebuffer_size(int* w, int* h) const { glfwGetFramebufferSize(window_, w, h); }
+
+ private:
+  GLFWwindow* window_ = nullptr;
+};
+
+int screenshot(const AppOptions& o) {
+  if (!view_available(o.view)) {
+    std::fprintf(stderr,
+                 "mpk-studio: error: the %s view is not in this build of mpk-studio "
+                 "(studio/panel_%s.cc is missing); available: timeline\n",
+                 name_of(o.view), name_of(o.view));
+    return 1;
+  }
+  Window win(o.width, o.height, false);
+  StudioState s;
+  const bool ok = apply_options(s, o);
+  for (int i = 0; i < kScreenshotFrames; ++i) {
+    win.render(s, false);
+    if (i + 1 < kScreenshotFrames) win.swap();
+  }
+  int w = 0, h = 0;
+  win.framebuffer_size(&w, &h);
+  write_png(o.screenshot, w, h, read_framebuffer(w, h));
+  std::printf("wrote %s (%dx%d, %s view%s)\n", o.screenshot.c_str(), w, h, name_of(o.view),
+              ok ? "" : ", showing the error");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int run_app(const AppOptions& o) {
+  try {
+    if (!o.screenshot.empty()) return screenshot(o);
+    Window win(o.width, o.height, true);
+    StudioState s;
+    apply_options(s, o);  // errors show in the window (and on stderr)
+    while (win.open() && !s.quit_requested) {
+      win.render(s, true);
+      win.swap();
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "mpk-studio: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace mpk::studio
