@@ -1,14 +1,17 @@
 // `mpk run`: compile a model and decode on one backend (cpu, sim, gpu). Parses the
 // options into a RunRequest, picks the backend (--backend, else gpu when registered and
-// available, else sim when registered, else cpu) and dispatches to it. Also holds the
+// available, else sim when registered, else cpu) and dispatches to it. `--graph FILE`
+// runs a saved schedule (e.g. one edited in mpk-studio) as it is. Also holds the
 // run-backend registry (tools/run_backends.h).
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "ir/error.h"
+#include "ir/serialize.h"
 #include "tools/args.h"
 #include "tools/run_backends.h"
 #include "tools/subcommands.h"
@@ -38,6 +41,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk run [--backend cpu|sim|gpu] [--model PRESET|HF_DIR|config.json|FILE.mpk]\n"
     "               [--policy P | --pipeline PIPELINE] [--steps N] [--batch N] [--max-seq N]\n"
+    "               | --graph SCHEDULED.mpk\n"
     "               [--prompt 1,2,3] [--order schedule|random] [--seed S] [--threads T]\n"
     "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n"
     "               [--costs COSTS.json]\n\n"
@@ -47,6 +51,8 @@ constexpr const char* kUsage =
     "step, the token and the top logit. Weights: the checkpoint's safetensors, else random\n"
     "bf16 weights from --weights-seed. --dump-logits writes the last step's logits as raw\n"
     "little-endian f32 [batch, vocab] and their shape to FILE.json.\n"
+    "  --graph: run a saved schedule as it is (e.g. one edited in mpk-studio); it takes\n"
+    "  no --model, --policy, --pipeline, --batch or --max-seq.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
     "  the events). --watchdog: seconds a wait may make no progress before it fails.\n"
     "  --costs: the simulator's cost file (sim backend; e.g. from mpk calibrate).\n\n"
@@ -100,9 +106,23 @@ double parse_seconds(const std::string& s, const std::string& option) {
   return v;
 }
 
+// --graph FILE: a scheduled module, run as it is.
+std::string scheduled_graph(const Args& args) {
+  for (const char* other : {"model", "policy", "pipeline", "batch", "max-seq"})
+    if (args.has(other))
+      throw Error(std::string("--graph runs a saved schedule as it is; it takes no --") + other);
+  const std::string path = args.get("graph");
+  if (!std::filesystem::is_regular_file(path))
+    throw Error("--graph: '" + path + "' is not a file");
+  if (load_module(path).graph.schedule.empty())
+    throw Error("--graph: '" + path + "' has no schedule (schedule it with mpk-opt, or give it "
+                "as --model)");
+  return path;
+}
+
 RunRequest parse_request(const Args& args) {
   RunRequest r;
-  r.model = args.get("model", r.model);
+  r.model = args.has("graph") ? scheduled_graph(args) : args.get("model", r.model);
   if (args.has("policy") && args.has("pipeline"))
     throw Error("give --policy or --pipeline, not both (a pipeline names its policy in assign-sm)");
   r.policy = args.get("policy", r.policy);
@@ -132,9 +152,9 @@ RunRequest parse_request(const Args& args) {
 
 int cmd_run(int argc, char** argv) {
   const Args args(argc, argv,
-                  {"backend", "model", "policy", "pipeline", "steps", "batch", "max-seq", "prompt",
-                   "order", "seed", "threads", "dump-logits", "trace", "weights-seed", "watchdog",
-                   "costs"},
+                  {"backend", "model", "graph", "policy", "pipeline", "steps", "batch", "max-seq",
+                   "prompt", "order", "seed", "threads", "dump-logits", "trace", "weights-seed",
+                   "watchdog", "costs"},
                   {"help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
