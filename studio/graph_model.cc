@@ -23,6 +23,11 @@ void size_node(GraphNode& n) {
     n.width = n.height = 8;
     return;
   }
+  if (n.kind == NodeKind::kTask) {
+    n.width = 8 + 7.0 * static_cast<double>(n.label.size());
+    n.height = 20;
+    return;
+  }
   size_t longest = 0, lines = 1, cur = 0;
   for (char c : n.label) {
     if (c == '\n') {
@@ -73,6 +78,8 @@ GraphLayout build_graph(const Module& m, const GraphKey& key) {
   for (size_t o = 0; o < ops.size(); ++o) {
     const Operator& op = ops[o];
     if (expanded.count(op.layer)) {
+      if (op_tasks[o].empty()) continue;
+      g.clusters.push_back({static_cast<OpId>(o), op.name});
       for (size_t i = 0; i < op_tasks[o].size(); ++i) {
         const TaskId t = op_tasks[o][i];
         GraphNode n;
@@ -80,7 +87,8 @@ GraphLayout build_graph(const Module& m, const GraphKey& key) {
         n.op = static_cast<OpId>(o);
         n.layer = op.layer;
         n.tasks = {t};
-        n.label = op.name + " #" + std::to_string(i) + "\n" + std::string(name_of(tasks[t].kind));
+        n.cluster = static_cast<int32_t>(g.clusters.size()) - 1;
+        n.label = "#" + std::to_string(i);
         node_of_task[t] = static_cast<int32_t>(g.nodes.size());
         g.nodes.push_back(std::move(n));
       }
@@ -177,8 +185,15 @@ void layout_graph(GraphLayout& g) {
     return agattr(graph, kind, const_cast<char*>(attr), const_cast<char*>(value));
   };
   set_default(AGRAPH, "rankdir", "TB");
-  set_default(AGRAPH, "nodesep", "0.25");
+  // Task nodes sit close together; operator nodes get more room.
+  set_default(AGRAPH, "nodesep", g.clusters.empty() ? "0.25" : "0.1");
   set_default(AGRAPH, "ranksep", "0.35");
+  // Cluster labels are drawn by the studio; Graphviz reserves their room with a
+  // monospace font of about the studio font's width (7 points a character).
+  Agsym_t* cluster_label = set_default(AGRAPH, "label", "");
+  set_default(AGRAPH, "fontname", "Courier");
+  set_default(AGRAPH, "fontsize", "12");
+  set_default(AGRAPH, "labeljust", "l");
   Agsym_t* shape = set_default(AGNODE, "shape", "box");
   set_default(AGNODE, "fixedsize", "true");
   set_default(AGNODE, "label", "");
@@ -186,12 +201,20 @@ void layout_graph(GraphLayout& g) {
   Agsym_t* height = set_default(AGNODE, "height", "0.5");
   set_default(AGEDGE, "arrowsize", "0.6");
 
+  std::vector<Agraph_t*> clusters;
+  char buf[64];
+  for (size_t i = 0; i < g.clusters.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "cluster_%zu", i);
+    Agraph_t* sub = agsubg(graph, buf, 1);
+    agxset(sub, cluster_label, const_cast<char*>(g.clusters[i].label.c_str()));
+    clusters.push_back(sub);
+  }
   std::vector<Agnode_t*> nodes;
   nodes.reserve(g.nodes.size());
-  char buf[64];
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     std::snprintf(buf, sizeof buf, "n%zu", i);
     Agnode_t* n = agnode(graph, buf, 1);
+    if (g.nodes[i].cluster >= 0) agsubnode(clusters[static_cast<size_t>(g.nodes[i].cluster)], n, 1);
     std::snprintf(buf, sizeof buf, "%.4f", g.nodes[i].width / 72.0);
     agxset(n, width, buf);
     std::snprintf(buf, sizeof buf, "%.4f", g.nodes[i].height / 72.0);
@@ -222,6 +245,14 @@ void layout_graph(GraphLayout& g) {
     n.y = to_y(ND_coord(nodes[i]).y);
     n.width = ND_width(nodes[i]) * 72.0;
     n.height = ND_height(nodes[i]) * 72.0;
+  }
+  for (size_t i = 0; i < g.clusters.size(); ++i) {
+    const boxf cb = GD_bb(clusters[i]);
+    GraphCluster& c = g.clusters[i];
+    c.x0 = to_x(cb.LL.x);
+    c.x1 = to_x(cb.UR.x);
+    c.y0 = to_y(cb.UR.y);
+    c.y1 = to_y(cb.LL.y);
   }
   for (size_t i = 0; i < g.edges.size(); ++i) {
     GraphEdge& e = g.edges[i];
@@ -287,7 +318,8 @@ GraphModel::Result GraphModel::request(int64_t run, const GraphKey& key) {
 
 size_t GraphModel::jobs_in_flight() const {
   size_t n = 0;
-  for (const auto& [key, entry] : cache_) n += entry.job.valid() ? 1 : 0;
+  for (const auto& [key, entry] : cache_)
+    n += entry.job.valid() && entry.job.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
   return n;
 }
 

@@ -37,6 +37,7 @@ struct GraphNode {
   OpId op = -1;          // kOp and kTask
   int32_t layer = -1;    // kLayer; the operator's layer for kOp and kTask
   std::vector<TaskId> tasks;  // the tasks this node stands for (none for kEvent)
+  int32_t cluster = -1;       // kTask: index into GraphLayout::clusters
   // After layout: centre and size in points, y growing downwards from the top.
   double x = 0, y = 0, width = 0, height = 0;
 };
@@ -50,10 +51,19 @@ struct GraphEdge {
   double head_x = 0, head_y = 0;
 };
 
+// The task nodes of one operator of an expanded layer, framed together.
+struct GraphCluster {
+  OpId op = -1;
+  std::string label;  // the operator's name
+  // After layout: the frame, in the nodes' coordinates (the label sits at its top).
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
 struct GraphLayout {
   GraphKey key;
   std::vector<GraphNode> nodes;
   std::vector<GraphEdge> edges;
+  std::vector<GraphCluster> clusters;
   double width = 0, height = 0;  // bounding box, points
   double layout_seconds = 0;     // time spent in gvLayout
 };
@@ -91,7 +101,7 @@ class GraphModel {
   };
   // `run` names the run whose graph `key.graph` is (loaded once per graph).
   Result request(int64_t run, const GraphKey& key);
-  // Jobs started and not yet collected by request().
+  // Jobs still running.
   size_t jobs_in_flight() const;
   const std::string& db_path() const { return db_path_; }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "studio/trace_model.h"
+#include "studio/view_states.h"
 #include "traces/trace_db.h"
 
 namespace mpk::studio {
@@ -94,6 +95,19 @@ struct StudioState {
   bool quit_requested = false;
 
   TimelineState timeline;
+
+  // A time range picked on the timeline, [t0, t1) in ns: the statistics view covers only
+  // it. Unset: the whole run.
+  std::optional<TimeWindow> range;
+  // Tasks of the current run's graph to outline on the timeline, sorted; the graph view
+  // sets them from its selected node. A new graph clears them.
+  std::vector<TaskId> highlighted_tasks;
+  // Background jobs of the views still running (graph layouts); --screenshot renders
+  // frames until there are none.
+  int32_t background_jobs = 0;
+  StatsViewState stats;
+  CompareViewState compare;
+  GraphViewState graph;
 
   StudioState();
   ~StudioState();  // removes a temporary trace

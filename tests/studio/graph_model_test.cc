@@ -89,12 +89,21 @@ TEST(GraphModel, ExpandedLayerShowsItsTasksOnly) {
     if (n.kind == NodeKind::kTask) {
       ASSERT_EQ(n.tasks.size(), 1u);
       EXPECT_EQ(n.layer, 0);
+      ASSERT_GE(n.cluster, 0);
+      EXPECT_EQ(g.clusters[static_cast<size_t>(n.cluster)].op, n.op);
     }
-    if (n.kind == NodeKind::kLayer) EXPECT_EQ(n.layer, 1);
+    if (n.kind == NodeKind::kLayer) {
+      EXPECT_EQ(n.layer, 1);
+    }
     for (TaskId t : n.tasks) seen[t]++;
   }
   EXPECT_EQ(task_nodes, layer0_tasks);
   EXPECT_EQ(layer_nodes, 1u);
+  // One frame per operator of the layer.
+  std::set<OpId> layer0_ops;
+  for (const Task& t : m.graph.tasks)
+    if (m.program.ops[t.op].layer == 0) layer0_ops.insert(t.op);
+  EXPECT_EQ(g.clusters.size(), layer0_ops.size());
   EXPECT_EQ(g.nodes.size(), task_nodes + 1 + 4 + event_nodes);
   for (int count : seen) EXPECT_EQ(count, 1);
   // An event node stands between several producers and several consumers.
@@ -178,6 +187,16 @@ TEST(GraphModel, BackgroundLayoutIsCachedAndNeverBlocks) {
   const GraphModel::Result layers = wait_for(gm, run, {graph, GraphMode::kLayers, {1}});
   ASSERT_NE(layers.layout, nullptr) << layers.error;
   EXPECT_NE(layers.layout, r.layout);
+  // Task nodes lie inside their operator's frame.
+  ASSERT_FALSE(layers.layout->clusters.empty());
+  for (const GraphNode& n : layers.layout->nodes) {
+    if (n.cluster < 0) continue;
+    const GraphCluster& c = layers.layout->clusters[static_cast<size_t>(n.cluster)];
+    EXPECT_GE(n.x - n.width / 2, c.x0 - 0.5);
+    EXPECT_LE(n.x + n.width / 2, c.x1 + 0.5);
+    EXPECT_GE(n.y - n.height / 2, c.y0 - 0.5);
+    EXPECT_LE(n.y + n.height / 2, c.y1 + 0.5);
+  }
   const GraphModel::Result bad = wait_for(gm, run, {graph, GraphMode::kLayers, {9}});
   EXPECT_EQ(bad.layout, nullptr);
   EXPECT_NE(bad.error.find("no layer 9"), std::string::npos) << bad.error;
