@@ -16,6 +16,8 @@ HeadlessFrame::HeadlessFrame(float width, float height) {
   io.LogFilename = nullptr;
   io.DisplaySize = ImVec2(width, height);
   io.DeltaTime = 1.0f / 60.0f;
+  // Like the OpenGL 3 backend: draw lists may exceed 64k vertices (16-bit indices).
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
   for (int k = 0; k < ImGuiKey_COUNT; ++k) io.KeyMap[k] = k;
   unsigned char* pixels = nullptr;
   int w = 0, h = 0;

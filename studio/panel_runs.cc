@@ -1,6 +1,7 @@
 // The run list: one table row per run of the open trace.db (id, kind, model, policy,
 // steps, makespan per step, executions, device). Clicking a row makes it the current
 // run; the context menu (right click) picks it as the run to compare against.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -32,9 +33,11 @@ void draw_runs_panel(StudioState& s) {
   ImGui::TableSetupColumn("device", ImGuiTableColumnFlags_WidthStretch, 2);
   ImGui::TableHeadersRow();
   int64_t clicked = -1;
+  s.run_row_y.clear();
   for (const RunRecord& r : s.runs) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
+    s.run_row_y.push_back(ImGui::GetCursorScreenPos().y + ImGui::GetTextLineHeight() / 2);
     char id[48];
     std::snprintf(id, sizeof id, "%lld%s##run%lld", static_cast<long long>(r.id),
                   r.id == s.compare_run ? " (B)" : "", static_cast<long long>(r.id));

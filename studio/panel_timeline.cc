@@ -408,6 +408,9 @@ void draw_toolbar(StudioState& s) {
   ImGui::BeginDisabled(s.selection.exec < 0);
   if (ImGui::Button("Why idle?")) show_why_idle(s);
   ImGui::EndDisabled();
+  const ImVec2 b0 = ImGui::GetItemRectMin(), b1 = ImGui::GetItemRectMax();
+  tl.why_button_x = (b0.x + b1.x) / 2;
+  tl.why_button_y = (b0.y + b1.y) / 2;
   ImGui::SameLine();
   ImGui::TextDisabled("window %s from %s of %s", format_duration(s.window.span()).c_str(),
                       format_duration(s.window.t0_ns).c_str(),

@@ -60,6 +60,7 @@ struct TimelineState {
   std::string hover_text;               // the tooltip shown, as plain text
   int64_t boxes_drawn = 0;              // task boxes drawn (merged boxes count once)
   int64_t merged_boxes = 0;
+  float why_button_x = 0, why_button_y = 0;  // centre of the toolbar's "Why idle?" button
 };
 
 struct Selection {
@@ -76,6 +77,7 @@ struct StudioState {
   bool trace_is_temporary = false;
   std::unique_ptr<TraceReader> reader;
   std::vector<RunRecord> runs;
+  std::vector<float> run_row_y;         // screen y of each run's row in the run list, last frame
 
   // The current run.
   int64_t run = -1;

@@ -131,7 +131,7 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
                   std::vector<TaskBox>& out) {
   const double t0 = axis.t0_ns, t1 = axis.t1_ns();
   const IndexRange r = m.executions_in(worker, static_cast<int64_t>(std::floor(t0)),
-                                       static_cast<int64_t>(std::ceil(t1)) + 1);
+                                       static_cast<int64_t>(std::ceil(t1)));
   const IndexRange all = m.worker_range(worker);
   const std::vector<Execution>& xs = m.executions();
   const auto base = xs.begin();
@@ -169,7 +169,7 @@ void layout_bubbles(const TraceModel& m, int32_t worker, const TimeAxis& axis, f
   idx.clear();
   const int64_t min_ns = std::max<int64_t>(1, static_cast<int64_t>(min_px * axis.ns_per_px));
   m.wide_bubbles(worker, static_cast<int64_t>(std::floor(axis.t0_ns)),
-                 static_cast<int64_t>(std::ceil(axis.t1_ns())) + 1, min_ns, idx);
+                 static_cast<int64_t>(std::ceil(axis.t1_ns())), min_ns, idx);
   const std::span<const Bubble> bs = m.bubbles(worker);
   for (int64_t i : idx) {
     const Bubble& b = bs[static_cast<size_t>(i)];

@@ -2,7 +2,9 @@
 // --screenshot mode (render a few frames into a window, capture the last, exit).
 #include <GLFW/glfw3.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "imgui.h"
 #include "backends/imgui_impl_glfw.h"
@@ -28,13 +30,16 @@ class Window {
     if (!glfwInit())
       throw Error("cannot open a window: GLFW found no display (set DISPLAY, or run the "
                   "screenshot under xvfb-run)");
+    // 3.2 core: the OpenGL 3 backend then draws lists of more than 64k vertices.
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 2);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
     glfwWindowHint(GLFW_VISIBLE, visible ? GLFW_TRUE : GLFW_FALSE);
     window_ = glfwCreateWindow(width, height, "mpk-studio", nullptr, nullptr);
     if (!window_) {
       glfwTerminate();
-      throw Error("cannot create an OpenGL 3 window of " + std::to_string(width) + "x" +
+      throw Error("cannot create an OpenGL 3.2 window of " + std::to_string(width) + "x" +
                   std::to_string(height));
     }
     glfwMakeContextCurrent(window_);
@@ -44,7 +49,7 @@ class Window {
     ImGui::GetIO().IniFilename = nullptr;
     apply_style();
     ImGui_ImplGlfw_InitForOpenGL(window_, true);
-    ImGui_ImplOpenGL3_Init("#version 130");
+    ImGui_ImplOpenGL3_Init("#version 150");
   }
   ~Window() {
     ImGui_ImplOpenGL3_Shutdown();
@@ -95,9 +100,16 @@ int screenshot(const AppOptions& o) {
   Window win(o.width, o.height, false);
   StudioState s;
   const bool ok = apply_options(s, o);
-  for (int i = 0; i < kScreenshotFrames; ++i) {
+  // The views' background work (graph layouts) is drawn before the capture; at most a
+  // minute of extra frames.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int i = 0;; ++i) {
     win.render(s, false);
-    if (i + 1 < kScreenshotFrames) win.swap();
+    if (i + 1 >= kScreenshotFrames &&
+        (s.background_jobs == 0 || std::chrono::steady_clock::now() > deadline))
+      break;
+    win.swap();
+    if (s.background_jobs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   int w = 0, h = 0;
   win.framebuffer_size(&w, &h);
