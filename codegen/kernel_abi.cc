@@ -32,8 +32,7 @@ std::string layout_asserts() {
   MPK_F(TaskDesc, wait_count);
   MPK_F(TaskDesc, trig_begin);
   MPK_F(TaskDesc, trig_count);
-  MPK_F(TaskDesc, s_tmap);
-  MPK_F(TaskDesc, s_tmap_last);
+  MPK_F(TaskDesc, s_src);
   MPK_F(TaskDesc, s_row0);
   MPK_F(TaskDesc, s_groups);
   MPK_F(TaskDesc, s_box_rows);
@@ -64,9 +63,14 @@ std::string layout_asserts() {
   MPK_F(TraceRecord, wait_begin_ns);
   MPK_F(TraceRecord, start_ns);
   MPK_F(TraceRecord, end_ns);
+  a.size("PackBox", sizeof(PackBox));
+  MPK_F(PackBox, src);
+  MPK_F(PackBox, dst);
+  MPK_F(PackBox, row_stride);
+  MPK_F(PackBox, rows);
+  MPK_F(PackBox, valid_rows);
   a.size("KernelParams", sizeof(KernelParams));
   MPK_F(KernelParams, tasks);
-  MPK_F(KernelParams, tmaps);
   MPK_F(KernelParams, queue_offsets);
   MPK_F(KernelParams, queue_items);
   MPK_F(KernelParams, waits);

@@ -33,8 +33,7 @@ struct TaskDesc {
   int32_t wait_count;
   int32_t trig_begin;
   int32_t trig_count;
-  int32_t s_tmap;
-  int32_t s_tmap_last;
+  uint64_t s_src;
   int32_t s_row0;
   int32_t s_groups;
   int32_t s_box_rows;
@@ -75,10 +74,17 @@ struct TraceRecord {
   uint64_t end_ns;
 };
 
+struct PackBox {
+  uint64_t src;
+  uint64_t dst;
+  int64_t row_stride;
+  int32_t rows;
+  int32_t valid_rows;
+};
+
 // Device pointers are carried as uint64_t on the host.
 struct KernelParams {
   uint64_t tasks;
-  uint64_t tmaps;
   uint64_t queue_offsets;
   uint64_t queue_items;
   uint64_t waits;

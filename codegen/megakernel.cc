@@ -89,14 +89,6 @@ struct Builder {
 
   void scratch(int bytes) { scratch_needed = std::max(scratch_needed, bytes); }
 
-  int32_t tensor_map(TensorId t, int64_t box_rows) {
-    const TensorMapSpec spec{t, static_cast<int32_t>(box_rows)};
-    auto it = std::find(out.tensor_maps.begin(), out.tensor_maps.end(), spec);
-    if (it != out.tensor_maps.end()) return static_cast<int32_t>(it - out.tensor_maps.begin());
-    out.tensor_maps.push_back(spec);
-    return static_cast<int32_t>(out.tensor_maps.size() - 1);
-  }
-
   static std::string targs(std::initializer_list<int64_t> v) {
     std::string s = "<";
     bool first = true;
@@ -222,8 +214,7 @@ struct Builder {
         const bool f32 = tensor(y).dtype == DType::kF32;
         reloc(t, 0, x, 0);
         reloc(t, 1, y, n0);
-        d.s_tmap = tensor_map(W, box_rows);
-        d.s_tmap_last = tensor_map(W, last_rows);
+        out.stream_weight.at(t) = W;
         d.s_row0 = static_cast<int32_t>(n0);
         d.s_groups = static_cast<int32_t>(groups);
         d.s_box_rows = static_cast<int32_t>(box_rows);
@@ -428,6 +419,7 @@ void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<
         const int32_t index = static_cast<int32_t>(k.tasks.size());
         k.queue_items.push_back(index);
         k.tasks.push_back(b.make_group(members));
+        k.stream_weight.push_back(k.stream_weight.at(t));
         for (size_t r = 0, n = k.relocations.size(); r < n; ++r)  // the leader's pointers
           if (k.relocations[r].task == t) {
             Relocation copy = k.relocations[r];
@@ -512,7 +504,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   for (k.slot_bytes = opt.slot_bytes;; k.slot_bytes /= 2) {
     k.tasks.assign(g.tasks.size(), abi::TaskDesc{});
     k.relocations.clear();
-    k.tensor_maps.clear();
+    k.stream_weight.assign(g.tasks.size(), -1);
     k.instantiations.clear();
     k.stream_bytes_per_step = 0;
     k.rope_inv.clear();

@@ -34,14 +34,6 @@ struct Relocation {
   int32_t rope_table = -1;
 };
 
-// A 2-D tensor map the runtime encodes for the weight stream: the bf16 weight [N, K]
-// in boxes of [box_rows, 64] with 128-byte swizzle. TaskDesc::s_tmap indexes these.
-struct TensorMapSpec {
-  TensorId tensor = -1;
-  int32_t box_rows = 0;
-  bool operator==(const TensorMapSpec&) const = default;
-};
-
 // The tasks of one operator launched together in per-op mode.
 struct OpLaunch {
   std::string name;  // operator name, with the task kind when an operator has several
@@ -56,7 +48,9 @@ struct Megakernel {
   // its members). Pointers come from the relocations (Relocation::task indexes this).
   std::vector<abi::TaskDesc> tasks;
   std::vector<Relocation> relocations;
-  std::vector<TensorMapSpec> tensor_maps;
+  // The [N, K] bf16 weight each descriptor streams (-1: none); a group streams its
+  // members' weights (runtime/gpu/stream_pack.h lays out the images).
+  std::vector<TensorId> stream_weight;
   // Inverse frequencies of each distinct RoPE; the runtime uploads, per table, f32
   // (cos, sin) pairs [max_seq_len][head_dim / 2] computed as rope_cos_sin() does.
   std::vector<std::vector<float>> rope_inv;

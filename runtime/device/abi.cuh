@@ -40,9 +40,11 @@ constexpr int kBoxCols = 64;  // weight-stream box width: 64 bf16 = one 128-byte
 //
 // A task that streams weights (linear, lm_head) names them in s_*: its rows
 // [s_row0, s_row0 + rows) of a [N, K] bf16 weight are cut into s_groups row groups of
-// s_box_rows rows (the last group s_last_rows, both multiples of 8; tensor maps
-// s_tmap and s_tmap_last), and each group into s_col_chunks chunks of s_boxes boxes of
-// kBoxCols columns (the last chunk s_boxes_last). Chunks go in (group, column) order.
+// s_box_rows rows (the last group s_last_rows, both multiples of 8), and each group
+// into s_col_chunks chunks of s_boxes boxes of kBoxCols columns (the last chunk
+// s_boxes_last). Chunks go in (group, column) order. The runtime packs the chunks, in
+// that order and already swizzled as shared memory holds them, into one contiguous
+// image at s_src (codegen/stream_pack.h), so each chunk is one linear copy.
 // A linear task's arg[4] counts the linear tasks it runs: 1, or 2..4 for a group whose
 // leader (this descriptor) lists the other members' descriptors in arg[1..3]; a group
 // has one row group per member and its chunks hold every member's boxes.
@@ -54,8 +56,7 @@ struct TaskDesc {
   int32_t wait_count;
   int32_t trig_begin;  // into KernelParams::triggers
   int32_t trig_count;
-  int32_t s_tmap;
-  int32_t s_tmap_last;
+  uint64_t s_src;
   int32_t s_row0;
   int32_t s_groups;
   int32_t s_box_rows;
@@ -98,9 +99,18 @@ struct TraceRecord {
   uint64_t end_ns;
 };
 
+// One box of a weight-stream image: rows x 128 bytes from src (a row every row_stride
+// bytes) to dst, swizzled; rows at or past valid_rows are zero (runtime/device/pack.cuh).
+struct PackBox {
+  uint64_t src;
+  uint64_t dst;
+  int64_t row_stride;
+  int32_t rows;
+  int32_t valid_rows;
+};
+
 struct KernelParams {
   const TaskDesc* tasks;         // indexed by TaskId
-  const void* tmaps;             // CUtensorMap[] (128 bytes each) of the streamed weights
   const int32_t* queue_offsets;  // [workers + 1]
   const int32_t* queue_items;    // task ids, each worker's list in order
   const WaitEntry* waits;

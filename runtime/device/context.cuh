@@ -26,8 +26,7 @@ struct TaskCtx {
   __device__ __forceinline__ void done_chunk() {
     stream->release();
     if (threadIdx.x == kProducer)
-      stream->fill(params->tasks, static_cast<const unsigned char*>(params->tmaps), queue, queue_len,
-                   stream_steps);
+      stream->fill(params->tasks, queue, queue_len, stream_steps);
   }
 };
 

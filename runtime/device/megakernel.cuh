@@ -6,6 +6,7 @@
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
 #include "runtime/device/events.cuh"
+#include "runtime/device/pack.cuh"
 #include "runtime/device/stream.cuh"
 #include "runtime/device/tasks_argmax.cuh"
 #include "runtime/device/tasks_attention.cuh"

@@ -1,12 +1,14 @@
 // The weight stream: a ring of kStages shared-memory slots that thread 0 fills with
-// 2-D tensor copies (cp.async.bulk.tensor through the copy engine, 128-byte swizzle,
-// completing on one mbarrier per slot, L2 evict-first) in the exact order the worker's
-// tasks will consume them, running ahead across task and step boundaries. A task
-// issues its successors' weights before it waits on its own events, so dependency
-// waits overlap the weight stream. Chunk c lives in slot c % kStages; its mbarrier
-// phase parity is (c / kStages) & 1. A chunk is s_boxes boxes of [rows x 64 columns];
-// in shared memory each box row is 128 bytes whose 16-byte pieces are permuted by
-// XOR with (row % 8), so a thread per row reads conflict-free (swizzled_vec below).
+// linear bulk copies (cp.async.bulk through the copy engine, completing on one mbarrier
+// per slot, L2 evict-first) in the exact order the worker's tasks will consume them,
+// running ahead across task and step boundaries. A task issues its successors' weights
+// before it waits on its own events, so dependency waits overlap the weight stream.
+// Chunk c lives in slot c % kStages; its mbarrier phase parity is (c / kStages) & 1.
+// A chunk is s_boxes boxes of [rows x 64 columns]; each box row is 128 bytes whose
+// 16-byte pieces are permuted by XOR with (row % 8), so a thread per row reads
+// conflict-free (swizzled_vec below). The runtime stores every task's chunks in that
+// form, one after the other, at TaskDesc::s_src (codegen/stream_pack.h): a chunk is
+// one contiguous copy, which keeps DRAM busy with long bursts.
 #pragma once
 
 #include <cstdint>
@@ -52,12 +54,12 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   }
 }
 
-__device__ __forceinline__ void tensor_copy_2d(void* dst, const void* tmap, int32_t col, int32_t row,
-                                               uint64_t* bar, uint64_t policy) {
+__device__ __forceinline__ void bulk_copy(void* dst, uint64_t src, uint32_t bytes, uint64_t* bar,
+                                          uint64_t policy) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
-      "l"(tmap), "r"(col), "r"(row), "r"(smem_addr(bar)), "l"(policy)
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1], %2, [%3], %4;" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(policy)
       : "memory");
 }
 
@@ -76,17 +78,16 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
 // free of row work, so refilling overlaps the other threads' arithmetic.
 constexpr int kProducer = kThreads - 1;
 
-__device__ __forceinline__ void tensor_prefetch_l2(const void* tmap, int32_t col, int32_t row) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(tmap), "r"(col),
-               "r"(row)
-               : "memory");
+__device__ __forceinline__ void bulk_prefetch_l2(uint64_t src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
 }
 
 // A position in the chunk sequence of a queue run for steps [0, num_steps).
 struct StreamCursor {
-  int32_t item = 0;   // index into the queue
-  int32_t chunk = 0;  // next chunk of that task
+  int32_t item = 0;    // index into the queue
+  int32_t chunk = 0;   // next chunk of that task
   int32_t step = 0;
+  uint32_t offset = 0;  // byte offset of that chunk in the task's image
 
   // Skips tasks without (more) chunks; false once past the last step.
   __device__ __forceinline__ bool settle(const TaskDesc* __restrict__ tasks, const int32_t* __restrict__ queue,
@@ -95,6 +96,7 @@ struct StreamCursor {
       const TaskDesc* d = &tasks[queue[item]];
       if (chunk < d->s_groups * d->s_col_chunks) return true;
       chunk = 0;
+      offset = 0;
       if (++item == qlen) {
         item = 0;
         ++step;
@@ -103,32 +105,27 @@ struct StreamCursor {
     return false;
   }
 
-  // Calls f(tmap, col, row, offset in the slot) for every box of the current chunk and
-  // returns the chunk's bytes.
-  template <class F>
-  __device__ __forceinline__ uint32_t boxes(const TaskDesc* __restrict__ tasks, const unsigned char* tmaps,
-                                            const int32_t* __restrict__ queue, F f) const {
+  // The current chunk's address and bytes: every box of it (for a linear group, each
+  // member's boxes for the same columns).
+  __device__ __forceinline__ uint64_t source(const TaskDesc* __restrict__ tasks,
+                                             const int32_t* __restrict__ queue, uint32_t& bytes) const {
     const TaskDesc* d = &tasks[queue[item]];
     const int32_t col_chunks = d->s_col_chunks;
     const int32_t g = chunk / col_chunks, c = chunk % col_chunks;
     const int32_t boxes = c == col_chunks - 1 ? d->s_boxes_last : d->s_boxes;
-    if (d->arg[4] > 1) {  // a linear group: each member's boxes for these columns
-      uint32_t off = 0;
-      for (int32_t m = 0; m < d->arg[4]; ++m) {
-        const TaskDesc* md = m == 0 ? d : &tasks[d->arg[m]];
-        const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(md->s_tmap);
-        for (int32_t b = 0; b < boxes; ++b)
-          f(tmap, (c * d->s_boxes + b) * kBoxCols, md->s_row0, off + b * md->s_box_rows * 128);
-        off += md->s_box_rows * 128 * boxes;
-      }
-      return off;
+    int32_t rows = 0;
+    if (d->arg[4] > 1) {
+      for (int32_t m = 0; m < d->arg[4]; ++m) rows += (m == 0 ? d : &tasks[d->arg[m]])->s_box_rows;
+    } else {
+      rows = g == d->s_groups - 1 ? d->s_last_rows : d->s_box_rows;
     }
-    const bool last_group = g == d->s_groups - 1;
-    const int32_t rows = last_group ? d->s_last_rows : d->s_box_rows;
-    const unsigned char* tmap = tmaps + 128 * static_cast<size_t>(last_group ? d->s_tmap_last : d->s_tmap);
-    const int32_t row = d->s_row0 + g * d->s_box_rows;
-    for (int32_t b = 0; b < boxes; ++b) f(tmap, (c * d->s_boxes + b) * kBoxCols, row, b * rows * 128);
-    return static_cast<uint32_t>(rows * 128 * boxes);
+    bytes = static_cast<uint32_t>(rows * 128 * boxes);
+    return d->s_src + offset;
+  }
+
+  __device__ __forceinline__ void advance(uint32_t bytes) {
+    ++chunk;
+    offset += bytes;
   }
 };
 
@@ -163,31 +160,26 @@ struct WeightStream {
 
   // Producer: issue chunks, in consumption order, while slots are free. `queue` holds
   // `qlen` task ids run for steps [0, num_steps).
-  __device__ void fill(const TaskDesc* __restrict__ tasks, const unsigned char* tmaps,
-                       const int32_t* __restrict__ queue, int32_t qlen, int32_t num_steps) {
+  __device__ void fill(const TaskDesc* __restrict__ tasks, const int32_t* __restrict__ queue, int32_t qlen,
+                       int32_t num_steps) {
     while (issued - consumed < static_cast<uint32_t>(kStages) && cur.settle(tasks, queue, qlen, num_steps)) {
       const uint32_t slot = issued % kStages;
-      unsigned char* dst = ring + static_cast<size_t>(slot) * kSlotBytes;
-      uint64_t* bar = &full[slot];
-      // expect_tx before the copies: the chunk's bytes, computed without issuing.
-      mbar_expect_tx(bar, cur.boxes(tasks, tmaps, queue, [](const unsigned char*, int32_t, int32_t, uint32_t) {}));
-      const uint64_t pol = policy;
-      cur.boxes(tasks, tmaps, queue, [&](const unsigned char* tmap, int32_t col, int32_t row, uint32_t off) {
-        tensor_copy_2d(dst + off, tmap, col, row, bar, pol);
-      });
+      uint32_t bytes = 0;
+      const uint64_t src = cur.source(tasks, queue, bytes);
+      mbar_expect_tx(&full[slot], bytes);
+      bulk_copy(ring + static_cast<size_t>(slot) * kSlotBytes, src, bytes, &full[slot], policy);
       ++issued;
-      ++cur.chunk;
+      cur.advance(bytes);
     }
     if (prefetched < issued) {  // the ring passed the prefetch cursor: restart it there
       ahead = cur;
       prefetched = issued;
     }
     while (prefetched - issued < static_cast<uint32_t>(kL2Ahead) && ahead.settle(tasks, queue, qlen, num_steps)) {
-      ahead.boxes(tasks, tmaps, queue, [](const unsigned char* tmap, int32_t col, int32_t row, uint32_t) {
-        tensor_prefetch_l2(tmap, col, row);
-      });
+      uint32_t bytes = 0;
+      bulk_prefetch_l2(ahead.source(tasks, queue, bytes), bytes);
       ++prefetched;
-      ++ahead.chunk;
+      ahead.advance(bytes);
     }
   }
 

@@ -31,7 +31,7 @@ struct SharedState {
   int32_t abort;
 };
 
-// Dynamic shared memory: the ring (1024-byte aligned for the swizzled copies), then
+// Dynamic shared memory: the ring (1024-byte aligned), then
 // the scratch. The host adds 1024 bytes of slack for the alignment.
 __device__ __forceinline__ unsigned char* ring_base(unsigned char* dyn) {
   const uint32_t a = smem_addr(dyn);
@@ -53,7 +53,6 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
   WeightStream stream;
   stream.init(ring_base(dyn_smem), sh.full);
   TaskCtx ctx{&p, 0, scratch_base(dyn_smem), &stream, queue, qlen, p.num_steps};
-  const unsigned char* tmaps = static_cast<const unsigned char*>(p.tmaps);
   if (threadIdx.x == 0) sh.abort = 0;
   // Tracing runs in the producer thread (kProducer), which does no row work, so that
   // reading %globaltimer stays off the waits and the arithmetic. A task's wait begins
@@ -72,7 +71,7 @@ __device__ __forceinline__ void worker_loop(const KernelParams& p) {
 #pragma unroll 1
       for (int32_t i = 0; i < qlen; ++i) {
         const TaskDesc& d = p.tasks[queue[i]];
-        if (threadIdx.x == kProducer) stream.fill(p.tasks, tmaps, queue, qlen, p.num_steps);
+        if (threadIdx.x == kProducer) stream.fill(p.tasks, queue, qlen, p.num_steps);
         if (threadIdx.x < 32 && !wait_events(p, d, step, worker) && threadIdx.x == 0) sh.abort = 1;
         __syncthreads();
         if (sh.abort) goto done;
@@ -117,7 +116,7 @@ __device__ __forceinline__ void per_op_task(const KernelParams& p, const int32_t
   stream.init(ring_base(dyn_smem), sh.full);
   // The stream of a one-task queue run for one step: exactly this task's chunks.
   TaskCtx ctx{&p, step, scratch_base(dyn_smem), &stream, queue, 1, 1};
-  if (threadIdx.x == kProducer) stream.fill(p.tasks, static_cast<const unsigned char*>(p.tmaps), queue, 1, 1);
+  if (threadIdx.x == kProducer) stream.fill(p.tasks, queue, 1, 1);
   __syncthreads();
   Dispatch dispatch;
   dispatch(p.tasks[queue[0]], ctx);
@@ -143,4 +142,7 @@ __device__ __forceinline__ void per_op_task(const KernelParams& p, const int32_t
   }                                                                                       \
   extern "C" __global__ void mpk_step_advance(int32_t* step_counter) {                    \
     if (threadIdx.x == 0) *step_counter += 1;                                             \
+  }                                                                                       \
+  extern "C" __global__ void mpk_pack_stream(const mpk::dev::PackBox* boxes, int32_t count) { \
+    mpk::dev::pack_boxes(boxes, count);                                                   \
   }

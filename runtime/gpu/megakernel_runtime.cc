@@ -1,15 +1,13 @@
 // The GPU host runtime. See runtime/gpu/megakernel_runtime.h.
 #include "runtime/gpu/megakernel_runtime.h"
 
-#include <cuda.h>  // CUtensorMap and its enums (types only: no libcuda link)
-#include <cudaTypedefs.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <set>
 #include <thread>
 
+#include "codegen/stream_pack.h"
 #include "runtime/cpu/bf16.h"
 #include "runtime/cpu/run_common.h"
 
@@ -32,16 +30,6 @@ std::vector<uint16_t> to_bf16(const WeightTensor& w) {
     for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(src[i]);
   }
   return out;
-}
-
-// cuTensorMapEncodeTiled through the runtime's driver entry point, so that the binary
-// does not link libcuda.
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  MPK_CUDA(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-  if (!fn || q != cudaDriverEntryPointSuccess) throw Error("CUDA: cuTensorMapEncodeTiled is not available");
-  return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
 }
 
 class Stream {
@@ -111,12 +99,14 @@ struct GpuMegakernel::Impl {
   CompiledKernel compiled;
   RunTensors run_tensors;
   cudaLibrary_t library = nullptr;
-  cudaKernel_t k_mega = nullptr, k_traced = nullptr, k_per_op = nullptr, k_advance = nullptr;
+  cudaKernel_t k_mega = nullptr, k_traced = nullptr, k_per_op = nullptr, k_advance = nullptr,
+               k_pack = nullptr;
   std::unique_ptr<Stream> stream;
 
   DeviceBuffer arena;  // every tensor of the program
   std::vector<uint64_t> tensor_addr;
-  DeviceBuffer d_tasks, d_tmaps, d_qoff, d_qitems, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
+  DeviceBuffer d_stream;  // the weight-stream images (codegen/stream_pack.h)
+  DeviceBuffer d_tasks, d_qoff, d_qitems, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
   DeviceBuffer d_op_tasks;
   std::vector<DeviceBuffer> rope_tables;
   std::vector<size_t> op_task_offset;
@@ -139,6 +129,7 @@ struct GpuMegakernel::Impl {
     MPK_CUDA(cudaLibraryGetKernel(&k_traced, library, "mpk_megakernel_traced"));
     MPK_CUDA(cudaLibraryGetKernel(&k_per_op, library, "mpk_per_op"));
     MPK_CUDA(cudaLibraryGetKernel(&k_advance, library, "mpk_step_advance"));
+    MPK_CUDA(cudaLibraryGetKernel(&k_pack, library, "mpk_pack_stream"));
     for (cudaKernel_t k : {k_mega, k_traced, k_per_op}) {
       const void* f = reinterpret_cast<const void*>(k);
       cudaFuncAttributes attr{};
@@ -187,6 +178,32 @@ struct GpuMegakernel::Impl {
     }
   }
 
+  // Packs every streaming descriptor's chunks into its image on the device and points
+  // the descriptor at it.
+  void pack_stream(std::vector<abi::TaskDesc>& descs) {
+    const StreamPlan plan = plan_stream(kernel, module.program);
+    if (plan.boxes.empty()) return;
+    d_stream = DeviceBuffer(plan.bytes, "weight-stream images");
+    for (size_t i = 0; i < descs.size(); ++i)
+      if (plan.offset[i] != kNoStream) descs[i].s_src = d_stream.address() + plan.offset[i];
+    std::vector<abi::PackBox> boxes;
+    boxes.reserve(plan.boxes.size());
+    for (const StreamBox& b : plan.boxes) {
+      const int64_t K = module.program.tensor(b.tensor).shape[1];
+      boxes.push_back({tensor_addr.at(b.tensor) + static_cast<uint64_t>((b.row * K + b.col) * 2),
+                       d_stream.address() + b.dst, K * 2, b.rows, b.valid_rows});
+    }
+    DeviceBuffer d_boxes(boxes.size() * sizeof(abi::PackBox), "weight-stream boxes");
+    d_boxes.upload(boxes.data(), d_boxes.bytes());
+    const abi::PackBox* ptr = d_boxes.as<const abi::PackBox>();
+    int32_t count = static_cast<int32_t>(boxes.size());
+    void* args[] = {&ptr, &count};
+    const unsigned blocks = static_cast<unsigned>(std::min<size_t>((boxes.size() + 7) / 8, 4 * 1024));
+    MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(k_pack), dim3(blocks), dim3(256), args, 0,
+                              stream->get()));
+    MPK_CUDA(cudaStreamSynchronize(stream->get()));
+  }
+
   void upload_table() {
     std::vector<abi::TaskDesc> descs = kernel.tasks;
     for (const std::vector<float>& inv : kernel.rope_inv) {
@@ -204,26 +221,8 @@ struct GpuMegakernel::Impl {
       b = DeviceBuffer(std::max<size_t>(v.size(), 1) * sizeof(T), what);
       b.upload(v.data(), v.size() * sizeof(T));
     };
+    pack_stream(descs);
     up(d_tasks, descs, "task table");
-    std::vector<CUtensorMap> maps(kernel.tensor_maps.size());
-    if (!maps.empty()) {
-      const auto encode = tensor_map_encoder();
-      for (size_t i = 0; i < maps.size(); ++i) {
-        const TensorMapSpec& spec = kernel.tensor_maps[i];
-        const Tensor& t = module.program.tensor(spec.tensor);
-        const cuuint64_t dims[2] = {static_cast<cuuint64_t>(t.shape[1]), static_cast<cuuint64_t>(t.shape[0])};
-        const cuuint64_t strides[1] = {static_cast<cuuint64_t>(t.shape[1] * 2)};
-        const cuuint32_t box[2] = {static_cast<cuuint32_t>(abi::kBoxCols), static_cast<cuuint32_t>(spec.box_rows)};
-        const cuuint32_t elem_strides[2] = {1, 1};
-        const CUresult r = encode(&maps[i], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-                                  reinterpret_cast<void*>(tensor_addr.at(spec.tensor)), dims, strides, box,
-                                  elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r != CUDA_SUCCESS)
-          throw Error("CUDA: cannot encode the tensor map of '" + t.name + "' (error " + std::to_string(r) + ")");
-      }
-    }
-    up(d_tmaps, maps, "tensor maps");
     up(d_qoff, kernel.queue_offsets, "queues");
     up(d_qitems, kernel.queue_items, "queues");
     up(d_waits, kernel.waits, "wait table");
@@ -249,7 +248,6 @@ struct GpuMegakernel::Impl {
                                 const DeviceBuffer& history) const {
     abi::KernelParams p{};
     p.tasks = d_tasks.address();
-    p.tmaps = d_tmaps.address();
     p.queue_offsets = d_qoff.address();
     p.queue_items = d_qitems.address();
     p.waits = d_waits.address();

@@ -1,0 +1,126 @@
+// The weight-stream image plan: images are contiguous and cover each streaming
+// descriptor's chunks once, and packing by the plan (emulated here as the device's
+// pack kernel does it) puts every weight element where the task bodies read it.
+#include "codegen/stream_pack.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tests/codegen/test_util.h"
+
+namespace mpk {
+namespace {
+
+using testing::scheduled_preset;
+
+uint16_t value_at(TensorId t, int64_t n, int64_t k) {
+  return static_cast<uint16_t>((t * 7919 + n * 131 + k * 17) & 0xffff);
+}
+
+// What runtime/device/pack.cuh writes for the plan, with W[n][k] = value_at(...).
+std::vector<uint16_t> pack_on_host(const StreamPlan& plan) {
+  std::vector<uint16_t> image(plan.bytes / 2, 0xdead);
+  for (const StreamBox& b : plan.boxes)
+    for (int32_t r = 0; r < b.rows; ++r)
+      for (int32_t j = 0; j < 8; ++j)
+        for (int32_t e = 0; e < 8; ++e) {
+          const uint64_t at = b.dst + r * 128 + ((j ^ (r & 7)) << 4) + e * 2;
+          image[at / 2] = r < b.valid_rows ? value_at(b.tensor, b.row + r, b.col + j * 8 + e) : 0;
+        }
+  return image;
+}
+
+// The byte at which a task body finds W[n][k] (n in the member's rows) in the image of
+// descriptor `d`: chunks of all members' boxes for the same columns, member after
+// member, boxes of rows x 128 bytes with 16-byte pieces swizzled by row % 8.
+uint64_t expected_position(const Megakernel& k, const StreamPlan& plan, size_t di, int member, int64_t n,
+                           int64_t col) {
+  const abi::TaskDesc& d = k.tasks[di];
+  const bool group = d.arg[4] > 1;
+  const abi::TaskDesc& md = member == 0 ? d : k.tasks[d.arg[member]];
+  const int64_t box = col / 64, c = box / d.s_boxes, b = box % d.s_boxes;
+  const int64_t boxes_here = c == d.s_col_chunks - 1 ? d.s_boxes_last : d.s_boxes;
+  int64_t g = 0, r = n - md.s_row0, rows = md.s_box_rows, chunk_rows = 0, before_rows = 0;
+  if (group) {
+    for (int m = 0; m < d.arg[4]; ++m) {
+      const int32_t pr = (m == 0 ? d : k.tasks[d.arg[m]]).s_box_rows;
+      chunk_rows += pr;
+      if (m < member) before_rows += pr;
+    }
+  } else {
+    g = r / d.s_box_rows;
+    r -= g * d.s_box_rows;
+    rows = chunk_rows = g == d.s_groups - 1 ? d.s_last_rows : d.s_box_rows;
+  }
+  const int64_t K64 = (int64_t{d.s_col_chunks} - 1) * d.s_boxes + d.s_boxes_last;
+  const int64_t j = (col % 64) / 8;
+  return plan.offset[di] + static_cast<uint64_t>(g * d.s_box_rows * 128 * K64 + c * d.s_boxes * chunk_rows * 128 +
+                                                 before_rows * 128 * boxes_here + b * rows * 128 + r * 128 +
+                                                 ((j ^ (r & 7)) << 4) + (col % 8) * 2);
+}
+
+TEST(StreamPack, ImagesAreContiguousAndCoverEveryChunk) {
+  const Module m = scheduled_preset("llama-3.2-1b");
+  const Megakernel k = generate_megakernel(m);
+  const StreamPlan plan = plan_stream(k, m.program);
+  uint64_t at = 0;
+  for (const StreamBox& b : plan.boxes) {
+    ASSERT_EQ(b.dst, at);
+    EXPECT_EQ(b.rows % 8, 0);
+    EXPECT_GE(b.valid_rows, 0);
+    EXPECT_LE(b.valid_rows, b.rows);
+    at += static_cast<uint64_t>(b.rows) * 128;
+  }
+  EXPECT_EQ(at, plan.bytes);
+  int groups = 0;
+  for (size_t i = 0; i < k.tasks.size(); ++i) {
+    EXPECT_EQ(plan.offset[i] != kNoStream, k.tasks[i].s_groups > 0) << "descriptor " << i;
+    groups += k.tasks[i].arg[4] > 1 && k.tasks[i].s_groups > 0;
+  }
+  EXPECT_GT(groups, 0);
+  // Every image starts 1 KiB-aligned (chunks are whole multiples of 8 rows of 128 bytes).
+  for (uint64_t off : plan.offset) {
+    if (off != kNoStream) {
+      EXPECT_EQ(off % 1024, 0u);
+    }
+  }
+}
+
+TEST(StreamPack, EveryWeightElementLandsWhereTheTaskReadsIt) {
+  for (const char* preset : {"tiny", "tiny-qwen3"}) {
+    SCOPED_TRACE(preset);
+    const Module m = scheduled_preset(preset);
+    const Megakernel k = generate_megakernel(m);
+    const StreamPlan plan = plan_stream(k, m.program);
+    const std::vector<uint16_t> image = pack_on_host(plan);
+    int64_t checked = 0, groups = 0;
+    for (size_t di = 0; di < k.tasks.size(); ++di) {
+      const abi::TaskDesc& d = k.tasks[di];
+      if (d.s_groups <= 0) continue;
+      const int members = d.arg[4] > 1 ? d.arg[4] : 1;
+      groups += members > 1;
+      for (int mi = 0; mi < members; ++mi) {
+        const size_t own = mi == 0 ? di : static_cast<size_t>(d.arg[mi]);
+        const Task& task = m.graph.tasks.at(k.tasks[own].task);
+        const TensorId w = k.stream_weight[own];
+        const int64_t K = m.program.tensor(w).shape[1];
+        for (const Region& r : task.reads) {
+          if (r.tensor != w) continue;
+          for (int64_t n = r.dims[0].lo; n < r.dims[0].hi; ++n)
+            for (int64_t col = 0; col < K; col += 5) {
+              const uint64_t at = expected_position(k, plan, di, mi, n, col);
+              ASSERT_LT(at, plan.bytes);
+              ASSERT_EQ(image[at / 2], value_at(w, n, col)) << "descriptor " << di << " row " << n << " col " << col;
+              ++checked;
+            }
+        }
+      }
+    }
+    EXPECT_GT(checked, 1000);
+    EXPECT_GT(groups, 0);
+  }
+}
+
+}  // namespace
+}  // namespace mpk
