@@ -36,8 +36,9 @@ class CompareModel {
 
   const RunStats& stats_a() const { return a_; }
   const RunStats& stats_b() const { return b_; }
-  // Run b, loaded for drawing.
+  // Run b, loaded for drawing, and its busy_prefix.
   const TraceModel& model_b() const { return *model_b_; }
+  const std::vector<int64_t>& busy_b() const { return busy_b_; }
   // The longer of the two runs: the shared time axis spans [0, duration_ns()).
   int64_t duration_ns() const;
   const std::vector<DeltaRow>& deltas() const { return deltas_; }
@@ -45,8 +46,13 @@ class CompareModel {
  private:
   RunStats a_, b_;
   std::unique_ptr<TraceModel> model_b_;
+  std::vector<int64_t> busy_b_;
   std::vector<DeltaRow> deltas_;
 };
+
+// Summed durations of the first i executions of `m` (in its (worker, start) order), for
+// i = 0 .. n: the busy time inside a merged box of executions [a, b) is p[b] - p[a].
+std::vector<int64_t> busy_prefix(const TraceModel& m);
 
 // "run 3: sim critical-path (tiny)".
 std::string describe_run(const RunRecord& r);

@@ -32,6 +32,7 @@ CompareModel* compare_model(StudioState& s) {
   if (s.compare_run < 0) return nullptr;
   try {
     v.model = std::make_shared<CompareModel>(*s.reader, s.run, *s.reader, s.compare_run);
+    v.busy_a = busy_prefix(*s.model);
   } catch (const std::exception& e) {
     v.error = e.what();
   }
@@ -58,6 +59,7 @@ void draw_run_picker(StudioState& s) {
 
 struct Section {
   const TraceModel* model;
+  const std::vector<int64_t>* busy;  // busy_prefix of the model
   const char* tag;
   const RunStats* stats;
   float y0;      // top of the label
@@ -80,7 +82,14 @@ void draw_section(ImDrawList* dl, const Section& sec, const TimeAxis& axis, floa
     boxes.clear();
     layout_tasks(m, w, axis, kMinBoxPx, boxes);
     for (const TaskBox& b : boxes) {
-      const ImU32 c = b.count > 1 ? darken(kind_color(b.kind), 0.7f) : kind_color(b.kind);
+      ImU32 c = kind_color(b.kind);
+      if (b.count > 1) {
+        // Merged tasks: as opaque as the box is busy, so that idle time shows at any zoom.
+        const std::vector<int64_t>& busy = *sec.busy;
+        const double span = static_cast<double>(m.execution(b.exec + b.count - 1).end_ns - m.execution(b.exec).start_ns);
+        const double f = span > 0 ? static_cast<double>(busy[b.exec + b.count] - busy[b.exec]) / span : 1.0;
+        c = with_alpha(c, 40 + static_cast<int>(215.0 * std::clamp(f, 0.0, 1.0)));
+      }
       dl->AddRectFilled(ImVec2(b.x0, y), ImVec2(std::max(b.x1, b.x0 + 1), y + row_h - gap), c);
     }
     drawn += static_cast<int64_t>(boxes.size());
@@ -148,9 +157,9 @@ void draw_lanes(StudioState& s, const CompareModel& cm, float height) {
   const float x1 = p.x + width;
   dl->PushClipRect(p, ImVec2(x1, p.y + height), true);
   dl->AddRectFilled(p, ImVec2(x1, p.y + height), IM_COL32(0, 0, 0, 40));
-  Section a{&ma, "A", &cm.stats_a(), p.y + kRulerHeight, 0};
+  Section a{&ma, &v.busy_a, "A", &cm.stats_a(), p.y + kRulerHeight, 0};
   a.rows_y = a.y0 + kLabelHeight;
-  Section b{&mb, "B", &cm.stats_b(), a.rows_y + row_h * static_cast<float>(ma.num_workers()) + 8, 0};
+  Section b{&mb, &cm.busy_b(), "B", &cm.stats_b(), a.rows_y + row_h * static_cast<float>(ma.num_workers()) + 8, 0};
   b.rows_y = b.y0 + kLabelHeight;
   draw_ruler(dl, axis, p.y, x1, p.y + height);
   thread_local std::vector<TaskBox> boxes;

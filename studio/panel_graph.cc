@@ -320,7 +320,9 @@ void draw_graph_panel(StudioState& s) {
       if (v.shown->nodes[i].tasks == was) v.selected = static_cast<int32_t>(i);
     v.fit_pending = true;
   }
-  s.background_jobs = static_cast<int32_t>(v.layouts->jobs_in_flight());
+  // Pending counts even when its job finished since request(): this frame did not draw it.
+  const auto jobs = static_cast<int32_t>(v.layouts->jobs_in_flight());
+  s.background_jobs = v.pending ? std::max<int32_t>(1, jobs) : jobs;
 
   draw_toolbar(s);
   const ImVec2 p = ImGui::GetCursorScreenPos();

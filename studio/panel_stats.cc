@@ -124,6 +124,7 @@ void draw_table(StudioState& s, StatsModel& m, float height) {
       m.sort(column, ascending);
     specs->SpecsDirty = false;
   }
+  s.stats.row_y.clear();
   for (const KindRow& r : m.rows()) {
     const std::optional<OpKind> kind = parse_op_kind(r.kind);
     const ImU32 color = kind ? kind_color(*kind) : IM_COL32(160, 160, 160, 255);
@@ -131,6 +132,7 @@ void draw_table(StudioState& s, StatsModel& m, float height) {
     ImGui::TableSetColumnIndex(0);
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float h = ImGui::GetTextLineHeight();
+    s.stats.row_y.push_back(p.y + 0.5f * h);
     ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + h - 4, p.y + h - 2), color, 2);
     ImGui::SetCursorScreenPos(ImVec2(p.x + h, p.y));
     const bool selected = r.kind == s.stats.histogram_kind;
@@ -258,7 +260,7 @@ void draw_histogram(StudioState& s, StatsModel& m) {
     const bool over = hovered && mouse.x >= x0 && mouse.x < x1;
     if (h.counts[i] > 0)
       dl->AddRectFilled(ImVec2(x0 + (x1 - x0 > 4 ? 1.0f : 0.0f), std::min(y, b.y - 1)), ImVec2(x1, b.y),
-                        over ? darken(color, 1.0f) : with_alpha(color, 200));
+                        over ? color : with_alpha(color, 200));
     if (over)
       ImGui::SetTooltip("%s to %s: %lld executions", format_duration(b0).c_str(),
                         format_duration(b0 + static_cast<double>(h.bin_ns)).c_str(),
@@ -294,7 +296,7 @@ void draw_stats_panel(StudioState& s) {
     return;
   }
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float table_h = std::min(line * static_cast<float>(m->rows().size() + 3) + 8,
+  const float table_h = std::min(line * static_cast<float>(m->rows().size() + 2) + 10,
                                  0.5f * ImGui::GetContentRegionAvail().y);
   draw_table(s, *m, table_h);
   ImGui::Spacing();

@@ -22,9 +22,11 @@ struct StatsViewState {
   int64_t run = -1;
   std::string histogram_kind;          // "" = the first row's kind
   int histogram_bins = 40;
-  // Last frame: the centre of each column's header, and the histogram's bars.
+  // Last frame: the centre of each column's header and of each row, and the
+  // histogram's bars.
   std::array<float, kNumStatsColumns> header_x{};
   float header_y = 0;
+  std::vector<float> row_y;
   float histogram_x0 = 0, histogram_x1 = 0, histogram_y0 = 0, histogram_y1 = 0;
 };
 
@@ -33,6 +35,7 @@ struct CompareViewState {
   std::string trace_path;
   int64_t run_a = -1, run_b = -1;
   std::string error;                    // why the model could not be built
+  std::vector<int64_t> busy_a;          // busy_prefix of run A's TraceModel
   bool drag_active = false;
   // Last frame: the canvas, and task boxes drawn for both runs (merged ones once).
   float canvas_x0 = 0, canvas_y0 = 0, canvas_width = 0, canvas_height = 0;
@@ -42,7 +45,7 @@ struct CompareViewState {
 struct GraphViewState {
   std::shared_ptr<GraphModel> layouts;  // of `trace_path`
   std::string trace_path;
-  GraphMode mode = GraphMode::kLayers;
+  GraphMode mode = GraphMode::kOps;
   std::vector<int32_t> expanded;        // layers shown as tasks, sorted
   const GraphLayout* shown = nullptr;   // what is drawn (the last finished layout)
   bool pending = false;                 // a layout for the current choice is running

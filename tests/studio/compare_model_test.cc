@@ -63,6 +63,11 @@ TEST(CompareModel, TwoSchedulesOfOneGraph) {
   EXPECT_EQ(m.model_b().run().id, serial);
   EXPECT_EQ(m.model_b().worker_range(0).size(), 12);
   EXPECT_TRUE(m.model_b().worker_range(1).empty());
+  // All on worker 0: 900 ns of work a step.
+  ASSERT_EQ(m.busy_b().size(), 13u);
+  EXPECT_EQ(m.busy_b().front(), 0);
+  EXPECT_EQ(m.busy_b()[4], 900);
+  EXPECT_EQ(m.busy_b().back(), 2700);
 }
 
 TEST(CompareModel, RunsFromTwoFilesAndErrors) {
