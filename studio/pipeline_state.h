@@ -1,0 +1,109 @@
+// The pipeline view's state and logic, headless (no ImGui; studio/panel_pipeline.cc
+// draws it). The pipeline of the current run as text and as entries that option widgets
+// edit; Apply runs it on a worker thread (studio/pipeline_runner.h) and opens the new
+// run beside the previous one in the compare view; an edit session (studio/
+// schedule_edit.h) on the current run's schedule, whose kept edits are stored as runs
+// (so the timeline and compare views show them) and can be saved as a .mpk. The edit_*
+// functions are what the timeline's drag and drop and this view's keys call.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "passes/pipeline.h"
+#include "studio/pipeline_runner.h"
+#include "studio/schedule_edit.h"
+
+namespace mpk::studio {
+
+struct StudioState;
+
+enum class PipelineJob { kNone, kApply, kLoadSession, kStoreEdit };
+
+struct PipelineViewState {
+  // The pipeline being edited: `text`, and `entries` parsed from it (when it parses).
+  std::string text;
+  Pipeline entries;
+  std::string text_error;   // why `text` does not parse; "" when it does
+  int64_t text_run = -1;    // the run `text` was taken from
+  bool text_edited = false; // changed by the user: another run does not replace it
+  int32_t steps = 0;        // steps to simulate; 0: as many as the current run has
+
+  PipelineRunner runner;
+  PipelineJob job = PipelineJob::kNone;
+  int64_t job_base_run = -1;  // the current run when the job started
+  std::string job_moves;      // kStoreEdit: the moves (text) of the schedule it stores
+  std::string job_message;    // the last job's outcome, one line
+  bool job_failed = false;
+
+  // The edit session: on run `session_run`; `session_runs` are it and the runs that
+  // hold its edited schedules (`stored`: moves text -> run), so it goes on while one of
+  // them is the current run.
+  std::unique_ptr<ScheduleEditor> editor;
+  int64_t session_run = -1;
+  std::string session_model;  // the model recorded with its runs
+  std::vector<int64_t> session_runs;
+  std::map<std::string, int64_t> stored;
+  int64_t session_failed_run = -1;  // a run whose graph could not be loaded (no retry)
+  bool auto_store = true;           // store each kept edit as a run
+  bool store_pending = false;       // an edit waits for the runner to be free
+  std::string edit_message;         // the last edit's outcome
+  bool edit_refused = false;
+  std::string save_path = "edited.mpk";
+  std::string save_message;
+  bool save_failed = false;
+
+  // The scheduled modules of runs made by this view's jobs (editing one needs no
+  // re-import), at most kKeptModules, and the trace they belong to.
+  static constexpr size_t kKeptModules = 8;
+  std::map<int64_t, std::shared_ptr<const Module>> modules;
+  std::string trace_path;
+
+  // Last frame: the centres of the buttons drawn ("apply", "cancel", "undo", "redo",
+  // "save", "edit-run"), for tests.
+  std::map<std::string, std::pair<float, float>> buttons;
+};
+
+// Parses `text` into ps.entries (or sets ps.text_error).
+void set_pipeline_text(PipelineViewState& ps, std::string text);
+// The options an entry's widgets show: the pass's; for assign-sm its `policy` and
+// `workers` and the chosen policy's (and base policy's) options.
+std::vector<PassOptionInfo> entry_options(const PipelineEntry& e);
+// Sets (or, with nullopt, clears) option `key` of entry `index` and rewrites ps.text.
+// Options that the entry no longer takes (after a policy or base change) are dropped.
+void set_pipeline_option(PipelineViewState& ps, size_t index, const std::string& key,
+                         const std::optional<std::string>& value);
+
+// Takes a finished job's result into the state and starts a pending store. Called by
+// the panel every frame; cheap when nothing happened.
+void poll_pipeline(StudioState& s);
+// Starts running ps.text on the current run's graph. False (job_message or text_error
+// set) when it cannot start.
+bool apply_pipeline(StudioState& s);
+void cancel_pipeline(StudioState& s);
+// Starts loading the current run's graph for an edit session. False when there is one
+// for it already, a job is running, or it failed before for this run.
+bool begin_edit_session(StudioState& s);
+// True when the session edits the current run (or one of its stored edits).
+bool has_edit_session(const StudioState& s);
+// Ends the session (its unsaved edits stay in the runs stored from them).
+void drop_edit_session(StudioState& s);
+// The task of the selected execution; -1 when none.
+TaskId selected_task(const StudioState& s);
+
+// Hand edits of the current run's schedule (refused when there is no session for it).
+// A kept edit is stored as a run when ps.auto_store is set.
+EditOutcome edit_move(StudioState& s, const std::vector<TaskId>& tasks, int32_t worker,
+                      TaskId after);
+EditOutcome edit_move_to_worker(StudioState& s, TaskId t, int32_t worker);
+EditOutcome edit_shift(StudioState& s, TaskId t, int32_t delta);
+bool edit_undo(StudioState& s);
+bool edit_redo(StudioState& s);
+// Saves the session's edited module at `path`. False (save_message says why) on error.
+bool save_edits(StudioState& s, const std::string& path);
+
+}  // namespace mpk::studio
