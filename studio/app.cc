@@ -3,7 +3,8 @@
 // panel, the status line and the frame-time overlay.
 #include "studio/app.h"
 
-#include <chrono>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 
@@ -11,6 +12,7 @@
 #include "imgui_stdlib.h"
 #include "ir/error.h"
 #include "studio/panels.h"
+#include "studio/timeline_details.h"
 #include "studio/timeline_layout.h"
 
 namespace mpk::studio {
@@ -168,12 +170,40 @@ double thread_cpu_ms() {
 
 }  // namespace
 
+double parse_time_ns(const std::string& text) {
+  static const std::pair<const char*, double> kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const auto& [suffix, scale] : kUnits) {
+    const std::string u(suffix);
+    if (text.size() > u.size() && text.compare(text.size() - u.size(), u.size(), u) == 0 &&
+        (u != "s" || !std::isalpha(static_cast<unsigned char>(text[text.size() - 2])))) {
+      try {
+        size_t used = 0;
+        const std::string num = text.substr(0, text.size() - u.size());
+        const double v = std::stod(num, &used);
+        if (used == num.size() && std::isfinite(v)) return v * scale;
+      } catch (const std::exception&) {
+      }
+      throw Error("'" + text + "' is not a time (e.g. 850ns, 12.5us, 3ms)");
+    }
+  }
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error("'" + text + "' is not a time (e.g. 850ns, 12.5us, 3ms)");
+}
+
 std::string app_usage() {
   return "usage: mpk-studio [trace.db | graph.mpk] [--run N] [--compare-run M]\n"
          "                  [--view timeline|stats|compare|graph|pipeline] [--steps N]\n"
+         "                  [--window T0:T1] [--select TASK:STEP [--why-idle]]\n"
          "                  [--screenshot out.png [--size WxH]]\n"
          "Opens a trace.db (default: its last run), or simulates a scheduled .mpk task graph\n"
-         "(--steps, default 8) and opens that. --screenshot renders the view into a PNG and exits.\n";
+         "(--steps, default 8) and opens that. --window shows a time range (850ns, 12.5us, 3ms);\n"
+         "--select selects a task's execution, --why-idle walks back from it. --screenshot\n"
+         "renders the view into a PNG and exits.\n";
 }
 
 AppOptions parse_app_options(const std::vector<std::string>& args) {
@@ -207,6 +237,23 @@ AppOptions parse_app_options(const std::vector<std::string>& args) {
         throw Error("--size needs WxH between 320x240 and 8192x8192, got '" + v + "'");
       o.width = w;
       o.height = h;
+    } else if (a == "--window") {
+      const std::string& v = value();
+      const size_t colon = v.find(':');
+      if (colon == std::string::npos) throw Error("--window needs T0:T1, got '" + v + "'");
+      o.window_t0_ns = parse_time_ns(v.substr(0, colon));
+      o.window_t1_ns = parse_time_ns(v.substr(colon + 1));
+      if (o.window_t1_ns <= o.window_t0_ns) throw Error("--window needs T0 < T1, got '" + v + "'");
+    } else if (a == "--select") {
+      const std::string& v = value();
+      long long task = -1, step = -1;
+      char extra = 0;
+      if (std::sscanf(v.c_str(), "%lld:%lld%c", &task, &step, &extra) != 2 || task < 0 || step < 0)
+        throw Error("--select needs TASK:STEP, got '" + v + "'");
+      o.select_task = static_cast<TaskId>(task);
+      o.select_step = static_cast<int32_t>(step);
+    } else if (a == "--why-idle") {
+      o.why_idle = true;
     } else if (a == "-h" || a == "--help") {
       throw Error(app_usage());
     } else if (!a.empty() && a[0] == '-') {
@@ -244,6 +291,21 @@ bool apply_options(StudioState& s, const AppOptions& o) {
       return false;
     }
     s.compare_run = o.compare_run;
+  }
+  if (o.window_t1_ns > o.window_t0_ns) s.window = {o.window_t0_ns, o.window_t1_ns};
+  if (o.select_task >= 0) {
+    const int64_t x = o.select_task < static_cast<TaskId>(s.model->graph().graph.tasks.size())
+                          ? s.model->find(o.select_task, o.select_step)
+                          : -1;
+    if (x < 0) {
+      set_status(s, "run " + std::to_string(s.run) + " has no execution of task " +
+                        std::to_string(o.select_task) + " at step " + std::to_string(o.select_step), true);
+      std::fprintf(stderr, "mpk-studio: error: %s\n", s.status.c_str());
+      return false;
+    }
+    select_execution(s, x);
+    s.timeline.scroll_to_worker = s.model->execution(x).worker;
+    if (o.why_idle) show_why_idle(s);
   }
   return true;
 }

@@ -25,7 +25,16 @@ struct AppOptions {
   std::string screenshot;       // PNG path; "" = interactive
   int width = 1600, height = 900;
   int32_t sim_steps = 8;        // steps simulated for a .mpk input
+  // The timeline's first view (screenshots of a detail): a time window, a selected
+  // task execution and its why-idle walk.
+  double window_t0_ns = 0, window_t1_ns = 0;  // equal: the whole run
+  TaskId select_task = -1;
+  int32_t select_step = 0;
+  bool why_idle = false;
 };
+
+// "850ns", "12.5us", "3ms", "1.2s", or a bare number of ns. Throws mpk::Error.
+double parse_time_ns(const std::string& text);
 
 // Parses argv (after the program name). Throws mpk::Error naming a bad option.
 AppOptions parse_app_options(const std::vector<std::string>& args);

@@ -18,7 +18,7 @@ constexpr std::array<ImU32, kNumOpKinds> kKindColors = {
     IM_COL32(229, 57, 53, 255),    // attention: red
     IM_COL32(67, 160, 71, 255),    // silu_mul: green
     IM_COL32(255, 112, 67, 255),   // residual_add: orange
-    IM_COL32(92, 107, 192, 255),   // lm_head: indigo
+    IM_COL32(205, 220, 57, 255),   // lm_head: lime
     IM_COL32(236, 64, 122, 255),   // argmax: pink
 };
 

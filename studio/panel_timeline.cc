@@ -19,17 +19,18 @@ namespace mpk::studio {
 namespace {
 
 constexpr float kLabelWidth = 64.0f;
-constexpr float kRulerHeight = 24.0f;
+constexpr float kRulerHeight = 34.0f;  // time labels, then a lane of step marks
 constexpr float kHeaderHeight = 16.0f;
 constexpr float kMinBoxPx = 3.0f;     // narrower tasks merge
 constexpr float kMinBubblePx = 2.0f;  // narrower bubbles are not drawn
+constexpr float kSlicePx = 2.0f;      // colour resolution inside merged boxes
 constexpr float kDetailsHeight = 190.0f;
-constexpr size_t kMaxArrows = 256;
+constexpr size_t kMaxArrows = 256;  // per side; the details pane lists them all
 
 const ImU32 kSelectColor = IM_COL32(255, 255, 255, 255);
 const ImU32 kWalkColor = IM_COL32(255, 235, 59, 255);
-const ImU32 kProducerColor = IM_COL32(129, 212, 250, 230);
-const ImU32 kConsumerColor = IM_COL32(165, 214, 167, 230);
+const ImU32 kProducerColor = IM_COL32(129, 212, 250, 170);
+const ImU32 kConsumerColor = IM_COL32(165, 214, 167, 150);
 
 // Everything about one frame's layout.
 struct Frame {
@@ -86,7 +87,12 @@ void handle_keys(StudioState& s, float row_h) {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) s.window = pan_by(s.window, 0.1 * span, run_ns);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) s.window = {-0.01 * span, 0.99 * span};
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End))) s.window = {run_ns + 0.01 * span - span, run_ns + 0.01 * span};
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) select_execution(s, -1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    if (s.selection.exec >= 0)
+      select_execution(s, -1);
+    else
+      s.range.reset();
+  }
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow)))
     ImGui::SetScrollY(ImGui::GetScrollY() - 3 * row_h);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)))
@@ -120,6 +126,18 @@ bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
     tl.drag_active = true;
     s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, run_ns);
     ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
+  }
+  // Right-button drag picks a time range (s.range, which the statistics view follows).
+  if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+    tl.range_drag = true;
+    tl.range_anchor_ns = f.axis.t_of(io.MousePos.x);
+  }
+  if (tl.range_drag) {
+    const double t = f.axis.t_of(io.MousePos.x);
+    const double lo = std::max(0.0, std::min(t, tl.range_anchor_ns));
+    const double hi = std::min(run_ns, std::max(t, tl.range_anchor_ns));
+    if (hi - lo >= 3 * f.axis.ns_per_px) s.range = TimeWindow{lo, hi};
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Right)) tl.range_drag = false;
   }
   return ImGui::IsItemDeactivated() && !tl.drag_active;
 }
@@ -186,33 +204,48 @@ Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
 void draw_ruler(const StudioState& s, const TimeAxis& axis, ImVec2 p0, float width) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p1(p0.x + width, p0.y + kRulerHeight);
+  const float mid = p0.y + 18;  // time ticks above, step marks below
+  const ImU32 text = IM_COL32(220, 220, 220, 255);
+  const ImU32 step_color = IM_COL32(255, 193, 7, 255);
   dl->AddRectFilled(p0, p1, IM_COL32(30, 33, 38, 255));
+  dl->AddText(ImVec2(p0.x + 6, p0.y + 2), IM_COL32(150, 150, 150, 255), "time");
+  dl->AddText(ImVec2(p0.x + 6, mid), IM_COL32(150, 150, 150, 255), "steps");
   dl->PushClipRect(ImVec2(axis.x0, p0.y), p1, true);
   const Ruler r = make_ruler(axis);
   for (double t : r.minor) {
     const float x = static_cast<float>(axis.x_of(t));
-    dl->AddLine(ImVec2(x, p1.y - 4), ImVec2(x, p1.y), IM_COL32(140, 140, 140, 255));
+    dl->AddLine(ImVec2(x, mid - 4), ImVec2(x, mid), IM_COL32(130, 130, 130, 255));
   }
   for (const Tick& t : r.ticks) {
     const float x = static_cast<float>(axis.x_of(t.t_ns));
-    dl->AddLine(ImVec2(x, p1.y - 10), ImVec2(x, p1.y), IM_COL32(220, 220, 220, 255));
-    dl->AddText(ImVec2(x + 3, p0.y + 1), IM_COL32(220, 220, 220, 255), t.label.c_str());
+    dl->AddLine(ImVec2(x, mid - 9), ImVec2(x, mid), text);
+    dl->AddText(ImVec2(x + 3, p0.y + 1), text, t.label.c_str());
   }
-  // Step starts, labelled where there is room.
-  float last_label = -1e9f;
+  dl->AddLine(ImVec2(axis.x0, mid), ImVec2(p1.x, mid), IM_COL32(80, 80, 80, 255));
+  // Step starts: a mark each, a label where there is room for it.
+  float free_from = -1e9f;
   for (const StepRecord& st : s.model->steps()) {
     const float x = static_cast<float>(axis.x_of(static_cast<double>(st.start_ns)));
-    if (x < axis.x0 - 60 || x > p1.x) continue;
-    dl->AddTriangleFilled(ImVec2(x - 4, p1.y - 6), ImVec2(x + 4, p1.y - 6), ImVec2(x, p1.y),
-                          IM_COL32(255, 193, 7, 255));
-    if (x - last_label > 60) {
-      const std::string label = "step " + std::to_string(st.step);
-      dl->AddText(ImVec2(x + 5, p0.y + 11), IM_COL32(255, 193, 7, 255), label.c_str());
-      last_label = x;
+    if (x > p1.x) break;
+    const float x_end = static_cast<float>(axis.x_of(static_cast<double>(st.end_ns)));
+    if (x_end < axis.x0) continue;
+    dl->AddLine(ImVec2(x, mid), ImVec2(x, p1.y), step_color);
+    const std::string label = std::to_string(st.step);
+    const std::string wide = "step " + label;
+    const float w_wide = ImGui::CalcTextSize(wide.c_str()).x;
+    const float w_short = ImGui::CalcTextSize(label.c_str()).x;
+    const float room = x_end - x;
+    const float lx = std::max(x, axis.x0) + 3;
+    if (lx < free_from) continue;
+    if (room > w_wide + 8) {
+      dl->AddText(ImVec2(lx, mid + 1), step_color, wide.c_str());
+      free_from = lx + w_wide + 4;
+    } else if (room > w_short + 5) {
+      dl->AddText(ImVec2(lx, mid + 1), step_color, label.c_str());
+      free_from = lx + w_short + 4;
     }
   }
   dl->PopClipRect();
-  dl->AddText(ImVec2(p0.x + 4, p0.y + 5), IM_COL32(160, 160, 160, 255), "time");
 }
 
 void draw_hatched(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color) {
@@ -231,6 +264,7 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
   const float right = f.axis.x0 + f.axis.width;
   const float text_h = ImGui::GetTextLineHeight();
   const int hovered_kind = s.hovered_kind;
+  std::vector<KindSlice> slices;
   tl.boxes_drawn = 0;
   tl.merged_boxes = 0;
   // Group headers.
@@ -270,7 +304,13 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
       ++tl.boxes_drawn;
       if (b.count > 1) {
         ++tl.merged_boxes;
-        dl->AddRectFilled(a, z, darken(c, 0.8f));
+        slices.clear();
+        merged_slices(m, b, f.axis, kSlicePx, slices);
+        for (const KindSlice& sl : slices) {
+          ImU32 sc = kind_color(sl.kind);
+          if (hovered_kind >= 0 && static_cast<int>(sl.kind) != hovered_kind) sc = darken(sc, 0.35f);
+          dl->AddRectFilled(ImVec2(sl.x0, a.y), ImVec2(sl.x1, z.y), darken(sc, 0.85f));
+        }
         if (x1 - b.x0 > 34 && r.height >= text_h) {
           const std::string n = std::to_string(b.count);
           dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(20, 20, 20, 255), n.c_str());
@@ -314,10 +354,53 @@ Rect exec_rect(const StudioState& s, const Frame& f, int64_t x) {
   return {ImVec2(x0, cy - h), ImVec2(std::max(x1, x0 + 2), cy + h)};
 }
 
-void draw_arrow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 c, float thickness) {
-  const float dx = std::max(20.0f, std::fabs(to.x - from.x) * 0.3f);
+// A curve from `from` to `to` with a head; `small` draws a light one (one of many).
+void draw_arrow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 c, float thickness, bool small) {
+  const float dx = std::min(60.0f, std::fabs(to.x - from.x) * 0.4f);
   dl->AddBezierCubic(from, ImVec2(from.x + dx, from.y), ImVec2(to.x - dx, to.y), to, c, thickness);
-  dl->AddTriangleFilled(ImVec2(to.x, to.y), ImVec2(to.x - 7, to.y - 4), ImVec2(to.x - 7, to.y + 4), c);
+  const float head = small ? 3.0f : 3.0f + 2.0f * thickness;
+  dl->AddTriangleFilled(ImVec2(to.x, to.y), ImVec2(to.x - head, to.y - head * 0.6f), ImVec2(to.x - head, to.y + head * 0.6f), c);
+}
+
+// The picked time range, shaded across the rows.
+void draw_range(const StudioState& s, const Frame& f) {
+  if (!s.range) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const double left = f.axis.x0, right = f.axis.x0 + f.axis.width;
+  const float x0 = static_cast<float>(std::clamp(f.axis.x_of(s.range->t0_ns), left, right));
+  const float x1 = static_cast<float>(std::clamp(f.axis.x_of(s.range->t1_ns), left, right));
+  const float y0 = f.origin.y + f.scroll_y, y1 = y0 + f.view_h;
+  dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(100, 181, 246, 40));
+  dl->AddLine(ImVec2(x0, y0), ImVec2(x0, y1), IM_COL32(100, 181, 246, 200));
+  dl->AddLine(ImVec2(x1, y0), ImVec2(x1, y1), IM_COL32(100, 181, 246, 200));
+}
+
+// Outlines the executions of the tasks another view highlighted (the graph view's node).
+void draw_highlighted(const StudioState& s, const Frame& f) {
+  if (s.highlighted_tasks.empty()) return;
+  const TraceModel& m = *s.model;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float right = f.axis.x0 + f.axis.width;
+  dl->PushClipRect(ImVec2(f.axis.x0, f.origin.y + f.scroll_y), ImVec2(right, f.origin.y + f.scroll_y + f.view_h), true);
+  const TaskId num_tasks = static_cast<TaskId>(m.graph().graph.tasks.size());
+  for (TaskId t : s.highlighted_tasks) {
+    if (t < 0 || t >= num_tasks) continue;
+    for (int32_t k = 0; k < m.num_steps(); ++k) {
+      const int64_t x = m.find(t, k);
+      if (x < 0) continue;
+      const Execution& e = m.execution(x);
+      const int32_t r = f.row_of_worker[static_cast<size_t>(e.worker)];
+      if (r < 0) continue;
+      const Row& row = f.rows[static_cast<size_t>(r)];
+      if (row.y + row.height < f.scroll_y || row.y > f.scroll_y + f.view_h) continue;
+      const double a = f.axis.x_of(static_cast<double>(e.start_ns)), b = f.axis.x_of(static_cast<double>(e.end_ns));
+      if (b < f.axis.x0 || a > right) continue;
+      const float x0 = static_cast<float>(std::max(a, -1e6)), x1 = std::max(static_cast<float>(std::min(b, 1e6)), x0 + 2.0f);
+      dl->AddRect(ImVec2(x0 - 1, f.origin.y + row.y), ImVec2(x1 + 1, f.origin.y + row.y + row.height),
+                  IM_COL32(255, 64, 255, 255), 0, 0, 1.5f);
+    }
+  }
+  dl->PopClipRect();
 }
 
 void draw_selection(StudioState& s, const Frame& f) {
@@ -334,21 +417,23 @@ void draw_selection(StudioState& s, const Frame& f) {
       dl->AddRect(r.Min, r.Max, kWalkColor, 0, 0, 2.5f);
       if (i > 0) {
         const Rect p = exec_rect(s, f, w[i - 1]);
-        draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(r.Min.x, (r.Min.y + r.Max.y) / 2), kWalkColor, 2.5f);
+        draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(r.Min.x, (r.Min.y + r.Max.y) / 2), kWalkColor, 2.5f, false);
       }
     }
   } else {
+    const std::vector<DepLink> producers = m.producers(s.selection.exec);
+    const std::vector<DepLink> consumers = m.consumers(s.selection.exec);
     size_t n = 0;
-    for (const DepLink& d : m.producers(s.selection.exec)) {
+    for (const DepLink& d : producers) {
       if (d.exec < 0 || n++ >= kMaxArrows) continue;
       const Rect p = exec_rect(s, f, d.exec);
-      draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(sel.Min.x, (sel.Min.y + sel.Max.y) / 2), kProducerColor, 1.5f);
+      draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(sel.Min.x, (sel.Min.y + sel.Max.y) / 2), producers.size() > 16 ? with_alpha(kProducerColor, 80) : kProducerColor, 1.0f, producers.size() > 16);
     }
     n = 0;
-    for (const DepLink& d : m.consumers(s.selection.exec)) {
+    for (const DepLink& d : consumers) {
       if (d.exec < 0 || n++ >= kMaxArrows) continue;
       const Rect c = exec_rect(s, f, d.exec);
-      draw_arrow(dl, ImVec2(sel.Max.x, (sel.Min.y + sel.Max.y) / 2), ImVec2(c.Min.x, (c.Min.y + c.Max.y) / 2), kConsumerColor, 1.5f);
+      draw_arrow(dl, ImVec2(sel.Max.x, (sel.Min.y + sel.Max.y) / 2), ImVec2(c.Min.x, (c.Min.y + c.Max.y) / 2), consumers.size() > 16 ? with_alpha(kConsumerColor, 80) : kConsumerColor, 1.0f, consumers.size() > 16);
     }
   }
   dl->AddRect(ImVec2(sel.Min.x - 1, sel.Min.y - 1), ImVec2(sel.Max.x + 1, sel.Max.y + 1), kSelectColor, 0, 0, 2.0f);
@@ -411,6 +496,10 @@ void draw_toolbar(StudioState& s) {
   const ImVec2 b0 = ImGui::GetItemRectMin(), b1 = ImGui::GetItemRectMax();
   tl.why_button_x = (b0.x + b1.x) / 2;
   tl.why_button_y = (b0.y + b1.y) / 2;
+  if (s.range) {
+    ImGui::SameLine();
+    if (ImGui::Button("Clear range")) s.range.reset();
+  }
   ImGui::SameLine();
   ImGui::TextDisabled("window %s from %s of %s", format_duration(s.window.span()).c_str(),
                       format_duration(s.window.t0_ns).c_str(),
@@ -479,6 +568,8 @@ void draw_timeline_panel(StudioState& s) {
   if (clicked && hovered) handle_click(s, hit);
 
   draw_rows(s, f, hit);
+  draw_range(s, f);
+  draw_highlighted(s, f);
   draw_selection(s, f);
   if (hovered && !ImGui::IsItemActive()) show_tooltip(s, hit);
   else tl.hover_text.clear();

@@ -157,6 +157,7 @@ bool select_run(StudioState& s, int64_t run) {
   }
   try {
     auto model = std::make_unique<TraceModel>(*s.reader, run);
+    if (!s.model || s.model->run().graph != model->run().graph) s.highlighted_tasks.clear();
     s.model = std::move(model);
   } catch (const Error& e) {
     set_status(s, e.what(), true);

@@ -48,6 +48,8 @@ struct TimelineState {
   int32_t scroll_to_worker = -1;        // a request to bring a worker's row into view
   bool drag_active = false;
   float drag_start_x = 0;               // mouse x where a drag began
+  bool range_drag = false;              // a right-button drag is picking s.range
+  double range_anchor_ns = 0;           // where it began
   bool show_legend = true;
   // Geometry of the last frame: the screen x of t0 and pixels per ns, and each worker
   // row's top y (negative when the row is not visible).

@@ -71,7 +71,7 @@ void draw_timeline_details(StudioState& s, const std::function<void(int64_t)>& g
   ImGui::PushStyleColor(ImGuiCol_Text, c);
   ImGui::TextUnformatted("selected");
   ImGui::PopStyleColor();
-  ImGui::TextUnformatted(explain_execution(m, sel).c_str());
+  ImGui::TextWrapped("%s", explain_execution(m, sel).c_str());
   if (ImGui::Button("Why idle?")) show_why_idle(s);
   ImGui::SameLine();
   if (ImGui::Button("Go to")) go_to(sel);

@@ -83,9 +83,15 @@ Ruler make_ruler(const TimeAxis& axis, float min_px) {
     p *= 10;
   }
   r.step_ns = std::max(p, 1.0);
-  const Unit u = unit_for(r.step_ns);
-  const double in_unit = r.step_ns / u.ns;
-  const int digits = in_unit >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(in_unit) - 1e-9));
+  // Labels in the unit of the window's far end, with the decimals the step needs (at
+  // most 3: a finer step takes the next smaller unit), e.g. "69.05 ms".
+  Unit u = unit_for(std::max(std::fabs(axis.t0_ns), std::fabs(axis.t1_ns())));
+  const auto decimals = [&](const Unit& unit) {
+    const double in_unit = r.step_ns / unit.ns;
+    return in_unit >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(in_unit) - 1e-9));
+  };
+  while (decimals(u) > 3) u = unit_for(u.ns / 10);
+  const int digits = decimals(u);
   const double t_end = axis.t1_ns();
   const double first = std::ceil(axis.t0_ns / r.step_ns) * r.step_ns;
   for (double t = first; t <= t_end; t += r.step_ns) {
@@ -160,6 +166,27 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
     out.push_back({clamp_x(axis, axis.x_of(x.start_ns)), clamp_x(axis, axis.x_of(group_end)), i,
                    j - i, m.kind_of(mid.task)});
     i = j;
+  }
+}
+
+void merged_slices(const TraceModel& m, const TaskBox& box, const TimeAxis& axis, float slice_px,
+                   std::vector<KindSlice>& out) {
+  const std::vector<Execution>& xs = m.executions();
+  const auto first = xs.begin() + box.exec;
+  const auto last = first + box.count;
+  for (float x = box.x0; x < box.x1; x += slice_px) {
+    const float x1 = std::min(x + slice_px, box.x1);
+    const double t = axis.t_of(0.5 * (x + x1));
+    // The last task starting at or before t, unless it ended before t and the next
+    // one starts within the slice.
+    auto it = std::upper_bound(first, last, t, [](double v, const Execution& e) { return v < e.start_ns; });
+    if (it != first) --it;
+    if (static_cast<double>(it->end_ns) < t && it + 1 != last) ++it;
+    const OpKind k = m.kind_of(it->task);
+    if (!out.empty() && out.back().kind == k && out.back().x1 == x)
+      out.back().x1 = x1;
+    else
+      out.push_back({x, x1, k});
   }
 }
 

@@ -77,6 +77,16 @@ struct TaskBox {
 void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, float min_px,
                   std::vector<TaskBox>& out);
 
+// The fill of a merged box: every `slice_px` pixels, the kind of the task running at
+// the slice's middle (or the next one to start), so that a zoomed-out row still shows
+// which kinds of work it did where. O(slices * log n).
+struct KindSlice {
+  float x0 = 0, x1 = 0;
+  OpKind kind = OpKind::kLinear;
+};
+void merged_slices(const TraceModel& m, const TaskBox& box, const TimeAxis& axis, float slice_px,
+                   std::vector<KindSlice>& out);
+
 struct BubbleBox {
   float x0 = 0, x1 = 0;
   int64_t index = -1;  // into m.bubbles(worker)

@@ -57,28 +57,32 @@ TEST(TimelineLayout, DurationsInNiceUnits) {
 }
 
 TEST(TimelineLayout, RulerStepsAreOneTwoFive) {
-  // 1000 px over 5 ms: 90 px is 450 us, so ticks every 500 us, labelled in us.
+  // 1000 px over 5 ms: 90 px is 450 us, so ticks every 500 us, labelled in ms.
   Ruler r = make_ruler(TimeAxis(TimeWindow{0, 5e6}, 0, 1000), 90);
   EXPECT_DOUBLE_EQ(r.step_ns, 500e3);
   ASSERT_GE(r.ticks.size(), 10u);
-  EXPECT_EQ(r.ticks[0].label, "0 us");
-  EXPECT_EQ(r.ticks[3].label, "1500 us");
+  EXPECT_EQ(r.ticks[0].label, "0.0 ms");
+  EXPECT_EQ(r.ticks[3].label, "1.5 ms");
   EXPECT_FALSE(r.minor.empty());
-  // 1000 px over 2 ms: 180 us -> 200 us, shown in us.
+  // 1000 px over 2 ms: 180 us -> 200 us.
   r = make_ruler(TimeAxis(TimeWindow{0, 2e6}, 0, 1000), 90);
   EXPECT_DOUBLE_EQ(r.step_ns, 200e3);
-  // 1000 px over 20 ms: 1.8 ms -> 2 ms; labels in ms.
+  EXPECT_EQ(r.ticks[1].label, "0.2 ms");
+  // 1000 px over 20 ms: 1.8 ms -> 2 ms.
   r = make_ruler(TimeAxis(TimeWindow{1e6, 21e6}, 0, 1000), 90);
   EXPECT_DOUBLE_EQ(r.step_ns, 2e6);
   EXPECT_EQ(r.ticks[0].label, "2 ms");
   // 1000 px over 1 us: 90 ns -> 100 ns.
   r = make_ruler(TimeAxis(TimeWindow{0, 1000}, 0, 1000), 90);
   EXPECT_DOUBLE_EQ(r.step_ns, 100);
-  EXPECT_EQ(r.ticks[1].label, "100 ns");
-  // Labels keep the step's unit: 500 us steps over 2.5 ms read 0 us ... 2500 us.
-  r = make_ruler(TimeAxis(TimeWindow{0, 2.5e6}, 0, 1000), 90);
-  EXPECT_DOUBLE_EQ(r.step_ns, 500e3);
-  EXPECT_EQ(r.ticks.back().label, "2500 us");
+  EXPECT_EQ(r.ticks[1].label, "0.1 us");
+  // Deep in a long run: 50 us steps at 69 ms read in ms with two decimals.
+  r = make_ruler(TimeAxis(TimeWindow{69.0e6, 69.4e6}, 0, 1000), 90);
+  EXPECT_DOUBLE_EQ(r.step_ns, 50e3);
+  EXPECT_EQ(r.ticks[1].label, "69.05 ms");
+  // 100 ns steps at 69 ms would need 4 decimals: shown in us.
+  r = make_ruler(TimeAxis(TimeWindow{69.0e6, 69.0e6 + 1000}, 0, 1000), 90);
+  EXPECT_EQ(r.ticks[1].label, "69000.1 us");
 }
 
 TEST(TimelineLayout, RowsWithCollapsedGroups) {
