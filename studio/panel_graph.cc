@@ -205,9 +205,12 @@ void draw_graph(StudioState& s, ImDrawList* dl) {
     if (!visible(x0, y0, x1, y1)) continue;
     dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(255, 255, 255, 10), 4);
     dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(255, 255, 255, 60), 4);
-    // The operator's name at the UI's size, cut to the frame.
+    // The operator's name in the room dot left at the frame's top, cut to the frame;
+    // none when zoomed out too far to read it.
+    if (font_px < 7.0f) continue;
     dl->PushClipRect(ImVec2(x0, y0), ImVec2(x1, y1), true);
-    dl->AddText(ImVec2(x0 + 4, y0 + 2), IM_COL32(220, 220, 220, 255), c.label.c_str());
+    dl->AddText(ImGui::GetFont(), font_px, ImVec2(x0 + 4 * sc, y0 + 2 * sc), IM_COL32(220, 220, 220, 255),
+                c.label.c_str());
     dl->PopClipRect();
   }
 
@@ -299,13 +302,15 @@ void draw_graph_panel(StudioState& s) {
   }
   GraphViewState& v = s.graph;
   const int64_t graph = s.model->run().graph;
-  if (!v.layouts || v.trace_path != s.trace_path || (v.shown && v.shown->key.graph != graph)) {
-    if (!v.layouts || v.trace_path != s.trace_path) v.layouts = std::make_shared<GraphModel>(s.trace_path);
-    v.trace_path = s.trace_path;
+  // Another file, or a run of another graph: its layers and tasks are not this one's.
+  const bool other_file = v.layouts && v.trace_path != s.trace_path;
+  if (other_file || (v.shown && v.shown->key.graph != graph)) {
     v.shown = nullptr;
     v.expanded.clear();
     select_node(s, -1);
   }
+  if (!v.layouts || other_file) v.layouts = std::make_shared<GraphModel>(s.trace_path);
+  v.trace_path = s.trace_path;
   const GraphModel::Result r = v.layouts->request(s.run, GraphKey{graph, v.mode, v.expanded});
   v.pending = r.pending;
   v.error = r.error;

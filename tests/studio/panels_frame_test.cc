@@ -26,9 +26,6 @@ class PanelsFrame : public ::testing::Test {
     last_ = mpk::testing::store_tiny(path_.str(), 3, "critical-path");
     ASSERT_TRUE(open_trace(s_, path_.str())) << s_.status;
     frame_ = [this] { draw_app_frame(s_); };
-    // The window's OpenGL 3 backend draws lists of more than 64k vertices; so may we.
-    ImGui::SetCurrentContext(h_.context());
-    ImGui::GetIO().BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
   }
 
   void show(View v) {
