@@ -296,7 +296,7 @@ void draw_compare_panel(StudioState& s) {
     return;
   }
   const float avail = ImGui::GetContentRegionAvail().y;
-  draw_lanes(s, *cm, std::max(160.0f, 0.58f * avail));
+  draw_lanes(s, *cm, std::max(160.0f, 0.5f * avail));
   ImGui::Spacing();
   draw_deltas(*cm);
 }
