@@ -29,6 +29,32 @@ Unit unit_for(double ns) {
   return {1, "ns"};
 }
 
+// The first index in [lo, hi) whose key(x) >= v (keys increase along the range),
+// searching outward from lo: O(log distance), so walking a row costs what the screen
+// shows.
+template <typename Key>
+int64_t gallop(const std::vector<Execution>& xs, int64_t lo, int64_t hi, double v, Key key) {
+  if (lo >= hi || static_cast<double>(key(xs[static_cast<size_t>(lo)])) >= v) return lo;
+  int64_t below = lo;  // key < v here
+  int64_t probe = hi;
+  for (int64_t step = 1;; step *= 2) {
+    const int64_t p = below + step;
+    if (p >= hi) break;
+    if (static_cast<double>(key(xs[static_cast<size_t>(p)])) >= v) {
+      probe = p;
+      break;
+    }
+    below = p;
+  }
+  const auto it = std::partition_point(xs.begin() + below + 1, xs.begin() + probe, [&](const Execution& e) {
+    return static_cast<double>(key(e)) < v;
+  });
+  return it - xs.begin();
+}
+
+int64_t end_of(const Execution& e) { return e.end_ns; }
+int64_t start_of(const Execution& e) { return e.start_ns; }
+
 }  // namespace
 
 TimeAxis::TimeAxis(const TimeWindow& w, float x0_, float width_)
@@ -140,7 +166,6 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
                                        static_cast<int64_t>(std::ceil(t1)));
   const IndexRange all = m.worker_range(worker);
   const std::vector<Execution>& xs = m.executions();
-  const auto base = xs.begin();
   const double min_ns = static_cast<double>(min_px) * axis.ns_per_px;
   for (int64_t i = r.begin; i < r.end;) {
     const Execution& x = xs[static_cast<size_t>(i)];
@@ -155,9 +180,7 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
     int64_t j = i + 1;
     double group_end = static_cast<double>(x.end_ns);
     for (;;) {
-      const auto k = std::lower_bound(base + j, base + all.end, group_end + min_ns,
-                                      [](const Execution& e, double v) { return e.end_ns < v; });
-      const int64_t kk = k - base;
+      const int64_t kk = gallop(xs, j, all.end, group_end + min_ns, end_of);
       if (kk == j) break;
       j = kk;
       group_end = static_cast<double>(xs[static_cast<size_t>(j - 1)].end_ns);
@@ -172,17 +195,18 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
 void merged_slices(const TraceModel& m, const TaskBox& box, const TimeAxis& axis, float slice_px,
                    std::vector<KindSlice>& out) {
   const std::vector<Execution>& xs = m.executions();
-  const auto first = xs.begin() + box.exec;
-  const auto last = first + box.count;
+  const int64_t last = box.exec + box.count;
+  int64_t at = box.exec;  // slices move right: each search starts where the last one ended
   for (float x = box.x0; x < box.x1; x += slice_px) {
     const float x1 = std::min(x + slice_px, box.x1);
     const double t = axis.t_of(0.5 * (x + x1));
     // The last task starting at or before t, unless it ended before t and the next
-    // one starts within the slice.
-    auto it = std::upper_bound(first, last, t, [](double v, const Execution& e) { return v < e.start_ns; });
-    if (it != first) --it;
-    if (static_cast<double>(it->end_ns) < t && it + 1 != last) ++it;
-    const OpKind k = m.kind_of(it->task);
+    // one starts within the box.
+    int64_t i = gallop(xs, at, last, std::nextafter(t, 1e300), start_of);
+    if (i > box.exec) --i;
+    if (static_cast<double>(xs[static_cast<size_t>(i)].end_ns) < t && i + 1 < last) ++i;
+    at = i;
+    const OpKind k = m.kind_of(xs[static_cast<size_t>(i)].task);
     if (!out.empty() && out.back().kind == k && out.back().x1 == x)
       out.back().x1 = x1;
     else

@@ -62,6 +62,14 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
     }
   }
 
+  kinds_.reserve(graph_.graph.tasks.size());
+  for (const Task& t : graph_.graph.tasks) {
+    if (t.op < 0 || static_cast<size_t>(t.op) >= graph_.program.ops.size())
+      throw Error(reader.path() + ": run " + std::to_string(run) + " has a task of unknown operator " +
+                  std::to_string(t.op));
+    kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
+  }
+
   const int32_t steps = std::max<int32_t>(static_cast<int32_t>(run_.steps),
                                           static_cast<int32_t>(steps_.size()));
   blames_ = std::make_unique<BlameIndex>(graph_, execs_, std::max(steps, 1));

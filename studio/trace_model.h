@@ -84,7 +84,7 @@ class TraceModel {
   // ---- metadata
   const Task& task(TaskId t) const { return graph_.graph.tasks[static_cast<size_t>(t)]; }
   const Operator& op_of(TaskId t) const;
-  OpKind kind_of(TaskId t) const { return op_of(t).kind; }
+  OpKind kind_of(TaskId t) const { return kinds_[static_cast<size_t>(t)]; }
   // The label of an execution: "<operator> [task <id>]".
   std::string label(int64_t exec) const;
 
@@ -112,6 +112,7 @@ class TraceModel {
   static constexpr int kLodBase = 8;
   std::vector<std::vector<std::vector<int32_t>>> wide_;
   std::vector<StepRecord> steps_;
+  std::vector<OpKind> kinds_;                // operator kind of each task
   std::unique_ptr<BlameIndex> blames_;
   double load_seconds_ = 0;
 };

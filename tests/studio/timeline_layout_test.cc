@@ -159,11 +159,14 @@ TEST(TimelineLayout, MergedBoxesCoverEveryTaskOnce) {
 }
 
 TEST(TimelineLayout, ManySmallTasksBecomeFewBoxes) {
-  // One worker running 20,000 tasks of 100 ns back to back.
+  // One worker running 20,000 tasks of 100 ns back to back: 10,000 linear, then
+  // 10,000 attention.
   mpk::testing::GraphBuilder g(1);
   const OpId op = g.op("L0.q_proj", OpKind::kLinear, 0);
+  const OpId attn = g.op("L0.attention", OpKind::kAttention, 0);
   std::vector<TaskId> list;
-  for (int i = 0; i < 20000; ++i) list.push_back(g.task(op, 100));
+  for (int i = 0; i < 20000; ++i)
+    list.push_back(i < 10000 ? g.task(op, 100) : g.task(attn, 100, TaskKind::kAttention));
   const Module mod = g.schedule({list});
   TempPath path("studio_many_small.db");
   const int64_t run = mpk::testing::store_run(path.str(), mod, mpk::testing::unit_costs(), 1, "many");
@@ -176,6 +179,15 @@ TEST(TimelineLayout, ManySmallTasksBecomeFewBoxes) {
   ASSERT_EQ(boxes.size(), 1u);
   EXPECT_EQ(boxes[0].count, 20000);
   check_boxes(m, 0, TimeAxis(fit(2e6), 0, 1000), 3.0f);
+  // The merged box's fill shows both halves.
+  std::vector<KindSlice> slices;
+  merged_slices(m, boxes[0], TimeAxis(fit(2e6), 0, 1000), 2.0f, slices);
+  ASSERT_EQ(slices.size(), 2u);
+  EXPECT_EQ(slices[0].kind, OpKind::kLinear);
+  EXPECT_EQ(slices[1].kind, OpKind::kAttention);
+  EXPECT_FLOAT_EQ(slices[0].x0, boxes[0].x0);
+  EXPECT_FLOAT_EQ(slices[1].x1, boxes[0].x1);
+  EXPECT_NEAR(slices[1].x0, TimeAxis(fit(2e6), 0, 1000).x_of(1e6), 2.0);
   // Zoomed in to 10 us: 1000 px, 10 ns a pixel: every task (10 px) on its own.
   boxes.clear();
   const TimeAxis deep(TimeWindow{500000, 510000}, 0, 1000);
