@@ -53,6 +53,7 @@ struct PipelineViewState {
   bool store_pending = false;       // an edit waits for the runner to be free
   std::string edit_message;         // the last edit's outcome
   bool edit_refused = false;
+  int32_t form_task = 0, form_worker = 0, form_after = -1;  // the "move" form's fields
   std::string save_path = "edited.mpk";
   std::string save_message;
   bool save_failed = false;

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "studio/pipeline_state.h"
 #include "studio/trace_model.h"
 #include "studio/view_states.h"
 #include "traces/trace_db.h"
@@ -112,6 +113,7 @@ struct StudioState {
   StatsViewState stats;
   CompareViewState compare;
   GraphViewState graph;
+  PipelineViewState pipeline;  // the pipeline view (studio/pipeline_state.h)
 
   StudioState();
   ~StudioState();  // removes a temporary trace

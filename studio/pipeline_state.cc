@@ -1,0 +1,390 @@
+// The pipeline view's logic: pipeline text and option edits, jobs on the runner (apply,
+// load an edit session, store an edit) and what their results do to the StudioState,
+// and the hand-edit entry points.
+#include "studio/pipeline_state.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "ir/error.h"
+#include "passes/policies/policy.h"
+#include "passes/registry.h"
+#include "studio/state.h"
+#include "traces/cost_params.h"
+
+namespace mpk::studio {
+namespace {
+
+std::string micros(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", ns * 1e-3);
+  return buf;
+}
+
+// A new trace drops everything tied to the old one's runs.
+void track_trace(StudioState& s) {
+  PipelineViewState& p = s.pipeline;
+  if (p.trace_path == s.trace_path) return;
+  p.runner.cancel();
+  p.job = PipelineJob::kNone;
+  p.trace_path = s.trace_path;
+  p.modules.clear();
+  p.editor.reset();
+  p.session_run = -1;
+  p.session_runs.clear();
+  p.stored.clear();
+  p.session_failed_run = -1;
+  p.store_pending = false;
+  p.text_run = -1;
+  p.text_edited = false;
+}
+
+int32_t job_steps(const StudioState& s) {
+  if (s.pipeline.steps > 0) return s.pipeline.steps;
+  const RunRecord* r = find_run(s, s.run);
+  return r && r->steps > 0 ? static_cast<int32_t>(r->steps) : 8;
+}
+
+// The graph of the current run to run a pipeline on: the .mpk it was simulated from,
+// else the run itself (its model re-imported).
+GraphSource run_source(const StudioState& s) {
+  GraphSource g;
+  if (s.trace_is_temporary && !s.runs.empty() && s.run == s.runs.front().id) {
+    g.module_path = s.input_path;
+  } else {
+    g.trace_path = s.trace_path;
+    g.run = s.run;
+  }
+  return g;
+}
+
+void keep_module(PipelineViewState& p, int64_t run, std::shared_ptr<const Module> m) {
+  p.modules[run] = std::move(m);
+  while (p.modules.size() > PipelineViewState::kKeptModules) {
+    auto oldest = p.modules.begin();
+    if (oldest->first == p.session_run) ++oldest;
+    p.modules.erase(oldest);
+  }
+}
+
+// Makes `run` current (compared with `compare`), keeping the selected task selected.
+void show_run(StudioState& s, int64_t run, int64_t compare) {
+  TaskId task = -1;
+  int32_t step = 0;
+  if (s.model && s.selection.exec >= 0) {
+    task = s.model->execution(s.selection.exec).task;
+    step = s.model->execution(s.selection.exec).step;
+  }
+  refresh_runs(s);
+  if (!select_run(s, run)) return;
+  s.compare_run = compare != run ? compare : -1;
+  if (task >= 0) select_execution(s, s.model->find(task, step));
+}
+
+void start_session(PipelineViewState& p, int64_t run, const RunnerResult& r,
+                   const std::string& model) {
+  p.editor = std::make_unique<ScheduleEditor>(
+      *r.module, CostParams::from_machine(r.module->machine), r.steps, r.executions);
+  p.session_run = run;
+  p.session_model = model;
+  p.session_runs = {run};
+  p.stored = {{"", run}};
+  p.store_pending = false;
+  p.edit_message.clear();
+  p.edit_refused = false;
+}
+
+void start_store(StudioState& s) {
+  PipelineViewState& p = s.pipeline;
+  p.store_pending = false;
+  if (!p.editor) return;
+  const std::vector<PinnedMove> moves = p.editor->moves();
+  const std::string key = print_moves(moves);
+  if (auto it = p.stored.find(key); it != p.stored.end()) {
+    if (s.run != it->second) show_run(s, it->second, p.session_run);
+    return;
+  }
+  PipelineRequest r;
+  r.source.module = std::make_shared<const Module>(p.editor->module());
+  r.trace_path = s.trace_path;
+  r.steps = p.editor->steps();
+  r.model = p.session_model;
+  r.note = "studio: hand edits of run " + std::to_string(p.session_run);
+  const Schedule original = p.editor->original_schedule();
+  r.finish = [original, moves](Module& m) { pin_schedule(m, original, moves); };
+  try {
+    p.runner.start(std::move(r));
+  } catch (const Error& e) {
+    p.job_message = e.what();
+    p.job_failed = true;
+    return;
+  }
+  p.job = PipelineJob::kStoreEdit;
+  p.job_moves = key;
+  p.job_base_run = s.run;
+}
+
+void take_result(StudioState& s, PipelineJob job, RunnerResult r) {
+  PipelineViewState& p = s.pipeline;
+  const double step_ns = r.executions.empty() ? 0 : [&] {
+    int64_t end = 0;
+    for (const Execution& x : r.executions) end = std::max(end, x.end_ns);
+    return static_cast<double>(end) / r.steps;
+  }();
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.2f s", r.total_s);
+  switch (job) {
+    case PipelineJob::kApply: {
+      keep_module(p, r.run, r.module);
+      const RunRecord* before = find_run(s, p.job_base_run);
+      p.job_message = "run " + std::to_string(r.run) + ": step " + micros(step_ns);
+      if (before && before->steps > 0)
+        p.job_message += " (run " + std::to_string(before->id) + ": " +
+                         micros(static_cast<double>(before->duration_ns) / before->steps) + ")";
+      p.job_message += ", ready in " + std::string(secs);
+      start_session(p, r.run, r, r.model);
+      show_run(s, r.run, p.job_base_run);
+      s.view = View::kCompare;
+      s.view_changed = true;
+      break;
+    }
+    case PipelineJob::kLoadSession:
+      if (s.run != p.job_base_run) break;  // the user moved on; a new session loads
+      start_session(p, p.job_base_run, r, r.model);
+      p.job_message = "editing run " + std::to_string(p.job_base_run) + " (loaded in " + secs + ")";
+      break;
+    case PipelineJob::kStoreEdit:
+      p.stored[p.job_moves] = r.run;
+      p.session_runs.push_back(r.run);
+      keep_module(p, r.run, r.module);
+      p.job_message = "edited schedule stored as run " + std::to_string(r.run) + " in " + secs;
+      if (p.editor && print_moves(p.editor->moves()) == p.job_moves)
+        show_run(s, r.run, p.session_run);
+      else
+        p.store_pending = true;  // edited again meanwhile
+      break;
+    case PipelineJob::kNone:
+      break;
+  }
+}
+
+EditOutcome no_session(const StudioState& s) {
+  return {false, "refused: no edit session for run " + std::to_string(s.run) +
+                     " yet (the pipeline view loads one)"};
+}
+
+EditOutcome after_edit(StudioState& s, EditOutcome out) {
+  PipelineViewState& p = s.pipeline;
+  p.edit_message = out.message;
+  p.edit_refused = !out.accepted;
+  set_status(s, out.message, !out.accepted);
+  if (out.accepted && p.auto_store) p.store_pending = true;
+  return out;
+}
+
+}  // namespace
+
+void set_pipeline_text(PipelineViewState& ps, std::string text) {
+  ps.text = std::move(text);
+  try {
+    ps.entries = parse_pipeline(ps.text);
+    ps.text_error.clear();
+  } catch (const Error& e) {
+    ps.text_error = e.what();
+  }
+}
+
+std::vector<PassOptionInfo> entry_options(const PipelineEntry& e) {
+  const PassInfo* info = find_pass(e.pass);
+  if (!info) return {};
+  if (e.pass != "assign-sm") return info->options;
+  std::vector<PassOptionInfo> out;
+  std::string policy;
+  for (const PassOptionInfo& o : info->options)
+    if (o.name == "policy" || o.name == "workers") {
+      out.push_back(o);
+      if (o.name == "policy") policy = option_str(e.options, "policy", o.default_value);
+    }
+  if (const PolicyInfo* p = find_policy(policy)) {
+    PassOptions own = e.options;
+    own.erase("policy");
+    own.erase("workers");
+    for (const PassOptionInfo& o : policy_options(*p, own)) out.push_back(o);
+  }
+  return out;
+}
+
+void set_pipeline_option(PipelineViewState& ps, size_t index, const std::string& key,
+                         const std::optional<std::string>& value) {
+  if (index >= ps.entries.size()) return;
+  PipelineEntry& e = ps.entries[index];
+  if (value)
+    e.options[key] = *value;
+  else
+    e.options.erase(key);
+  const std::vector<PassOptionInfo> shown = entry_options(e);
+  for (auto it = e.options.begin(); it != e.options.end();) {
+    const bool known = std::any_of(shown.begin(), shown.end(),
+                                   [&](const PassOptionInfo& o) { return o.name == it->first; });
+    it = known ? std::next(it) : e.options.erase(it);
+  }
+  ps.text = print_pipeline(ps.entries);
+  ps.text_error.clear();
+  ps.text_edited = true;
+}
+
+void poll_pipeline(StudioState& s) {
+  track_trace(s);
+  PipelineViewState& p = s.pipeline;
+  const RunnerProgress progress = p.runner.progress();
+  if (p.job != PipelineJob::kNone && !progress.busy()) {
+    const PipelineJob job = p.job;
+    p.job = PipelineJob::kNone;
+    p.job_failed = progress.stage == RunnerStage::kFailed;
+    if (progress.stage == RunnerStage::kDone) {
+      if (std::optional<RunnerResult> r = p.runner.take_result())
+        take_result(s, job, std::move(*r));
+    } else if (p.job_failed) {
+      p.job_message = progress.text();
+      if (job == PipelineJob::kLoadSession) p.session_failed_run = p.job_base_run;
+    } else {
+      p.job_message = "cancelled";
+    }
+  }
+  if (p.store_pending && p.job == PipelineJob::kNone && !p.runner.busy()) start_store(s);
+}
+
+bool apply_pipeline(StudioState& s) {
+  track_trace(s);
+  PipelineViewState& p = s.pipeline;
+  if (!s.reader || s.run < 0) {
+    p.job_message = "nothing is open";
+    return false;
+  }
+  if (p.runner.busy()) {
+    p.job_message = "a job is running; cancel it first";
+    return false;
+  }
+  set_pipeline_text(p, p.text);
+  if (!p.text_error.empty()) return false;
+  PipelineRequest r;
+  r.source = run_source(s);
+  r.pipeline = p.text;
+  r.trace_path = s.trace_path;
+  r.steps = job_steps(s);
+  r.note = "studio: pipeline applied to run " + std::to_string(s.run);
+  try {
+    p.runner.start(std::move(r));
+  } catch (const Error& e) {
+    p.text_error = e.what();
+    return false;
+  }
+  p.job = PipelineJob::kApply;
+  p.job_base_run = s.run;
+  p.job_failed = false;
+  p.job_message.clear();
+  return true;
+}
+
+void cancel_pipeline(StudioState& s) { s.pipeline.runner.cancel(); }
+
+bool begin_edit_session(StudioState& s) {
+  track_trace(s);
+  PipelineViewState& p = s.pipeline;
+  if (!s.reader || s.run < 0 || has_edit_session(s) || p.runner.busy() ||
+      p.job != PipelineJob::kNone || p.session_failed_run == s.run)
+    return false;
+  if (p.editor && p.editor->applied() > 0) return false;  // the panel asks first
+  PipelineRequest r;
+  if (auto it = p.modules.find(s.run); it != p.modules.end()) {
+    r.source.module = it->second;
+    if (const RunRecord* rec = find_run(s, s.run)) r.model = rec->model;
+  } else {
+    r.source = run_source(s);
+  }
+  r.steps = job_steps(s);
+  try {
+    p.runner.start(std::move(r));
+  } catch (const Error& e) {
+    p.job_message = e.what();
+    p.session_failed_run = s.run;
+    return false;
+  }
+  p.job = PipelineJob::kLoadSession;
+  p.job_base_run = s.run;
+  return true;
+}
+
+bool has_edit_session(const StudioState& s) {
+  const PipelineViewState& p = s.pipeline;
+  return p.editor && s.run >= 0 &&
+         std::find(p.session_runs.begin(), p.session_runs.end(), s.run) != p.session_runs.end();
+}
+
+void drop_edit_session(StudioState& s) {
+  PipelineViewState& p = s.pipeline;
+  p.editor.reset();
+  p.session_run = -1;
+  p.session_runs.clear();
+  p.stored.clear();
+  p.store_pending = false;
+  p.edit_message.clear();
+}
+
+TaskId selected_task(const StudioState& s) {
+  if (!s.model || s.selection.exec < 0 ||
+      s.selection.exec >= static_cast<int64_t>(s.model->executions().size()))
+    return -1;
+  return s.model->execution(s.selection.exec).task;
+}
+
+EditOutcome edit_move(StudioState& s, const std::vector<TaskId>& tasks, int32_t worker,
+                      TaskId after) {
+  if (!has_edit_session(s)) return after_edit(s, no_session(s));
+  return after_edit(s, s.pipeline.editor->move(tasks, worker, after));
+}
+
+EditOutcome edit_move_to_worker(StudioState& s, TaskId t, int32_t worker) {
+  if (!has_edit_session(s)) return after_edit(s, no_session(s));
+  return after_edit(s, s.pipeline.editor->move_to_worker(t, worker));
+}
+
+EditOutcome edit_shift(StudioState& s, TaskId t, int32_t delta) {
+  if (!has_edit_session(s)) return after_edit(s, no_session(s));
+  return after_edit(s, s.pipeline.editor->shift(t, delta));
+}
+
+bool edit_undo(StudioState& s) {
+  PipelineViewState& p = s.pipeline;
+  if (!has_edit_session(s) || !p.editor->undo()) return false;
+  after_edit(s, {true, "undone: " + p.editor->edits()[p.editor->applied()].label});
+  return true;
+}
+
+bool edit_redo(StudioState& s) {
+  PipelineViewState& p = s.pipeline;
+  if (!has_edit_session(s) || !p.editor->redo()) return false;
+  after_edit(s, {true, "redone: " + p.editor->edits()[p.editor->applied() - 1].label});
+  return true;
+}
+
+bool save_edits(StudioState& s, const std::string& path) {
+  PipelineViewState& p = s.pipeline;
+  p.save_failed = true;
+  if (!p.editor) {
+    p.save_message = "no edit session to save";
+    return false;
+  }
+  try {
+    p.editor->save(path);
+  } catch (const Error& e) {
+    p.save_message = e.what();
+    return false;
+  }
+  p.save_failed = false;
+  p.save_message = "saved " + path + " (" + std::to_string(p.editor->moves().size()) +
+                   " moves); run it: mpk run --graph " + path + " --backend sim|cpu|gpu";
+  return true;
+}
+
+}  // namespace mpk::studio
