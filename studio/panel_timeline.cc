@@ -79,7 +79,7 @@ void center_on(StudioState& s, int64_t exec) {
 // Keys: Left/Right pan, +/- zoom, F fit, Home/End, Up/Down scroll, Esc deselect.
 void handle_keys(StudioState& s, float row_h) {
   const ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;
+  if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;  // those chords belong to other views
   const double run_ns = static_cast<double>(s.model->duration_ns());
   const double span = s.window.span();
   const double mid = s.window.t0_ns + span / 2;

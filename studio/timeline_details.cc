@@ -97,10 +97,12 @@ void draw_timeline_details(StudioState& s, const std::function<void(int64_t)>& g
     ImGui::Text("critical path into the task: %zu tasks, running %s, waiting %s", w.chain.size(),
                 format_duration(static_cast<double>(w.busy_ns)).c_str(),
                 format_duration(static_cast<double>(w.gap_ns)).c_str());
-    for (size_t i = 0; i < w.chain.size(); ++i) {
-      const std::string line = std::to_string(i + 1) + ". " + describe(m, w.chain[i]);
-      ImGui::PushID(static_cast<int>(i));
-      if (ImGui::Selectable(line.c_str(), w.chain[i].exec == sel)) go_to(w.chain[i].exec);
+    ImGui::TextDisabled("from the task back to the step's start; each line waited for the next");
+    for (size_t n = 0; n < w.chain.size(); ++n) {
+      const WhyIdleLink& link = w.chain[w.chain.size() - 1 - n];
+      const std::string line = std::to_string(n + 1) + ". " + describe(m, link);
+      ImGui::PushID(static_cast<int>(n));
+      if (ImGui::Selectable(line.c_str(), link.exec == sel)) go_to(link.exec);
       ImGui::PopID();
     }
   }

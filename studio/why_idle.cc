@@ -60,10 +60,10 @@ std::string describe(const TraceModel& m, const WhyIdleLink& link) {
       s += ", began " + gap + " after the step started";
       break;
     case WhyIdleLink::kEvent:
-      s += ", waited " + gap + " for event " + std::to_string(link.event) + " (released by the line above)";
+      s += ", waited " + gap + " for event " + std::to_string(link.event);
       break;
     case WhyIdleLink::kWorker:
-      s += ", queued " + gap + " behind the line above on its SM";
+      s += ", queued " + gap + " behind the task before it on its SM";
       break;
   }
   return s;

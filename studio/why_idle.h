@@ -36,8 +36,8 @@ WhyIdle why_idle(const TraceModel& m, int64_t exec);
 std::string explain_execution(const TraceModel& m, int64_t exec);
 std::string explain_bubble(const TraceModel& m, const Bubble& b);
 
-// One line for the list: "layers.3.attn.q_proj [task 812] on SM 17, waited 2.1 us for
-// event 40".
+// One line for the list: "L3.q_proj [task 812] on SM 17, ran 12.40 us, waited
+// 1.000 us for event 40".
 std::string describe(const TraceModel& m, const WhyIdleLink& link);
 
 }  // namespace mpk::studio

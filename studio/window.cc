@@ -128,7 +128,7 @@ int run_app(const AppOptions& o) {
     StudioState s;
     apply_options(s, o);  // errors show in the window (and on stderr)
     while (win.open() && !s.quit_requested) {
-      win.render(s, true);
+      win.render(s, s.background_jobs == 0);  // keep drawing while a view works in the background
       win.swap();
     }
     return 0;
