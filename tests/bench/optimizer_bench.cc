@@ -2,8 +2,9 @@
 // from Apply (PipelineRunner::start) to the new run being ready (re-import the viewed
 // run's model, run the pipeline pass by pass, verify, simulate, store in trace.db),
 // and for a hand edit the time to check a move with the verifier and re-simulate, then
-// to store the edited schedule as a pinned run. A plain main: prints the median of
-// --repeat runs per preset.
+// to store the edited schedule as a pinned run; and what the UI does next, load the new
+// run's TraceModel for the timeline. A plain main: prints the median of --repeat runs
+// per preset.
 //   optimizer_bench [--steps N] [--repeat N] [PRESET...]   (default llama-3.2-1b qwen3-8b)
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "passes/pipeline.h"
 #include "studio/pipeline_runner.h"
 #include "studio/schedule_edit.h"
+#include "studio/trace_model.h"
 
 namespace {
 
@@ -57,7 +59,7 @@ RunnerResult apply(PipelineRunner& runner, PipelineRequest r, double& wall_s) {
 struct Row {
   std::string model;
   size_t tasks = 0, executions = 0;
-  std::vector<double> load, passes, simulate, store, wall;
+  std::vector<double> load, passes, simulate, store, wall, open;
   std::vector<double> edit, edit_store;
 };
 
@@ -91,6 +93,10 @@ Row bench_model(const std::string& preset, int32_t steps, int repeat, const fs::
     row.simulate.push_back(last.simulate_s);
     row.store.push_back(last.store_s);
     row.wall.push_back(wall);
+    const auto t0 = Clock::now();
+    const mpk::TraceReader reader(trace);
+    const mpk::studio::TraceModel model(reader, last.run);
+    row.open.push_back(seconds_since(t0));
   }
   row.tasks = last.module->graph.tasks.size();
   row.executions = last.executions.size();
@@ -152,16 +158,17 @@ int main(int argc, char** argv) {
   std::printf("Apply -> new run ready (re-import, passes + verify, simulate %d steps, store), "
               "median of %d; pipeline decompose,infer-deps,assign-sm{policy=locality}\n\n",
               steps, repeat);
-  std::printf("%-14s %7s %10s %8s %8s %9s %8s %8s | %11s %11s\n", "model", "tasks",
-              "executions", "import", "passes", "simulate", "store", "total", "edit+resim",
-              "edit store");
+  std::printf("%-14s %7s %10s %8s %8s %9s %8s %8s | %9s | %11s %11s\n", "model", "tasks",
+              "executions", "import", "passes", "simulate", "store", "total", "open run",
+              "edit+resim", "edit store");
   try {
     for (const std::string& preset : presets) {
       const Row r = bench_model(preset, steps, repeat, dir);
-      std::printf("%-14s %7zu %10zu %7.3fs %7.3fs %8.3fs %7.3fs %7.3fs | %10.3fs %10.3fs\n",
-                  r.model.c_str(), r.tasks, r.executions, median(r.load), median(r.passes),
-                  median(r.simulate), median(r.store), median(r.wall), median(r.edit),
-                  median(r.edit_store));
+      std::printf(
+          "%-14s %7zu %10zu %7.3fs %7.3fs %8.3fs %7.3fs %7.3fs | %8.3fs | %10.3fs %10.3fs\n",
+          r.model.c_str(), r.tasks, r.executions, median(r.load), median(r.passes),
+          median(r.simulate), median(r.store), median(r.wall), median(r.open), median(r.edit),
+          median(r.edit_store));
     }
   } catch (const mpk::Error& e) {
     std::fprintf(stderr, "optimizer_bench: %s\n", e.what());
