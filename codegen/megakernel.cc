@@ -119,6 +119,7 @@ struct Builder {
     const Task& task = m.graph.tasks[t];
     if (task.kind != TaskKind::kLinear) return std::nullopt;
     const Operator& op = m.program.ops.at(task.op);
+    if (op.inputs.size() != 2) return std::nullopt;  // a residual epilogue runs alone
     const Tensor& y = tensor(op.outputs.at(0));
     if (y.dtype != DType::kBF16) return std::nullopt;
     for (const Region& r : task.reads)
@@ -212,8 +213,12 @@ struct Builder {
         const int64_t last_rows = (rows - (groups - 1) * box_rows + 7) / 8 * 8;
         const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
         const bool f32 = tensor(y).dtype == DType::kF32;
+        const bool residual = task.kind == TaskKind::kLinear && op.inputs.size() == 3;
+        if (residual && (f32 || tensor(in(2)).dtype != DType::kBF16))
+          fail(t, "a linear with a residual needs a bf16 output and residual");
         reloc(t, 0, x, 0);
         reloc(t, 1, y, n0);
+        if (residual) reloc(t, 2, in(2), n0);
         out.stream_weight.at(t) = W;
         d.s_row0 = static_cast<int32_t>(n0);
         d.s_groups = static_cast<int32_t>(groups);
@@ -227,7 +232,8 @@ struct Builder {
         out.stream_bytes_per_step += rows * K * 2;
         call = "task_linear<" + std::to_string(K) + ", " + std::to_string(rows) + ", " + std::to_string(B) +
                ", " + std::to_string(tensor(y).shape[1]) + (f32 ? ", true, " : ", false, ") +
-               std::to_string(box_rows) + ", " + std::to_string(boxes) + (x_f32(K) ? ", true>" : ", false>");
+               std::to_string(box_rows) + ", " + std::to_string(boxes) + (x_f32(K) ? ", true" : ", false") +
+               (residual ? ", true>" : ", false>");
         scratch(linear_scratch(K));
         break;
       }

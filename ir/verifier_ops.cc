@@ -114,7 +114,8 @@ class Signature {
 
   // linear: x [B,K], W [N,K] -> y [B,N]; lm_head: the same with y f32.
   void linear(bool lm_head) {
-    arity(2, 1);
+    const bool residual = !lm_head && op_.inputs.size() == 3;  // y = x W^T + residual
+    arity(residual ? 3 : 2, 1);
     const auto& x = rank(in(0), "x", 2);
     const auto& w = rank(in(1), "W", 2);
     const auto& y = rank(out(0), lm_head ? "logits" : "y", 2);
@@ -127,6 +128,10 @@ class Signature {
     dim(w[1], x[1], "W dimension 1 (K)");
     dim(y[0], x[0], "output dimension 0 (batch)");
     dim(y[1], w[0], "output dimension 1 (N)");
+    if (residual) {
+      floating(in(2), "residual");
+      same_shape(in(2), "residual", out(0), "y");
+    }
   }
 
   void qk_norm() {

@@ -68,7 +68,7 @@ std::vector<std::vector<size_t>> combinations(const std::vector<Axis>& axes) {
 
 std::string pipeline_for(const std::string& policy, const std::vector<Axis>& axes,
                          const std::vector<size_t>& combo) {
-  Pipeline p = parse_pipeline("decompose,infer-deps,assign-sm{policy=" + policy + "}");
+  Pipeline p = parse_pipeline(default_pipeline_with(policy));
   for (size_t i = 0; i < axes.size(); ++i) {
     auto it = std::find_if(p.begin(), p.end(),
                            [&](const PipelineEntry& e) { return e.pass == axes[i].pass; });

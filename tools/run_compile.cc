@@ -9,11 +9,11 @@
 #include <chrono>
 #include <filesystem>
 
-#include "ir/error.h"
 #include "ir/import/import.h"
 #include "ir/serialize.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "passes/pipeline.h"
 
 namespace mpk {
 namespace {
@@ -54,7 +54,7 @@ bool is_module_file(const std::string& spec) {
 
 std::string run_pipeline(const RunRequest& r) {
   if (!r.pipeline.empty()) return r.pipeline;
-  return "decompose,infer-deps,assign-sm{policy=" + r.policy + "}";
+  return default_pipeline_with(r.policy);
 }
 
 uint64_t weights_seed(const RunRequest& r) {

@@ -122,7 +122,7 @@ void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& 
 }
 
 void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
-                  int64_t b1, int64_t n0, int64_t n1) {
+                  int64_t b1, int64_t n0, int64_t n1, const TensorBuffer* residual) {
   const int64_t k_len = x.shape[1], rows = b1 - b0, width = n1 - n0;
   if (rows <= 0 || width <= 0) return;
   std::vector<float>& xs = scratch(0, static_cast<size_t>(rows * k_len));
@@ -148,7 +148,11 @@ void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y,
   }
   const int64_t n_out = y.shape[1];
   for (int64_t b = 0; b < rows; ++b)
-    for (int64_t n = n0; n < n1; ++n) y.store((b0 + b) * n_out + n, out[b * width + n - n0]);
+    for (int64_t n = n0; n < n1; ++n) {
+      const int64_t i = (b0 + b) * n_out + n;
+      y.store(i, out[b * width + n - n0]);
+      if (residual) y.store(i, y.load(i) + residual->load(i));
+    }
 }
 
 void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,

@@ -95,12 +95,14 @@ void check_op(const Program& p, OpId id) {
     }
     case OpKind::kLinear:
     case OpKind::kLmHead: {
-      c.arity(2, 1);
+      const bool residual = op.kind == OpKind::kLinear && op.inputs.size() == 3;
+      c.arity(residual ? 3 : 2, 1);
       c.rank(c.in(0), 2);
       c.rank(c.in(1), 2);
       c.floating(c.out(0));
       c.require(c.in(1).shape[1] == c.in(0).shape[1], "weight width does not match the input width");
       c.shape(c.out(0), {c.in(0).shape[0], c.in(1).shape[0]});
+      if (residual) c.shape(c.in(2), c.out(0).shape);
       return;
     }
     case OpKind::kRope: {
@@ -174,7 +176,7 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       return;
     case OpKind::kLinear:
     case OpKind::kLmHead:
-      linear_block(in(0), in(1), y, 0, rows, 0, y.shape[1]);
+      linear_block(in(0), in(1), y, 0, rows, 0, y.shape[1], op.inputs.size() == 3 ? &in(2) : nullptr);
       return;
     case OpKind::kQkNorm:
       qk_norm_block(in(0), in(1), y, 0, rows, 0, y.shape[1], attr_int(op.attrs, "head_dim"),

@@ -156,6 +156,10 @@ TaskPlan prepare_task(const Module& m, TaskId id) {
       const int64_t k = r.tensor(plan.in0).shape[1];
       r.need(box(plan.in0, {{plan.b0, plan.b1}, {0, k}}));
       r.need(box(plan.in1, {{plan.c0, plan.c1}, {0, k}}));
+      if (op.inputs.size() == 3) {  // linear with a residual
+        plan.in2 = op.inputs[2];
+        r.need(box(plan.in2, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
+      }
       break;
     }
     case TaskKind::kRope: {
@@ -317,7 +321,8 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       return;
     case TaskKind::kLinear:
     case TaskKind::kLmHead:
-      linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1);
+      linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1,
+                   p.in2 >= 0 ? &st.at(p.in2) : nullptr);
       return;
     case TaskKind::kRope:
       rope_block(st.at(p.in0), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, p.head_dim, p.inv_freq, ctx.step);

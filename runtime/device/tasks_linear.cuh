@@ -106,9 +106,11 @@ __device__ __forceinline__ void zero_acc(float (&acc)[RW][B][8]) {
       for (int e = 0; e < 8; ++e) acc[i][b][e] = 0.f;
 }
 
-// ptr0: x [B, K]; ptr1: y + n0 (rows of YSTRIDE, bf16, or f32 when F32_OUT); stream:
-// W[n0:n0+ROWS, 0:K] in row groups of BOX_ROWS. arg0: n0 (for the logits history).
-template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32>
+// ptr0: x [B, K]; ptr1: y + n0 (rows of YSTRIDE, bf16, or f32 when F32_OUT); with
+// RESIDUAL, ptr2: residual + n0 (bf16, rows of YSTRIDE), added to the bf16-rounded
+// product in f32 (as linear then residual_add); stream: W[n0:n0+ROWS, 0:K] in row
+// groups of BOX_ROWS. arg0: n0 (for the logits history).
+template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32, bool RESIDUAL>
 __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256, "linear: bad box rows");
@@ -159,6 +161,10 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
         if constexpr (F32_OUT) {
           dptr<float>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = v;
           if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = v;
+        } else if constexpr (RESIDUAL) {
+          const int64_t i = static_cast<int64_t>(b) * YSTRIDE + n;
+          dptr<bf16_t>(d, 1)[i] =
+              f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + bf16_to_f32(ld_cg_bf16(dptr<const bf16_t>(d, 2) + i)));
         } else {
           dptr<bf16_t>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = f32_to_bf16(v);
         }

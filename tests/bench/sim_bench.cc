@@ -20,7 +20,7 @@ const mpk::Module& compiled(const std::string& preset, const std::string& policy
   if (it != cache.end()) return it->second;
   mpk::Module m = mpk::import_model(preset, mpk::ImportOptions{});
   mpk::PassManager pm(
-      mpk::parse_pipeline("decompose,infer-deps,assign-sm{policy=" + policy + "}"));
+      mpk::parse_pipeline(mpk::default_pipeline_with(policy)));
   pm.run(m);
   return cache.emplace(key, std::move(m)).first->second;
 }

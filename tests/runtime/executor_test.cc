@@ -95,6 +95,23 @@ TEST_P(TinyExecutor, EveryPolicyAndOrderMatchesTheReference) {
   }
 }
 
+TEST_P(TinyExecutor, FusedResidualsChangeNoBit) {
+  // fuse-residual removes both residual_adds of every layer; the fused graph decodes
+  // bit-identically to the unfused one, as a whole-op reference and as tasks in any order.
+  const Module fused = test::compile(m_, "fuse-residual");
+  const int64_t layers = attr_int(m_.attrs, "num_layers");
+  EXPECT_EQ(fused.program.ops.size() + 2 * layers, m_.program.ops.size());
+  for (const Operator& op : fused.program.ops) EXPECT_NE(op.kind, OpKind::kResidualAdd) << op.name;
+  expect_identical(ref_, run_reference(fused, w_, kSteps, kPrompt), "fused reference");
+  const Module unfused = test::compile(m_, test::policy_pipeline("critical-path"));
+  const CpuRunResult base = run_cpu(unfused, w_, options(CpuOrder::kSchedule));
+  for (const std::string& policy : policies()) {
+    const Module g = test::compile(fused, test::policy_pipeline(policy));
+    expect_identical(base, run_cpu(g, w_, options(CpuOrder::kSchedule)), policy + " fused");
+    expect_identical(base, run_cpu(g, w_, options(CpuOrder::kRandom, 3)), policy + " fused, random order");
+  }
+}
+
 TEST_P(TinyExecutor, BitIdenticalForAnyThreadCount) {
   const Module g = test::compile(m_, test::policy_pipeline("critical-path"));
   const CpuExecResult one = run_cpu(g, w_, options(CpuOrder::kSchedule, 0, 1));

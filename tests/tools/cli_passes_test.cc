@@ -13,6 +13,7 @@
 
 #include "ir/serialize.h"
 #include "ir/text.h"
+#include "passes/pipeline.h"
 
 namespace mpk {
 namespace {
@@ -106,7 +107,7 @@ TEST_F(CliPasses, OptRunsTheDefaultPipelineOnAFile) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
   const Module m = load_module(path("out.mpk"));
   EXPECT_EQ(m.graph.schedule.policy, "critical-path");
-  EXPECT_EQ(m.provenance.pipeline, "decompose,infer-deps,assign-sm{policy=critical-path}");
+  EXPECT_EQ(m.provenance.pipeline, mpk::kDefaultPipeline);
 }
 
 TEST_F(CliPasses, OptImportsAPresetAndWritesTextToStdout) {
