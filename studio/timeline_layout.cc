@@ -52,8 +52,8 @@ int64_t gallop(const std::vector<Execution>& xs, int64_t lo, int64_t hi, double 
   return it - xs.begin();
 }
 
-int64_t end_of(const Execution& e) { return e.end_ns; }
-int64_t start_of(const Execution& e) { return e.start_ns; }
+constexpr auto end_of = [](const Execution& e) { return e.end_ns; };
+constexpr auto start_of = [](const Execution& e) { return e.start_ns; };
 
 }  // namespace
 
@@ -196,10 +196,22 @@ void merged_slices(const TraceModel& m, const TaskBox& box, const TimeAxis& axis
                    std::vector<KindSlice>& out) {
   const std::vector<Execution>& xs = m.executions();
   const int64_t last = box.exec + box.count;
+  const int32_t worker = xs[static_cast<size_t>(box.exec)].worker;
+  // Zoomed out, a slice covers a cell of the model's coarse picture or more: read it.
+  const bool coarse = slice_px * axis.ns_per_px >= m.kind_cell_ns();
   int64_t at = box.exec;  // slices move right: each search starts where the last one ended
   for (float x = box.x0; x < box.x1; x += slice_px) {
     const float x1 = std::min(x + slice_px, box.x1);
     const double t = axis.t_of(0.5 * (x + x1));
+    const int cell = coarse ? m.kind_cell(worker, t) : -1;
+    if (cell >= 0) {
+      const auto k = static_cast<OpKind>(cell);
+      if (!out.empty() && out.back().kind == k && out.back().x1 == x)
+        out.back().x1 = x1;
+      else
+        out.push_back({x, x1, k});
+      continue;
+    }
     // The last task starting at or before t, unless it ended before t and the next
     // one starts within the box.
     int64_t i = gallop(xs, at, last, std::nextafter(t, 1e300), start_of);

@@ -79,7 +79,9 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
 
 // The fill of a merged box: every `slice_px` pixels, the kind of the task running at
 // the slice's middle (or the next one to start), so that a zoomed-out row still shows
-// which kinds of work it did where. O(slices * log n).
+// which kinds of work it did where. When a slice spans a cell of the model's coarse
+// picture (TraceModel::kind_cell) or more, the cell answers; else a search does:
+// O(slices * log n) at worst.
 struct KindSlice {
   float x0 = 0, x1 = 0;
   OpKind kind = OpKind::kLinear;

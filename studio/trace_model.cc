@@ -70,6 +70,33 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
     kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
   }
 
+  // The coarse picture: walk each worker's executions once, cell by cell.
+  cell_ns_ = std::max(1.0, static_cast<double>(run_.duration_ns) / kKindCells);
+  cells_.assign(static_cast<size_t>(workers) * kKindCells, -1);
+  for (int32_t w = 0; w < workers; ++w) {
+    const IndexRange r = worker_range(w);
+    int64_t i = r.begin;
+    for (int32_t c = 0; c < kKindCells && i < r.end; ++c) {
+      const double c0 = c * cell_ns_, mid = c0 + 0.5 * cell_ns_, c1 = c0 + cell_ns_;
+      while (i < r.end && static_cast<double>(execs_[static_cast<size_t>(i)].end_ns) <= mid) ++i;
+      if (i == r.end) break;
+      const Execution& x = execs_[static_cast<size_t>(i)];
+      // x is the first task ending after the middle: it covers the middle, or it starts
+      // after it (then it counts if it starts within the cell).
+      int64_t pick = -1;
+      if (static_cast<double>(x.start_ns) <= mid) {
+        pick = i;
+      } else if (i > r.begin && static_cast<double>(execs_[static_cast<size_t>(i - 1)].end_ns) > c0) {
+        pick = i - 1;
+      } else if (static_cast<double>(x.start_ns) < c1) {
+        pick = i;
+      }
+      if (pick >= 0)
+        cells_[static_cast<size_t>(w) * kKindCells + static_cast<size_t>(c)] =
+            static_cast<int8_t>(kinds_[static_cast<size_t>(execs_[static_cast<size_t>(pick)].task)]);
+    }
+  }
+
   const int32_t steps = std::max<int32_t>(static_cast<int32_t>(run_.steps),
                                           static_cast<int32_t>(steps_.size()));
   blames_ = std::make_unique<BlameIndex>(graph_, execs_, std::max(steps, 1));
@@ -119,6 +146,13 @@ int64_t TraceModel::execution_at(int32_t worker, int64_t t, int64_t slack_ns) co
     if (d < best_dist) best = after - execs_.begin(), best_dist = d;
   }
   return best_dist <= slack_ns ? best : -1;
+}
+
+int TraceModel::kind_cell(int32_t worker, double t) const {
+  if (worker < 0 || worker >= num_workers() || t < 0) return -1;
+  const auto c = static_cast<int64_t>(t / cell_ns_);
+  if (c >= kKindCells) return -1;
+  return cells_[static_cast<size_t>(worker) * kKindCells + static_cast<size_t>(c)];
 }
 
 std::span<const Bubble> TraceModel::bubbles(int32_t worker) const {

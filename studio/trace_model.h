@@ -68,6 +68,13 @@ class TraceModel {
   // The execution of `task` at `step`; -1 when the run does not have it.
   int64_t find(TaskId task, int32_t step) const { return blames_->executions().find(task, step); }
 
+  // ---- a coarse picture for zoomed-out drawing: the run cut into kKindCells cells of
+  // kind_cell_ns() each; per worker and cell, the operator kind running at the cell's
+  // middle, else of the first task starting in the cell, else -1 (idle). O(1).
+  static constexpr int32_t kKindCells = 8192;
+  double kind_cell_ns() const { return cell_ns_; }
+  int kind_cell(int32_t worker, double t) const;
+
   // ---- bubbles, per worker, ordered by start, never overlapping.
   std::span<const Bubble> bubbles(int32_t worker) const;
   IndexRange bubbles_in(int32_t worker, int64_t t0, int64_t t1) const;  // indices into bubbles(worker)
@@ -113,6 +120,8 @@ class TraceModel {
   std::vector<std::vector<std::vector<int32_t>>> wide_;
   std::vector<StepRecord> steps_;
   std::vector<OpKind> kinds_;                // operator kind of each task
+  double cell_ns_ = 1;
+  std::vector<int8_t> cells_;                // [worker * kKindCells + cell]: OpKind or -1
   std::unique_ptr<BlameIndex> blames_;
   double load_seconds_ = 0;
 };

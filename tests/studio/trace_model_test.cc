@@ -125,6 +125,20 @@ TEST_F(ForkJoinModel, ProducersAndConsumers) {
   EXPECT_EQ(m.previous_on_worker(m.worker_range(1).begin), -1);
 }
 
+TEST_F(ForkJoinModel, CoarsePictureOfKinds) {
+  const TraceModel& m = *model_;
+  // 2100 ns in 8192 cells: cells of 1 ns (the smallest).
+  EXPECT_DOUBLE_EQ(m.kind_cell_ns(), 1.0);
+  EXPECT_EQ(m.kind_cell(0, 50), static_cast<int>(OpKind::kRmsNorm));
+  EXPECT_EQ(m.kind_cell(0, 150), static_cast<int>(OpKind::kLinear));
+  EXPECT_EQ(m.kind_cell(1, 650), static_cast<int>(OpKind::kResidualAdd));
+  EXPECT_EQ(m.kind_cell(0, 400), -1);  // idle
+  EXPECT_EQ(m.kind_cell(1, 50), -1);   // waiting
+  EXPECT_EQ(m.kind_cell(0, -5), -1);
+  EXPECT_EQ(m.kind_cell(0, 1e9), -1);
+  EXPECT_EQ(m.kind_cell(5, 50), -1);
+}
+
 TEST(TraceModel, WideBubblesMatchBruteForce) {
   TempPath path("studio_tiny_lod.db");
   const int64_t run = mpk::testing::store_tiny(path.str(), 3);
