@@ -137,6 +137,31 @@ TEST_F(StudioFrame, DragPansWithoutSelecting) {
   EXPECT_EQ(s_.selection.exec, -1);
 }
 
+TEST_F(StudioFrame, RightDragPicksARange) {
+  zoom_to_step(1);
+  const TimeWindow before = s_.window;
+  const float x = std::floor(s_.timeline.canvas_x0 + 200);
+  const double t0 = t_of(s_, x), t1 = t_of(s_, x + 300);
+  h_.drag(frame_, x, s_.timeline.row_y[2] + 2, 300, 0, 4, ImGuiMouseButton_Right);
+  ASSERT_TRUE(s_.range.has_value());
+  const double px = s_.window.span() / s_.timeline.canvas_width;
+  EXPECT_NEAR(s_.range->t0_ns, t0, px);
+  EXPECT_NEAR(s_.range->t1_ns, t1, px);
+  EXPECT_DOUBLE_EQ(s_.window.t0_ns, before.t0_ns);  // no pan
+  EXPECT_EQ(s_.selection.exec, -1);
+  h_.press_key(frame_, ImGuiKey_Escape);
+  EXPECT_FALSE(s_.range.has_value());
+}
+
+TEST_F(StudioFrame, F2TogglesTheFrameTimeOverlay) {
+  EXPECT_FALSE(s_.show_frame_time);
+  h_.press_raw_key(frame_, kKeyF2);
+  EXPECT_TRUE(s_.show_frame_time);
+  EXPECT_GT(s_.frame_cpu_ms, 0);
+  h_.press_raw_key(frame_, kKeyF2);
+  EXPECT_FALSE(s_.show_frame_time);
+}
+
 TEST_F(StudioFrame, KeysFitZoomAndPan) {
   zoom_to_step(1);
   const double span = s_.window.span();
