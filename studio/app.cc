@@ -20,7 +20,7 @@ namespace {
 
 using PanelFn = void (*)(StudioState&);
 
-// The views and their panels; nullptr where the panel's file is not in this build.
+// The views, in tab order, and their panels.
 struct ViewEntry {
   View view;
   const char* title;
@@ -28,27 +28,9 @@ struct ViewEntry {
 };
 
 constexpr ViewEntry kViews[] = {
-    {View::kTimeline, "Timeline", draw_timeline_panel},
-#ifdef MPK_STUDIO_HAS_PANEL_STATS
-    {View::kStats, "Stats", draw_stats_panel},
-#else
-    {View::kStats, "Stats", nullptr},
-#endif
-#ifdef MPK_STUDIO_HAS_PANEL_COMPARE
-    {View::kCompare, "Compare", draw_compare_panel},
-#else
-    {View::kCompare, "Compare", nullptr},
-#endif
-#ifdef MPK_STUDIO_HAS_PANEL_GRAPH
-    {View::kGraph, "Graph", draw_graph_panel},
-#else
-    {View::kGraph, "Graph", nullptr},
-#endif
-#ifdef MPK_STUDIO_HAS_PANEL_PIPELINE
+    {View::kTimeline, "Timeline", draw_timeline_panel}, {View::kStats, "Stats", draw_stats_panel},
+    {View::kCompare, "Compare", draw_compare_panel},    {View::kGraph, "Graph", draw_graph_panel},
     {View::kPipeline, "Pipeline", draw_pipeline_panel},
-#else
-    {View::kPipeline, "Pipeline", nullptr},
-#endif
 };
 
 int64_t parse_int(const std::string& opt, const std::string& v) {
@@ -90,7 +72,7 @@ void draw_menu(StudioState& s) {
   }
   if (ImGui::BeginMenu("View")) {
     for (const ViewEntry& v : kViews)
-      if (ImGui::MenuItem(v.title, nullptr, s.view == v.view, v.draw != nullptr)) {
+      if (ImGui::MenuItem(v.title, nullptr, s.view == v.view)) {
         s.view = v.view;
         s.view_changed = true;
       }
@@ -267,12 +249,6 @@ AppOptions parse_app_options(const std::vector<std::string>& args) {
   return o;
 }
 
-bool view_available(View v) {
-  for (const ViewEntry& e : kViews)
-    if (e.view == v) return e.draw != nullptr;
-  return false;
-}
-
 bool apply_options(StudioState& s, const AppOptions& o) {
   s.view = o.view;
   s.view_changed = true;
@@ -335,7 +311,6 @@ void draw_app_frame(StudioState& s) {
     if (ImGui::CollapsingHeader("Runs", ImGuiTreeNodeFlags_DefaultOpen)) draw_runs_panel(s);
     if (ImGui::BeginTabBar("views")) {
       for (const ViewEntry& v : kViews) {
-        if (!v.draw) continue;
         const ImGuiTabItemFlags tf =
             s.view_changed && s.view == v.view ? ImGuiTabItemFlags_SetSelected : 0;
         if (ImGui::BeginTabItem(v.title, nullptr, tf)) {

@@ -40,9 +40,6 @@ double parse_time_ns(const std::string& text);
 AppOptions parse_app_options(const std::vector<std::string>& args);
 std::string app_usage();
 
-// True when the view's panel is built into this binary.
-bool view_available(View v);
-
 // Applies options to a fresh state: opens the input, selects the runs and the view.
 // Returns false (status set, message already printed to stderr) on bad input.
 bool apply_options(StudioState& s, const AppOptions& o);

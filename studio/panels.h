@@ -2,10 +2,8 @@
 // (studio/app.cc) lays out the window and calls the panel of the current view with the
 // remaining space as the current ImGui region; a panel draws into it and reads/writes
 // the shared StudioState (studio/state.h). A panel must cope with s.model == nullptr
-// (nothing open) by saying so.
-//
-// A view is built into the app when its panel file exists: studio/CMakeLists.txt
-// defines MPK_STUDIO_HAS_PANEL_<NAME> for each studio/panel_<name>.cc it finds.
+// (nothing open) by saying so. A new view: a View value (state.h), a panel file, a line
+// in app.cc's view table.
 #pragma once
 
 #include "studio/state.h"

@@ -90,13 +90,6 @@ class Window {
 };
 
 int screenshot(const AppOptions& o) {
-  if (!view_available(o.view)) {
-    std::fprintf(stderr,
-                 "mpk-studio: error: the %s view is not in this build of mpk-studio "
-                 "(studio/panel_%s.cc is missing); available: timeline\n",
-                 name_of(o.view), name_of(o.view));
-    return 1;
-  }
   Window win(o.width, o.height, false);
   StudioState s;
   const bool ok = apply_options(s, o);
