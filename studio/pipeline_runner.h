@@ -60,8 +60,8 @@ struct RunnerProgress {
   int64_t run = -1;        // kDone: the stored run's id (-1 when not stored)
   double elapsed_s = 0;    // since the job started (until it ended, once it has)
   bool busy() const;       // loading, passes, simulating or storing
-  // "loading run 3 of trace.db", "pass 2 of 3: infer-deps", "simulating 8 steps",
-  // "storing", "done: run 5 in 0.41 s", "failed: ...", "cancelled".
+  // "loading the graph", "pass 2 of 3: infer-deps", "simulating", "storing the run",
+  // "done: run 5 in 0.41 s", "failed: ...", "cancelled".
   std::string text() const;
 };
 

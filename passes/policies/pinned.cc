@@ -114,6 +114,7 @@ std::string WorkerLists::check(const PinnedMove& m) const {
   if (m.after < 0) return "";
   if (m.after >= n) return "anchor task " + std::to_string(m.after) + " does not exist";
   if (m.after == m.task) return "task " + std::to_string(m.task) + " cannot follow itself";
+  if (worker_[m.after] < 0) return "anchor task " + std::to_string(m.after) + " is not scheduled";
   if (worker_[m.after] != m.worker)
     return "anchor task " + std::to_string(m.after) + " is on worker " +
            std::to_string(worker_[m.after]) + ", not on worker " + std::to_string(m.worker);
