@@ -104,27 +104,39 @@ struct Builder {
     return static_cast<int>(g * hd * 4 + (g * rmax * 4 + 15) / 16 * 16 + 32 * hd * 2 + 2 * g * 4);
   }
 
-  // x of a linear task sits in shared memory as f32 when that takes at most 48 KiB.
+  // x of a linear task sits in shared memory as f32 when that takes at most 48 KiB; a
+  // fused norm keeps one f32 scale per batch row after it.
   bool x_f32(int64_t K) const { return batch * K * 4 <= 48 * 1024; }
-  int linear_scratch(int64_t K) const {
-    return static_cast<int>((batch * K * (x_f32(K) ? 4 : 2) + 15) / 16 * 16);
+  int linear_scratch(int64_t K, bool norm) const {
+    return static_cast<int>((batch * K * (x_f32(K) ? 4 : 2) + 15) / 16 * 16 + (norm ? batch * 4 : 0));
+  }
+
+  // The f32 bits of a fused norm's eps (a template argument of the linear bodies), 0
+  // without one.
+  int32_t norm_eps_bits(const Operator& op) const {
+    return linear_extra(op) == LinearExtra::kNorm ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
   }
 
   // Linear task t's K, x tensor and rows, when it may join a group (bf16 output).
   struct LinearShape {
     int64_t K = 0, rows = 0, ystride = 0;
-    TensorId x = -1;
+    TensorId x = -1, norm = -1;
+    int32_t eps_bits = 0;
+    bool same_input(const LinearShape& o) const {
+      return x == o.x && K == o.K && norm == o.norm && eps_bits == o.eps_bits;
+    }
   };
   std::optional<LinearShape> groupable(TaskId t) const {
     const Task& task = m.graph.tasks[t];
     if (task.kind != TaskKind::kLinear) return std::nullopt;
     const Operator& op = m.program.ops.at(task.op);
-    if (op.inputs.size() != 2) return std::nullopt;  // a residual epilogue runs alone
+    if (linear_extra(op) == LinearExtra::kResidual) return std::nullopt;  // its epilogue runs alone
     const Tensor& y = tensor(op.outputs.at(0));
     if (y.dtype != DType::kBF16) return std::nullopt;
     for (const Region& r : task.reads)
       if (r.tensor == op.inputs.at(1))
-        return LinearShape{tensor(op.inputs[1]).shape[1], r.dims[0].size(), y.shape[1], op.inputs[0]};
+        return LinearShape{tensor(op.inputs[1]).shape[1], r.dims[0].size(), y.shape[1], op.inputs[0],
+                           linear_extra(op) == LinearExtra::kNorm ? op.inputs[2] : -1, norm_eps_bits(op)};
     return std::nullopt;
   }
 
@@ -132,7 +144,8 @@ struct Builder {
   // members' own descriptors stay in the table for per-op mode and the stream).
   abi::TaskDesc make_group(const std::vector<TaskId>& members) {
     abi::TaskDesc d = out.tasks.at(members[0]);
-    const int64_t K = groupable(members[0])->K;
+    const LinearShape lead = *groupable(members[0]);
+    const int64_t K = lead.K;
     int64_t pad_rows = 0;
     std::string shapes;
     for (size_t i = 0; i < 4; ++i) {
@@ -149,7 +162,8 @@ struct Builder {
     d.s_boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
     d.arg[4] = static_cast<int32_t>(members.size());
     d.inst = instantiate("task_linear_group<" + std::to_string(K) + ", " + std::to_string(batch) + ", " +
-                         std::to_string(boxes) + (x_f32(K) ? ", true" : ", false") + shapes + ">(d, c)");
+                         std::to_string(boxes) + (x_f32(K) ? ", true, " : ", false, ") +
+                         std::to_string(lead.eps_bits) + shapes + ">(d, c)");
     return d;
   }
 
@@ -213,12 +227,14 @@ struct Builder {
         const int64_t last_rows = (rows - (groups - 1) * box_rows + 7) / 8 * 8;
         const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
         const bool f32 = tensor(y).dtype == DType::kF32;
-        const bool residual = task.kind == TaskKind::kLinear && op.inputs.size() == 3;
-        if (residual && (f32 || tensor(in(2)).dtype != DType::kBF16))
-          fail(t, "a linear with a residual needs a bf16 output and residual");
+        const LinearExtra extra = task.kind == TaskKind::kLinear ? linear_extra(op) : LinearExtra::kNone;
+        const bool residual = extra == LinearExtra::kResidual, norm = extra == LinearExtra::kNorm;
+        if (extra != LinearExtra::kNone && (f32 || tensor(in(2)).dtype != DType::kBF16))
+          fail(t, "a linear with a residual or a norm needs a bf16 output and third input");
         reloc(t, 0, x, 0);
         reloc(t, 1, y, n0);
         if (residual) reloc(t, 2, in(2), n0);
+        if (norm) reloc(t, 3, in(2), 0);
         out.stream_weight.at(t) = W;
         d.s_row0 = static_cast<int32_t>(n0);
         d.s_groups = static_cast<int32_t>(groups);
@@ -233,8 +249,8 @@ struct Builder {
         call = "task_linear<" + std::to_string(K) + ", " + std::to_string(rows) + ", " + std::to_string(B) +
                ", " + std::to_string(tensor(y).shape[1]) + (f32 ? ", true, " : ", false, ") +
                std::to_string(box_rows) + ", " + std::to_string(boxes) + (x_f32(K) ? ", true" : ", false") +
-               (residual ? ", true>" : ", false>");
-        scratch(linear_scratch(K));
+               (residual ? ", true, " : ", false, ") + std::to_string(norm_eps_bits(op)) + ">";
+        scratch(linear_scratch(K, norm));
         break;
       }
       case TaskKind::kQkNorm:
@@ -411,7 +427,7 @@ void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<
         while (members.size() < 4 && i + members.size() < list.size()) {
           const TaskId n = list[i + members.size()];
           const auto next = valid(n) && !seen[n] ? b.groupable(n) : std::nullopt;
-          if (!next || next->x != lead->x || next->K != lead->K || rows + (next->rows + 7) / 8 * 8 > max_rows ||
+          if (!next || !next->same_input(*lead) || rows + (next->rows + 7) / 8 * 8 > max_rows ||
               !std::includes(waits[t].begin(), waits[t].end(), waits[n].begin(), waits[n].end()))
             break;
           rows += (next->rows + 7) / 8 * 8;

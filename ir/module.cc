@@ -60,4 +60,9 @@ void TaskGraph::rebuild_use_lists() {
 
 std::string tool_version() { return std::string("mpk ") + kMpkVersion; }
 
+LinearExtra linear_extra(const Operator& op) {
+  if (op.kind != OpKind::kLinear || op.inputs.size() != 3) return LinearExtra::kNone;
+  return op.attrs.count("eps") ? LinearExtra::kNorm : LinearExtra::kResidual;
+}
+
 }  // namespace mpk

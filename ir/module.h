@@ -120,4 +120,10 @@ struct Module {
 // "mpk <version>", the tool version recorded in every artifact.
 std::string tool_version();
 
+// A linear's optional third input (docs/ir.md): a residual added in its epilogue
+// (fuse-residual), or, with attr `eps`, the weight of an rms_norm of x in its prologue
+// (fuse-norm).
+enum class LinearExtra { kNone, kResidual, kNorm };
+LinearExtra linear_extra(const Operator& op);
+
 }  // namespace mpk

@@ -114,8 +114,8 @@ class Signature {
 
   // linear: x [B,K], W [N,K] -> y [B,N]; lm_head: the same with y f32.
   void linear(bool lm_head) {
-    const bool residual = !lm_head && op_.inputs.size() == 3;  // y = x W^T + residual
-    arity(residual ? 3 : 2, 1);
+    const LinearExtra extra = linear_extra(op_);
+    arity(extra == LinearExtra::kNone ? 2 : 3, 1);
     const auto& x = rank(in(0), "x", 2);
     const auto& w = rank(in(1), "W", 2);
     const auto& y = rank(out(0), lm_head ? "logits" : "y", 2);
@@ -128,9 +128,14 @@ class Signature {
     dim(w[1], x[1], "W dimension 1 (K)");
     dim(y[0], x[0], "output dimension 0 (batch)");
     dim(y[1], w[0], "output dimension 1 (N)");
-    if (residual) {
+    if (extra == LinearExtra::kResidual) {
       floating(in(2), "residual");
       same_shape(in(2), "residual", out(0), "y");
+    } else if (extra == LinearExtra::kNorm) {
+      const auto& nw = rank(in(2), "norm_w", 1);
+      floating(in(2), "norm_w");
+      dim(nw[0], x[1], "norm_w dimension 0 (K)");
+      positive_float("eps");
     }
   }
 

@@ -194,10 +194,11 @@ class Decomposer {
          {reg(y, {{0, b}, {0, h}})}, 4 * b * h);
   }
 
-  // A linear may carry a residual (a third input added in its epilogue: fuse-residual).
+  // A linear may carry a third input: a residual added in its epilogue (fuse-residual)
+  // or the weight of an rms_norm of x in its prologue (fuse-norm).
   void linear(const Operator& op, TaskKind kind, int64_t tile_opt) {
-    const bool residual = kind == TaskKind::kLinear && op.inputs.size() == 3;
-    arity(op, residual ? 3 : 2, 1);
+    const LinearExtra extra = linear_extra(op);
+    arity(op, extra == LinearExtra::kNone ? 2 : 3, 1);
     const TensorId x = op.inputs[0], w = op.inputs[1], y = op.outputs[0];
     const int64_t b = shape(op, x, 2)[0], k = shape(op, x, 2)[1];
     const int64_t n = shape(op, w, 2)[0];
@@ -205,7 +206,8 @@ class Decomposer {
     const int64_t tile = tile_opt ? tile_opt : auto_linear_tile(n, sms_);
     tiles(n, tile, [&](int64_t n0, int64_t n1) {
       std::vector<Region> reads = {reg(x, {{0, b}, {0, k}}), reg(w, {{n0, n1}, {0, k}})};
-      if (residual) reads.push_back(reg(op.inputs[2], {{0, b}, {n0, n1}}));
+      if (extra == LinearExtra::kResidual) reads.push_back(reg(op.inputs[2], {{0, b}, {n0, n1}}));
+      if (extra == LinearExtra::kNorm) reads.push_back(reg(op.inputs[2], {{0, k}}));
       task(kind, std::move(reads), {reg(y, {{0, b}, {n0, n1}})}, 2 * b * (n1 - n0) * k);
     });
   }

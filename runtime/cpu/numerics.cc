@@ -109,25 +109,41 @@ void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, Tens
   }
 }
 
+namespace {
+
+float rms_scale(const float* row, int64_t h, double eps) {
+  const float ss = lane_sum_squares(row, h);
+  return 1.0f / std::sqrt(ss / static_cast<float>(h) + static_cast<float>(eps));
+}
+
+// row = rms_norm(row) rounded to bf16, in place (the fused prologue of a linear).
+void rms_norm_row_bf16(float* row, int64_t h, const TensorBuffer& w, double eps) {
+  const float r = rms_scale(row, h, eps);
+  for (int64_t i = 0; i < h; ++i) row[i] = bf16_to_f32(f32_to_bf16(row[i] * r * w.load(i)));
+}
+
+}  // namespace
+
 void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                     int64_t b1, double eps) {
   const int64_t h = x.shape[1];
   std::vector<float>& row = scratch(0, static_cast<size_t>(h));
   for (int64_t b = b0; b < b1; ++b) {
     x.load_row(b * h, h, row.data());
-    const float ss = lane_sum_squares(row.data(), h);
-    const float r = 1.0f / std::sqrt(ss / static_cast<float>(h) + static_cast<float>(eps));
+    const float r = rms_scale(row.data(), h, eps);
     for (int64_t i = 0; i < h; ++i) y.store(b * h + i, row[i] * r * w.load(i));
   }
 }
 
 void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
-                  int64_t b1, int64_t n0, int64_t n1, const TensorBuffer* residual) {
+                  int64_t b1, int64_t n0, int64_t n1, const LinearExtras& extras) {
   const int64_t k_len = x.shape[1], rows = b1 - b0, width = n1 - n0;
   if (rows <= 0 || width <= 0) return;
   std::vector<float>& xs = scratch(0, static_cast<size_t>(rows * k_len));
   std::vector<float>& out = scratch(1, static_cast<size_t>(rows * width));
   x.load_row(b0 * k_len, rows * k_len, xs.data());
+  if (extras.norm)
+    for (int64_t b = 0; b < rows; ++b) rms_norm_row_bf16(xs.data() + b * k_len, k_len, *extras.norm, extras.eps);
   switch (w.dtype) {
     case DType::kBF16: {
       const auto* wp = static_cast<const uint16_t*>(w.data);
@@ -151,7 +167,7 @@ void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y,
     for (int64_t n = n0; n < n1; ++n) {
       const int64_t i = (b0 + b) * n_out + n;
       y.store(i, out[b * width + n - n0]);
-      if (residual) y.store(i, y.load(i) + residual->load(i));
+      if (extras.residual) y.store(i, y.load(i) + extras.residual->load(i));
     }
 }
 

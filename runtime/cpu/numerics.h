@@ -54,10 +54,17 @@ void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, Tens
 // Whole rows b0:b1.
 void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                     int64_t b1, double eps);
-// y[b0:b1, n0:n1] = x[b0:b1, :] . W[n0:n1, :]^T, plus residual[b0:b1, n0:n1] when given
-// (the product rounded to y's dtype first, then added in f32: as linear + residual_add).
+// A linear's optional third input (ir/module.h LinearExtra).
+struct LinearExtras {
+  const TensorBuffer* residual = nullptr;  // added to the product rounded to y's dtype
+  const TensorBuffer* norm = nullptr;      // x is first rms-normed with this weight
+  double eps = 0;
+};
+// y[b0:b1, n0:n1] = x[b0:b1, :] . W[n0:n1, :]^T; with a norm, x rows are replaced by
+// rms_norm(x, norm, eps) rounded to bf16 first; with a residual, the product is rounded
+// to y's dtype and residual[b0:b1, n0:n1] added in f32. Both exactly as the unfused ops.
 void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
-                  int64_t b1, int64_t n0, int64_t n1, const TensorBuffer* residual = nullptr);
+                  int64_t b1, int64_t n0, int64_t n1, const LinearExtras& extras = {});
 // Whole heads within columns c0:c1.
 void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                    int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps);

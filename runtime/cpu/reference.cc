@@ -95,14 +95,15 @@ void check_op(const Program& p, OpId id) {
     }
     case OpKind::kLinear:
     case OpKind::kLmHead: {
-      const bool residual = op.kind == OpKind::kLinear && op.inputs.size() == 3;
-      c.arity(residual ? 3 : 2, 1);
+      const LinearExtra extra = linear_extra(op);
+      c.arity(extra == LinearExtra::kNone ? 2 : 3, 1);
       c.rank(c.in(0), 2);
       c.rank(c.in(1), 2);
       c.floating(c.out(0));
       c.require(c.in(1).shape[1] == c.in(0).shape[1], "weight width does not match the input width");
       c.shape(c.out(0), {c.in(0).shape[0], c.in(1).shape[0]});
-      if (residual) c.shape(c.in(2), c.out(0).shape);
+      if (extra == LinearExtra::kResidual) c.shape(c.in(2), c.out(0).shape);
+      if (extra == LinearExtra::kNorm) c.shape(c.in(2), {c.in(0).shape[1]});
       return;
     }
     case OpKind::kRope: {
@@ -175,9 +176,13 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       rms_norm_block(in(0), in(1), y, 0, rows, attr_float(op.attrs, "eps"));
       return;
     case OpKind::kLinear:
-    case OpKind::kLmHead:
-      linear_block(in(0), in(1), y, 0, rows, 0, y.shape[1], op.inputs.size() == 3 ? &in(2) : nullptr);
+    case OpKind::kLmHead: {
+      LinearExtras e;
+      if (linear_extra(op) == LinearExtra::kResidual) e.residual = &in(2);
+      if (linear_extra(op) == LinearExtra::kNorm) e.norm = &in(2), e.eps = attr_float(op.attrs, "eps");
+      linear_block(in(0), in(1), y, 0, rows, 0, y.shape[1], e);
       return;
+    }
     case OpKind::kQkNorm:
       qk_norm_block(in(0), in(1), y, 0, rows, 0, y.shape[1], attr_int(op.attrs, "head_dim"),
                     attr_float(op.attrs, "eps"));

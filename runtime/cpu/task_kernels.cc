@@ -156,9 +156,14 @@ TaskPlan prepare_task(const Module& m, TaskId id) {
       const int64_t k = r.tensor(plan.in0).shape[1];
       r.need(box(plan.in0, {{plan.b0, plan.b1}, {0, k}}));
       r.need(box(plan.in1, {{plan.c0, plan.c1}, {0, k}}));
-      if (op.inputs.size() == 3) {  // linear with a residual
+      plan.extra = linear_extra(op);
+      if (plan.extra == LinearExtra::kResidual) {
         plan.in2 = op.inputs[2];
         r.need(box(plan.in2, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
+      } else if (plan.extra == LinearExtra::kNorm) {
+        plan.in2 = op.inputs[2];
+        plan.eps = attr_float(op.attrs, "eps");
+        r.need(box(plan.in2, {{0, k}}));
       }
       break;
     }
@@ -320,10 +325,13 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       qk_norm_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, p.head_dim, p.eps);
       return;
     case TaskKind::kLinear:
-    case TaskKind::kLmHead:
-      linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1,
-                   p.in2 >= 0 ? &st.at(p.in2) : nullptr);
+    case TaskKind::kLmHead: {
+      LinearExtras e;
+      if (p.extra == LinearExtra::kResidual) e.residual = &st.at(p.in2);
+      if (p.extra == LinearExtra::kNorm) e.norm = &st.at(p.in2), e.eps = p.eps;
+      linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, e);
       return;
+    }
     case TaskKind::kRope:
       rope_block(st.at(p.in0), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, p.head_dim, p.inv_freq, ctx.step);
       return;

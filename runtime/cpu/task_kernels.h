@@ -27,6 +27,7 @@ struct TaskPlan {
   int64_t s0 = 0, s1 = 0;                 // attention_partial: position range
   int64_t slot = 0;                       // attention_partial: split; argmax_partial: partial index
   double eps = 0;
+  LinearExtra extra = LinearExtra::kNone;  // linear: what in2 is
   int64_t head_dim = 0;
   AttentionShape attention;
   std::vector<float> inv_freq;            // rope

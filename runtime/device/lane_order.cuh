@@ -35,6 +35,21 @@ __device__ __forceinline__ float warp_sum_squares(const bf16_t* x, int lane) {
   return warp_lane_finish(acc);
 }
 
+// The same sum over N f32 values (each exactly a bf16) in the same order.
+template <int N>
+__device__ __forceinline__ float warp_sum_squares_f32(const float* x, int lane) {
+  static_assert(N % 8 == 0, "warp_sum_squares_f32: N must be a multiple of 8");
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+  for (int k = lane * 8; k < N; k += 256) {
+    const float4 a = *reinterpret_cast<const float4*>(x + k), b = *reinterpret_cast<const float4*>(x + k + 4);
+    const float f[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] = fmaf(f[e], f[e], acc[e]);
+  }
+  return warp_lane_finish(acc);
+}
+
 // One thread, n = 8 * L <= 256 terms: lanes[l] holds lane l's sum (terms 8l..8l+7 added
 // left to right); the butterfly over the 32 lanes (lanes past L are +0) leaves lane 0.
 template <int L>

@@ -51,6 +51,39 @@ __device__ __forceinline__ void load_x(const bf16_t* x, unsigned char* scratch) 
   }
 }
 
+// x into shared memory as load_x does; with a fused rms_norm (EPS_BITS != 0: the f32
+// bits of eps; ptr3: the norm weight [K]) each row is then replaced by its rms_norm
+// rounded to bf16, summed and scaled exactly as task_rms_norm does. The row scales sit
+// after x in the scratch.
+template <int K, int B, bool X_F32, int EPS_BITS>
+__device__ __forceinline__ void load_x_normed(const TaskDesc& d, unsigned char* scratch) {
+  load_x<K, B, X_F32>(dptr<const bf16_t>(d, 0), scratch);
+  if constexpr (EPS_BITS != 0) {
+    static_assert(LinearScratch<K, B, X_F32>::kBytes + 4 * B <= kScratchBytes, "linear: scratch too small");
+    float* rs = reinterpret_cast<float*>(scratch + LinearScratch<K, B, X_F32>::kBytes);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    __syncthreads();
+    for (int b = warp; b < B; b += kWarps) {
+      float ss;
+      if constexpr (X_F32) ss = warp_sum_squares_f32<K>(reinterpret_cast<const float*>(scratch) + b * K, lane);
+      else ss = warp_sum_squares<K>(reinterpret_cast<const bf16_t*>(scratch) + b * K, lane);
+      if (lane == 0) rs[b] = rms_scale(ss, K, __int_as_float(EPS_BITS));
+    }
+    __syncthreads();
+    const bf16_t* w = dptr<const bf16_t>(d, 3);
+    for (int i = threadIdx.x; i < B * K; i += kThreads) {
+      const float wk = bf16_to_f32(ld_const_bf16(&w[i % K])), r = rs[i / K];
+      if constexpr (X_F32) {
+        float* xs = reinterpret_cast<float*>(scratch);
+        xs[i] = bf16_to_f32(f32_to_bf16(__fmul_rn(__fmul_rn(xs[i], r), wk)));
+      } else {
+        bf16_t* xs = reinterpret_cast<bf16_t*>(scratch);
+        xs[i] = f32_to_bf16(__fmul_rn(__fmul_rn(bf16_to_f32(xs[i]), r), wk));
+      }
+    }
+  }
+}
+
 // The 8 x values of batch row b at column k (a multiple of 8).
 template <int K, bool X_F32>
 __device__ __forceinline__ void x8(const unsigned char* xs, int b, int k, float (&f)[8]) {
@@ -108,9 +141,11 @@ __device__ __forceinline__ void zero_acc(float (&acc)[RW][B][8]) {
 
 // ptr0: x [B, K]; ptr1: y + n0 (rows of YSTRIDE, bf16, or f32 when F32_OUT); with
 // RESIDUAL, ptr2: residual + n0 (bf16, rows of YSTRIDE), added to the bf16-rounded
-// product in f32 (as linear then residual_add); stream: W[n0:n0+ROWS, 0:K] in row
-// groups of BOX_ROWS. arg0: n0 (for the logits history).
-template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32, bool RESIDUAL>
+// product in f32 (as linear then residual_add); with EPS_BITS, x is rms-normed first
+// (load_x_normed); stream: W[n0:n0+ROWS, 0:K] in row groups of BOX_ROWS. arg0: n0 (for
+// the logits history).
+template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32, bool RESIDUAL,
+          int EPS_BITS>
 __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256, "linear: bad box rows");
@@ -121,7 +156,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   constexpr int kColChunks = (kBoxesPerRow + BOXES - 1) / BOXES;
   constexpr int RW = (BOX_ROWS + kComputeWarps - 1) / kComputeWarps;
 
-  load_x<K, B, X_F32>(dptr<const bf16_t>(d, 0), c.scratch);
+  load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
   __syncthreads();
   const KernelParams& p = *c.params;
   float* hist = (F32_OUT && p.logits_history != nullptr)
@@ -173,12 +208,13 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// Up to four linear tasks over the same x [B, K], each a single row group (R rows,
+// Up to four linear tasks over the same x [B, K] (and the same fused norm, if any), each a single row group (R rows,
 // output rows of Y), run as one. The leader's descriptor d lists the other members in
 // arg[1..3] and their number plus one in arg[4]; each member's own descriptor holds its
 // y pointer (ptr1) and stream fields. A chunk holds, member after member, each member's
 // boxes for the same columns.
-template <int K, int B, int BOXES, bool X_F32, int R0, int Y0, int R1, int Y1, int R2, int Y2, int R3, int Y3>
+template <int K, int B, int BOXES, bool X_F32, int EPS_BITS, int R0, int Y0, int R1, int Y1, int R2, int Y2, int R3,
+          int Y3>
 __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   constexpr int kPad[4] = {(R0 + 7) / 8 * 8, (R1 + 7) / 8 * 8, (R2 + 7) / 8 * 8, (R3 + 7) / 8 * 8};
   constexpr int kRows[4] = {R0, R1, R2, R3};
@@ -192,7 +228,7 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   static_assert(kPadRows * 128 * BOXES <= kSlotBytes, "linear group: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
 
-  load_x<K, B, X_F32>(dptr<const bf16_t>(d, 0), c.scratch);
+  load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
   __syncthreads();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const bool computes = warp < kComputeWarps;

@@ -84,10 +84,21 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
     }
     for (int j = 0; j < d.trig_count; ++j) got.insert(k.triggers[d.trig_begin + j]);
     EXPECT_EQ(got, expected);
-    // The group's pointers are relocated like its leader's.
-    int relocs = 0;
-    for (const Relocation& r : k.relocations) relocs += r.task == static_cast<TaskId>(i);
-    EXPECT_EQ(relocs, 2);
+    // The group's pointers are relocated like its leader's (x, y; with a fused norm also
+    // the norm weight, which all members share).
+    int relocs = 0, lead_relocs = 0;
+    for (const Relocation& r : k.relocations) {
+      relocs += r.task == static_cast<TaskId>(i);
+      lead_relocs += r.task == d.task;
+    }
+    EXPECT_EQ(relocs, lead_relocs);
+    const Operator& lead_op = m.program.ops[lead.op];
+    EXPECT_EQ(relocs, linear_extra(lead_op) == LinearExtra::kNorm ? 3 : 2);
+    for (int j = 1; j < d.arg[4]; ++j) {
+      const Operator& op = m.program.ops[m.graph.tasks[d.arg[j]].op];
+      EXPECT_EQ(op.inputs.size(), lead_op.inputs.size());
+      if (op.inputs.size() == 3) EXPECT_EQ(op.inputs[2], lead_op.inputs[2]);
+    }
   }
 }
 
