@@ -8,6 +8,7 @@
 // its own; each repetition times one launch of N steps (N graph replays in per-op mode)
 // with CUDA events and divides by N. The median over the repetitions is reported.
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ constexpr const char* kUsage =
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
     "--mode per-op: the same task bodies launched one kernel per operator, each step one\n"
     "CUDA graph replay (the kernel-per-operator baseline); both: side by side.\n"
+    "--max-seq: the KV cache length compiled for; default: the decode's own length (steps,\n"
+    "rounded up to a power of two, at least 128), so the graph fits the decode it measures\n"
+    "(decompose picks the attention splits from it).\n"
     "--trace-overhead: also time the megakernel with in-kernel tracing on. --l2-ahead: weight\n"
     "chunks each worker prefetches into L2 beyond its shared-memory slots (default 0);\n"
     "--slot-kib: size of one weight-stream slot in KiB (default 32).\n";
@@ -73,6 +77,8 @@ int cmd_bench(int argc, char** argv) {
   req.batch = args.get_int("batch", 1);
   req.max_seq_len = args.get_int("max-seq", 0);
   if (args.has("prompt")) req.prompt = parse_int_list(args.get("prompt"), "--prompt");
+  if (req.max_seq_len == 0 && req.steps >= 1)  // the decode's own length: step s is position s
+    req.max_seq_len = static_cast<int64_t>(std::bit_ceil(std::max<uint64_t>(128, static_cast<uint64_t>(req.steps))));
   req.weights_seed = args.get("weights-seed", req.weights_seed);
   const std::string mode = args.get("mode", "megakernel");
   if (mode != "megakernel" && mode != "per-op" && mode != "both")
@@ -93,8 +99,8 @@ int cmd_bench(int argc, char** argv) {
   const double floor_ms = static_cast<double>(bytes) / bw * 1e3;
 
   std::printf("gpu         %s, %d SMs\n", g.info().name.c_str(), g.info().sm_count);
-  std::printf("model       %s, batch %d, policy %s: %zu tasks, %zu events, %d workers\n",
-              m.name.c_str(), k.batch, m.graph.schedule.policy.c_str(), m.graph.tasks.size(),
+  std::printf("model       %s, batch %d, max_seq %d, policy %s: %zu tasks, %zu events, %d workers\n",
+              m.name.c_str(), k.batch, k.max_seq_len, m.graph.schedule.policy.c_str(), m.graph.tasks.size(),
               m.graph.events.size(), k.num_workers);
   if (g.compiled().from_cache)
     std::printf("megakernel  loaded from the cache (%s)\n", g.compiled().cubin_path.c_str());
