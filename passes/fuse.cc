@@ -12,6 +12,14 @@
 namespace mpk {
 namespace {
 
+// Whether an operator strictly between lo and hi in program order writes (reads) t:
+// fusing would then move an access of t across it.
+bool written_between(const Program& p, TensorId t, OpId lo, OpId hi) {
+  return std::any_of(p.writers[t].begin(), p.writers[t].end(), [&](OpId w) { return w > lo && w < hi; });
+}
+bool read_between(const Program& p, TensorId t, OpId lo, OpId hi) {
+  return std::any_of(p.readers[t].begin(), p.readers[t].end(), [&](OpId r) { return r > lo && r < hi; });
+}
 
 // Removes the tensors flagged in `dead` and renumbers the operators' operands.
 void drop_tensors(Program& p, const std::vector<bool>& dead) {
@@ -68,9 +76,12 @@ bool fuse_residual(Program& p, std::vector<bool>& dead_op, std::vector<bool>& de
     if (add.kind != OpKind::kResidualAdd || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
     for (int side = 1; side >= 0; --side) {  // the usual order is residual_add(h, y)
       const TensorId y = add.inputs[side], h = add.inputs[1 - side], out = add.outputs[0];
-      if (p.writers[y].size() != 1 || p.readers[y].size() != 1 || y == h) continue;
-      Operator& lin = p.ops[p.writers[y][0]];
+      if (p.writers[y].size() != 1 || p.readers[y].size() != 1 || p.writers[out].size() != 1 || y == h) continue;
+      const OpId l = p.writers[y][0];
+      Operator& lin = p.ops[l];
       if (linear_extra(lin) != LinearExtra::kNone || lin.kind != OpKind::kLinear) continue;
+      // The linear now reads h and writes out at its own place in program order.
+      if (written_between(p, h, l, a) || read_between(p, out, l, a)) continue;
       if (p.tensor(y).dtype != p.tensor(out).dtype || p.tensor(y).shape != p.tensor(out).shape) continue;
       lin.inputs.push_back(h);
       lin.outputs[0] = out;
@@ -97,7 +108,10 @@ bool fuse_norm(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead_t
       return op.kind == OpKind::kLinear && linear_extra(op) == LinearExtra::kNone && op.inputs[0] == xn &&
              op.inputs[1] != xn;
     });
-    if (!all_linear) continue;
+    const OpId last = *std::max_element(p.readers[xn].begin(), p.readers[xn].end());
+    // The linears now read x and w at their own places in program order.
+    if (!all_linear || written_between(p, norm.inputs[0], n, last) || written_between(p, norm.inputs[1], n, last))
+      continue;
     for (OpId r : p.readers[xn]) {
       Operator& lin = p.ops[r];
       lin.inputs = {norm.inputs[0], lin.inputs[1], norm.inputs[1]};
