@@ -87,7 +87,13 @@ void draw_menu(StudioState& s) {
         "Keys: Left/Right pan, +/- zoom, F fit, Home/End go to the run's start/end,\n"
         "Up/Down scroll the rows, Esc clears the selection, F2 frame time.\n"
         "Click a task to select it: arrows show its producers and consumers;\n"
-        "'Why idle?' walks back what made it start when it did.");
+        "'Why idle?' walks back what made it start when it did.\n"
+        "Right-drag picks a time range for the Stats view.\n"
+        "\n"
+        "Hand edits of the schedule (timeline and pipeline views, selected task):\n"
+        "Alt+Left/Right: a place earlier/later on its worker; Alt+Up/Down: the\n"
+        "previous/next worker; Alt+drag a task onto another row or place moves it there.\n"
+        "Ctrl+Z / Ctrl+Y undo / redo. A refused move says why in the status line.");
     ImGui::EndMenu();
   }
   ImGui::EndMenuBar();
@@ -291,6 +297,9 @@ void draw_app_frame(StudioState& s) {
   const ImGuiIO& io = ImGui::GetIO();
   if (ImGui::IsKeyPressed(kKeyQ) && io.KeyCtrl) s.quit_requested = true;
   if (ImGui::IsKeyPressed(kKeyF2)) s.show_frame_time = !s.show_frame_time;
+  // A pipeline job's result (an applied pipeline, a loaded edit session, a stored edit)
+  // is taken whichever view is shown.
+  poll_pipeline(s);
 
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(io.DisplaySize);

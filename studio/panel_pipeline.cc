@@ -168,19 +168,6 @@ void draw_pipeline_side(StudioState& s) {
   }
 }
 
-void handle_keys(StudioState& s, TaskId t) {
-  const ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;
-  if (io.KeyCtrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z), false)) edit_undo(s);
-  if (io.KeyCtrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y), false)) edit_redo(s);
-  if (!io.KeyAlt || t < 0 || !has_edit_session(s)) return;
-  const int32_t w = s.pipeline.editor->worker_of(t);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) edit_shift(s, t, -1);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) edit_shift(s, t, 1);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) edit_move_to_worker(s, t, w - 1);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) edit_move_to_worker(s, t, w + 1);
-}
-
 void draw_edit_list(StudioState& s) {
   PipelineViewState& p = s.pipeline;
   const ScheduleEditor& e = *p.editor;
@@ -246,7 +233,7 @@ void draw_edit_side(StudioState& s) {
               micros(e.duration_ns() / e.steps()).c_str(),
               micros(e.original_duration_ns() / e.steps()).c_str());
   const TaskId t = selected_task(s);
-  handle_keys(s, t);
+  handle_edit_keys(s);
   if (t < 0) {
     ImGui::TextDisabled("Select a task in the timeline to move it.");
   } else {
@@ -288,8 +275,26 @@ void draw_edit_side(StudioState& s) {
 
 }  // namespace
 
+void handle_edit_keys(StudioState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z), false)) edit_undo(s);
+  if (io.KeyCtrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y), false)) edit_redo(s);
+  const TaskId t = selected_task(s);
+  if (!io.KeyAlt || t < 0) return;
+  const int arrows[] = {ImGuiKey_LeftArrow, ImGuiKey_RightArrow, ImGuiKey_UpArrow, ImGuiKey_DownArrow};
+  bool pressed[4] = {};
+  for (int i = 0; i < 4; ++i) pressed[i] = ImGui::IsKeyPressed(ImGui::GetKeyIndex(arrows[i]));
+  if (!pressed[0] && !pressed[1] && !pressed[2] && !pressed[3]) return;
+  if (!has_edit_session(s)) begin_edit_session(s);  // the edits below refuse until it is in
+  const int32_t w = has_edit_session(s) ? s.pipeline.editor->worker_of(t) : 0;
+  if (pressed[0]) edit_shift(s, t, -1);
+  if (pressed[1]) edit_shift(s, t, 1);
+  if (pressed[2]) edit_move_to_worker(s, t, w - 1);
+  if (pressed[3]) edit_move_to_worker(s, t, w + 1);
+}
+
 void draw_pipeline_panel(StudioState& s) {
-  poll_pipeline(s);
   if (!s.model) {
     ImGui::TextDisabled("Open a trace.db or a scheduled .mpk to run pipelines on it.");
     return;

@@ -2,7 +2,8 @@
 // operator kind (small ones merged into counted boxes), bubbles hatched by cause, step
 // boundaries, a ruler; wheel zooms at the cursor, drag pans, keys move; hover explains,
 // click selects (arrows to producers and consumers), "Why idle?" walks back the
-// critical path. The selection's details pane is in timeline_details.cc.
+// critical path; Alt+drag (and Alt+arrows) move a task, a hand edit of the schedule
+// (studio/pipeline_state.h). The selection's details pane is in timeline_details.cc.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -76,10 +77,13 @@ void center_on(StudioState& s, int64_t exec) {
   s.timeline.scroll_to_worker = e.worker;
 }
 
-// Keys: Left/Right pan, +/- zoom, F fit, Home/End, Up/Down scroll, Esc deselect.
+// Keys: Left/Right pan, +/- zoom, F fit, Home/End, Up/Down scroll, Esc deselect; with
+// Alt or Ctrl, the hand-edit keys (Alt+arrows move the selected task, Ctrl+Z/Y).
 void handle_keys(StudioState& s, float row_h) {
   const ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;  // those chords belong to other views
+  if (io.WantTextInput) return;
+  handle_edit_keys(s);
+  if (io.KeyCtrl || io.KeyAlt) return;
   const double run_ns = static_cast<double>(s.model->duration_ns());
   const double span = s.window.span();
   const double mid = s.window.t0_ns + span / 2;
@@ -124,8 +128,10 @@ bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
     tl.drag_active = true;
-    s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, run_ns);
-    ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
+    if (tl.move_task < 0) {  // an Alt+drag moves a task instead (handle_move_drag)
+      s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, run_ns);
+      ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
+    }
   }
   // Right-button drag picks a time range (s.range, which the statistics view follows).
   if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
@@ -199,6 +205,83 @@ Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
   const Bubble* b = s.model->bubble_at(row.worker, static_cast<int64_t>(f.axis.t_of(mouse.x)));
   if (b) h.bubble = b - s.model->bubbles(row.worker).data();
   return h;
+}
+
+// Where the dragged task would land with its box's left edge under the mouse (less the
+// grab offset): on `worker` (-1: nowhere), after the last task of that worker's list at
+// the dragged step that starts before that time.
+void set_drop(StudioState& s, const Frame& f, int32_t worker) {
+  TimelineState& tl = s.timeline;
+  tl.move_worker = worker;
+  tl.move_after = -1;
+  tl.move_noop = false;
+  if (worker < 0) return;
+  const TraceModel& m = *s.model;
+  const double t = f.axis.t_of(ImGui::GetIO().MousePos.x - tl.move_grab_dx);
+  const IndexRange r = m.worker_range(worker);
+  bool own = false;
+  TaskId own_after = -1;
+  for (int64_t i = r.begin; i < r.end; ++i) {
+    const Execution& e = m.execution(i);
+    if (e.step != tl.move_step) continue;
+    if (e.task == tl.move_task) {
+      own = true;
+      own_after = tl.move_after;
+      continue;
+    }
+    if (static_cast<double>(e.start_ns) > t) break;
+    tl.move_after = e.task;
+  }
+  tl.move_noop = own && own_after == tl.move_after;
+}
+
+// Alt+drag: pressing on a task grabs it (selects it, and loads an edit session when the
+// run has none); while dragged its landing place follows the mouse; the release moves it
+// there (edit_move: refused moves say why in the status line).
+void handle_move_drag(StudioState& s, const Frame& f, const Hit& hit, bool hovered) {
+  TimelineState& tl = s.timeline;
+  const ImGuiIO& io = ImGui::GetIO();
+  if (ImGui::IsItemActivated() && io.KeyAlt && hit.exec >= 0) {
+    const Execution& e = s.model->execution(hit.exec);
+    select_execution(s, hit.exec);
+    tl.move_task = e.task;
+    tl.move_step = e.step;
+    tl.move_grab_dx = io.MousePos.x - static_cast<float>(f.axis.x_of(static_cast<double>(e.start_ns)));
+    tl.move_worker = -1;
+    if (!has_edit_session(s)) begin_edit_session(s);
+  }
+  if (tl.move_task < 0) return;
+  if (ImGui::IsItemActive()) {
+    if (tl.drag_active) set_drop(s, f, hovered ? hit.worker : -1);
+    return;
+  }
+  const TaskId t = tl.move_task;
+  tl.move_task = -1;
+  if (tl.drag_active && tl.move_worker >= 0 && !tl.move_noop) edit_move(s, {t}, tl.move_worker, tl.move_after);
+  tl.move_worker = -1;
+}
+
+// The dragged task's box where it would land, and what the drop would do.
+void draw_move(const StudioState& s, const Frame& f) {
+  const TimelineState& tl = s.timeline;
+  if (tl.move_task < 0 || !tl.drag_active || tl.move_worker < 0) return;
+  const int64_t x = s.model->find(tl.move_task, tl.move_step);
+  const int32_t r = f.row_of_worker[static_cast<size_t>(tl.move_worker)];
+  if (x < 0 || r < 0) return;
+  const Execution& e = s.model->execution(x);
+  const Row& row = f.rows[static_cast<size_t>(r)];
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float x0 = ImGui::GetIO().MousePos.x - tl.move_grab_dx;
+  const float w = std::max(3.0f, static_cast<float>(static_cast<double>(e.end_ns - e.start_ns) / f.axis.ns_per_px));
+  const ImVec2 a(x0, f.origin.y + row.y), b(x0 + w, f.origin.y + row.y + row.height);
+  const ImU32 c = tl.move_noop ? IM_COL32(160, 160, 160, 255) : IM_COL32(255, 255, 255, 255);
+  dl->AddRectFilled(a, b, with_alpha(kind_color(s.model->kind_of(tl.move_task)), 120));
+  dl->AddRect(a, b, c, 0, 0, 2.0f);
+  const std::string label =
+      tl.move_noop ? "its place now"
+                   : "task " + std::to_string(tl.move_task) + " to SM " + std::to_string(tl.move_worker) +
+                         (tl.move_after < 0 ? ", first" : ", after task " + std::to_string(tl.move_after));
+  dl->AddText(ImVec2(b.x + 4, a.y), c, label.c_str());
 }
 
 void draw_ruler(const StudioState& s, const TimeAxis& axis, ImVec2 p0, float width) {
@@ -566,11 +649,13 @@ void draw_timeline_panel(StudioState& s) {
   tl.hovered_bubble = hit.bubble;
   if (hit.exec >= 0) s.hovered_kind = static_cast<int>(s.model->kind_of(s.model->execution(hit.exec).task));
   if (clicked && hovered) handle_click(s, hit);
+  handle_move_drag(s, f, hit, hovered);
 
   draw_rows(s, f, hit);
   draw_range(s, f);
   draw_highlighted(s, f);
   draw_selection(s, f);
+  draw_move(s, f);
   if (hovered && !ImGui::IsItemActive()) show_tooltip(s, hit);
   else tl.hover_text.clear();
 

@@ -17,4 +17,9 @@ void draw_compare_panel(StudioState& s);   // panel_compare.cc: s.run vs s.compa
 void draw_graph_panel(StudioState& s);     // panel_graph.cc: the op-level graph
 void draw_pipeline_panel(StudioState& s);  // panel_pipeline.cc: edit, re-run, compare
 
+// The hand-edit keys on the selected task (panel_pipeline.cc; the timeline and pipeline
+// views call it): Alt+Left/Right/Up/Down move it, Ctrl+Z / Ctrl+Y undo and redo. With no
+// edit session for the current run it starts loading one and says so.
+void handle_edit_keys(StudioState& s);
+
 }  // namespace mpk::studio

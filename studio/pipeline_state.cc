@@ -169,8 +169,12 @@ void take_result(StudioState& s, PipelineJob job, RunnerResult r) {
 }
 
 EditOutcome no_session(const StudioState& s) {
-  return {false, "refused: no edit session for run " + std::to_string(s.run) +
-                     " yet (the pipeline view loads one)"};
+  const PipelineViewState& p = s.pipeline;
+  const bool loading = p.job == PipelineJob::kLoadSession && p.job_base_run == s.run;
+  return {false, "refused: no edit session for run " + std::to_string(s.run) + " yet (" +
+                     (loading ? "its graph is loading; try again in a moment"
+                              : "the pipeline view, Alt+arrows or Alt+drag load one") +
+                     ")"};
 }
 
 EditOutcome after_edit(StudioState& s, EditOutcome out) {

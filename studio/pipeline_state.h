@@ -80,7 +80,7 @@ void set_pipeline_option(PipelineViewState& ps, size_t index, const std::string&
                          const std::optional<std::string>& value);
 
 // Takes a finished job's result into the state and starts a pending store. Called by
-// the panel every frame; cheap when nothing happened.
+// the app every frame, whichever view is shown; cheap when nothing happened.
 void poll_pipeline(StudioState& s);
 // Starts running ps.text on the current run's graph. False (job_message or text_error
 // set) when it cannot start.

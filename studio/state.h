@@ -52,6 +52,16 @@ struct TimelineState {
   bool range_drag = false;              // a right-button drag is picking s.range
   double range_anchor_ns = 0;           // where it began
   bool show_legend = true;
+  // An Alt+drag moving a task to another row or place (a hand edit, pipeline_state.h):
+  // the task and step of the execution grabbed (task -1: none), the mouse's offset from
+  // its box's left edge, and where it would land this frame (worker -1: nowhere; after
+  // -1: first in the worker's list).
+  TaskId move_task = -1;
+  int32_t move_step = 0;
+  float move_grab_dx = 0;
+  int32_t move_worker = -1;
+  TaskId move_after = -1;
+  bool move_noop = false;               // that place is where the task is now
   // Geometry of the last frame: the screen x of t0 and pixels per ns, and each worker
   // row's top y (negative when the row is not visible).
   float canvas_x0 = 0, canvas_width = 0, canvas_y0 = 0, canvas_height = 0;
