@@ -300,6 +300,7 @@ void draw_app_frame(StudioState& s) {
   // A pipeline job's result (an applied pipeline, a loaded edit session, a stored edit)
   // is taken whichever view is shown.
   poll_pipeline(s);
+  s.background_jobs = 0;  // counted again below: the graph view's layouts, pipeline jobs
 
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(io.DisplaySize);
@@ -334,6 +335,9 @@ void draw_app_frame(StudioState& s) {
       ImGui::EndTabBar();
     }
   }
+  // A pipeline job keeps frames coming (its result is taken by a frame) and delays a
+  // --screenshot until it is done.
+  if (s.pipeline.job != PipelineJob::kNone || s.pipeline.store_pending) ++s.background_jobs;
   ImGui::SetCursorPosY(ImGui::GetWindowHeight() - status_h);
   draw_status_line(s);
   ImGui::End();

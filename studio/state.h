@@ -117,8 +117,8 @@ struct StudioState {
   // Tasks of the current run's graph to outline on the timeline, sorted; the graph view
   // sets them from its selected node. A new graph clears them.
   std::vector<TaskId> highlighted_tasks;
-  // Background jobs of the views still running (graph layouts); --screenshot renders
-  // frames until there are none.
+  // Background jobs of the views still running (graph layouts, pipeline jobs), counted
+  // by each frame; --screenshot renders frames until there are none.
   int32_t background_jobs = 0;
   StatsViewState stats;
   CompareViewState compare;
