@@ -285,7 +285,9 @@ struct Builder {
         reloc(t, 1, v, h * hd);
         reloc(t, 2, kc, h * hd);
         reloc(t, 3, vc, h * hd);
-        call = "task_kv_append" + targs({hd, B, shape[1], shape[2]});
+        const bool rope = op.attrs.count("theta") > 0;  // ropes k while appending (fuse-rope)
+        if (rope) out.relocations.push_back({t, 4, -1, 0, rope_table(op.attrs)});
+        call = "task_kv_append" + targs({hd, B, shape[1], shape[2], rope ? 1 : 0});
         break;
       }
       case TaskKind::kAttention:

@@ -160,10 +160,15 @@ class Signature {
     floating(in(0), "x");
     floating(out(0), "y");
     same_shape(out(0), "y", in(0), "x");
-    const int64_t hd = positive_int("head_dim");
-    if (hd % 2 != 0) bad("head_dim " + std::to_string(hd) + " must be even");
+    const int64_t hd = rope_attrs();
     if (x[1] % hd != 0)
       bad("x width " + std::to_string(x[1]) + " is not a multiple of head_dim " + std::to_string(hd));
+  }
+
+  // The attrs of a RoPE (a rope operator, or a kv_append that ropes k); returns head_dim.
+  int64_t rope_attrs() {
+    const int64_t hd = positive_int("head_dim");
+    if (hd % 2 != 0) bad("head_dim " + std::to_string(hd) + " must be even");
     positive_float("theta");
     const std::string& type = attr_str(op_.attrs, "rope_type");
     if (type == "llama3") {
@@ -176,6 +181,7 @@ class Signature {
     } else if (type != "default") {
       bad("rope_type '" + type + "' is neither \"default\" nor \"llama3\"");
     }
+    return hd;
   }
 
   // The caches [B, S, nkv, hd] of kv_append and attention.
@@ -198,6 +204,7 @@ class Signature {
     caches(out(0), out(1), k[0]);
     const auto& c = out(0).shape;
     dim(c[2] * c[3], k[1], "cache heads x head_dim");
+    if (op_.attrs.count("theta")) dim(rope_attrs(), c[3], "head_dim");  // ropes k (fuse-rope)
   }
 
   void attention() {

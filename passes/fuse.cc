@@ -1,8 +1,9 @@
-// Operator fusions into linear (docs/ir.md, linear's third input; docs/passes.md). Each
-// removes one dependent stage, so the megakernel saves one event round trip, and the
-// intermediate tensor is never stored. Both run on operators only: before decompose.
+// Operator fusions (docs/ir.md, docs/passes.md). Each removes one dependent stage, so
+// the megakernel saves one event round trip, and the intermediate tensor is never
+// stored. All run on operators only: before decompose.
 //   fuse-residual: y = linear(x, W); h2 = residual_add(h, y)  ->  h2 = linear(x, W, h)
 //   fuse-norm:     xn = rms_norm(x, w); y_i = linear(xn, W_i)  ->  y_i = linear(x, W_i, w){eps}
+//   fuse-rope:     kr = rope(k); kv_append(kr, v)  ->  kv_append(k, v){rope attrs}
 // A fusion applies only where the fused rounding is the unfused one exactly.
 #include <algorithm>
 
@@ -124,6 +125,29 @@ bool fuse_norm(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead_t
   return changed;
 }
 
+// A rope whose output only a kv_append reads, as its k: the kv_append ropes k itself.
+bool fuse_rope(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead_tensor) {
+  bool changed = false;
+  for (OpId r = 0; r < static_cast<OpId>(p.ops.size()); ++r) {
+    const Operator& rope = p.ops[r];
+    if (rope.kind != OpKind::kRope || rope.inputs.size() != 1 || rope.outputs.size() != 1) continue;
+    const TensorId kr = rope.outputs[0];
+    if (p.writers[kr].size() != 1 || p.readers[kr].size() != 1) continue;
+    const OpId a = p.readers[kr][0];
+    Operator& kv = p.ops[a];
+    if (kv.kind != OpKind::kKvAppend || kv.inputs.size() != 2 || kv.inputs[0] != kr || kv.inputs[1] == kr ||
+        kv.attrs.count("theta") || p.tensor(kr).dtype != p.tensor(kv.outputs[0]).dtype ||
+        written_between(p, rope.inputs[0], r, a))
+      continue;
+    kv.inputs[0] = rope.inputs[0];
+    for (const auto& [key, value] : rope.attrs) kv.attrs[key] = value;
+    dead_op[r] = true;
+    dead_tensor[kr] = true;
+    changed = true;
+  }
+  return changed;
+}
+
 PassInfo fuse_pass_info(const char* name, const char* summary, FuseFn fn) {
   PassInfo info;
   info.name = name;
@@ -146,6 +170,13 @@ PassInfo fuse_norm_pass_info() {
                         "fold each rms_norm read only by linears into their prologue (each linear norms its x); "
                         "before decompose",
                         fuse_norm);
+}
+
+PassInfo fuse_rope_pass_info() {
+  return fuse_pass_info("fuse-rope",
+                        "fold a rope read only by a kv_append (as its k) into it (it ropes k while appending); "
+                        "before decompose",
+                        fuse_rope);
 }
 
 }  // namespace mpk

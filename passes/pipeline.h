@@ -28,11 +28,11 @@ std::string print_pipeline(const Pipeline& p);
 
 // The default pipeline, run by mpk-opt when no --pass-pipeline is given.
 inline constexpr const char* kDefaultPipeline =
-    "fuse-residual,fuse-norm,decompose,infer-deps,assign-sm{policy=critical-path}";
+    "fuse-residual,fuse-norm,fuse-rope,decompose,infer-deps,assign-sm{policy=critical-path}";
 
 // The default pipeline with another assign-sm policy.
 inline std::string default_pipeline_with(const std::string& policy) {
-  return "fuse-residual,fuse-norm,decompose,infer-deps,assign-sm{policy=" + policy + "}";
+  return "fuse-residual,fuse-norm,fuse-rope,decompose,infer-deps,assign-sm{policy=" + policy + "}";
 }
 
 }  // namespace mpk

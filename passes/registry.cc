@@ -7,6 +7,7 @@ const std::vector<PassInfo>& all_passes() {
   static const std::vector<PassInfo> passes = {
       fuse_residual_pass_info(),
       fuse_norm_pass_info(),
+      fuse_rope_pass_info(),
       decompose_pass_info(),
       infer_deps_pass_info(),
       assign_sm_pass_info(),

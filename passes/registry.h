@@ -15,6 +15,7 @@ const PassInfo* find_pass(const std::string& name);
 // Each pass file defines one of these.
 PassInfo fuse_residual_pass_info();
 PassInfo fuse_norm_pass_info();
+PassInfo fuse_rope_pass_info();
 PassInfo decompose_pass_info();
 PassInfo infer_deps_pass_info();
 PassInfo assign_sm_pass_info();

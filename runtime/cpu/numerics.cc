@@ -211,41 +211,65 @@ std::vector<float> rope_inv_freq(const Attrs& a) {
   return inv;
 }
 
-void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
-                int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos) {
-  const int64_t width = x.shape[1], half = head_dim / 2;
-  std::vector<float>& cs = scratch(1, static_cast<size_t>(head_dim));
-  for (int64_t i = 0; i < half; ++i) {
+namespace {
+
+// (cos, sin) of every frequency at pos: the f32 angle, cos and sin taken in double.
+void rope_cos_sin_at(const std::vector<float>& inv, int64_t pos, std::vector<float>& cs) {
+  for (size_t i = 0; i < inv.size(); ++i) {
     const float angle = static_cast<float>(pos) * inv[i];
     cs[2 * i] = static_cast<float>(std::cos(static_cast<double>(angle)));
     cs[2 * i + 1] = static_cast<float>(std::sin(static_cast<double>(angle)));
   }
+}
+
+// Rotate-half RoPE of one head `row` (f32) into y[at, at + head_dim), rounded by y.
+void rope_head(const float* row, int64_t head_dim, const std::vector<float>& cs, TensorBuffer& y, int64_t at) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const float co = cs[2 * i], si = cs[2 * i + 1];
+    y.store(at + i, row[i] * co - row[i + half] * si);
+    y.store(at + i + half, row[i + half] * co + row[i] * si);
+  }
+}
+
+}  // namespace
+
+void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
+                int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos) {
+  const int64_t width = x.shape[1];
+  std::vector<float>& cs = scratch(1, static_cast<size_t>(head_dim));
+  rope_cos_sin_at(inv, pos, cs);
   std::vector<float>& row = scratch(0, static_cast<size_t>(head_dim));
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t c = c0; c < c1; c += head_dim) {
       x.load_row(b * width + c, head_dim, row.data());
-      for (int64_t i = 0; i < half; ++i) {
-        const float co = cs[2 * i], si = cs[2 * i + 1];
-        y.store(b * width + c + i, row[i] * co - row[i + half] * si);
-        y.store(b * width + c + i + half, row[i + half] * co + row[i] * si);
-      }
+      rope_head(row.data(), head_dim, cs, y, b * width + c);
     }
   }
 }
 
 void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
-                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos) {
+                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos,
+                     const std::vector<float>* rope_inv) {
   const int64_t seq = kc.shape[1], nkv = kc.shape[2], hd = kc.shape[3], width = k.shape[1];
   if (pos < 0 || pos >= seq)
     throw Error("kv_append: position " + std::to_string(pos) + " is past max_seq_len " +
                 std::to_string(seq));
+  std::vector<float>& cs = scratch(1, static_cast<size_t>(hd));
+  std::vector<float>& row = scratch(0, static_cast<size_t>(hd));
+  if (rope_inv) rope_cos_sin_at(*rope_inv, pos, cs);
   for (int64_t b = b0; b < b1; ++b)
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t d = 0; d < hd; ++d) {
-        const int64_t dst = ((b * seq + pos) * nkv + h) * hd + d;
-        kc.store(dst, k.load(b * width + h * hd + d));
-        vc.store(dst, v.load(b * width + h * hd + d));
+    for (int64_t h = h0; h < h1; ++h) {
+      const int64_t dst = ((b * seq + pos) * nkv + h) * hd;
+      if (rope_inv) {
+        k.load_row(b * width + h * hd, hd, row.data());
+        rope_head(row.data(), hd, cs, kc, dst);
       }
+      for (int64_t d = 0; d < hd; ++d) {
+        if (!rope_inv) kc.store(dst + d, k.load(b * width + h * hd + d));
+        vc.store(dst + d, v.load(b * width + h * hd + d));
+      }
+    }
 }
 
 void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,

@@ -74,9 +74,11 @@ std::vector<float> rope_inv_freq(const Attrs& rope_attrs);
 void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
                 int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos);
 
-// cache[b, pos, h, :] = k[b, h*hd:(h+1)*hd] for kv heads h0:h1 (k and v alike).
+// cache[b, pos, h, :] = k[b, h*hd:(h+1)*hd] for kv heads h0:h1 (k and v alike); with
+// rope_inv, k is roped at pos first, exactly as rope_block does (fuse-rope).
 void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
-                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos);
+                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos,
+                     const std::vector<float>* rope_inv = nullptr);
 
 struct AttentionShape {
   int64_t group = 1;  // query heads per kv head

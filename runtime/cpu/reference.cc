@@ -191,9 +191,12 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       rope_block(in(0), y, 0, rows, 0, y.shape[1], attr_int(op.attrs, "head_dim"),
                  rope_inv_freq(op.attrs), ctx.step);
       return;
-    case OpKind::kKvAppend:
-      kv_append_block(in(0), in(1), y, st.at(op.outputs[1]), 0, rows, 0, y.shape[2], ctx.step);
+    case OpKind::kKvAppend: {
+      const std::vector<float> inv = op.attrs.count("theta") ? rope_inv_freq(op.attrs) : std::vector<float>{};
+      kv_append_block(in(0), in(1), y, st.at(op.outputs[1]), 0, rows, 0, y.shape[2], ctx.step,
+                      inv.empty() ? nullptr : &inv);
       return;
+    }
     case OpKind::kAttention: {
       const AttentionShape a = attention_shape(op);
       attention_block(in(0), in(1), in(2), y, 0, rows, 0, in(1).shape[2], a, ctx.step);

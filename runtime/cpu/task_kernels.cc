@@ -180,6 +180,7 @@ TaskPlan prepare_task(const Module& m, TaskId id) {
     }
     case TaskKind::kKvAppend: {
       r.kind_of_op({OpKind::kKvAppend});
+      if (op.attrs.count("theta")) plan.inv_freq = rope_inv_freq(op.attrs);  // ropes k (fuse-rope)
       plan.in0 = op.inputs[0];
       plan.in1 = op.inputs[1];
       plan.out0 = op.outputs[0];
@@ -337,7 +338,7 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       return;
     case TaskKind::kKvAppend:
       kv_append_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), st.at(p.out1), p.b0, p.b1, p.c0,
-                      p.c1, ctx.step);
+                      p.c1, ctx.step, p.inv_freq.empty() ? nullptr : &p.inv_freq);
       return;
     case TaskKind::kAttention:
       attention_block(st.at(p.in0), st.at(p.in1), st.at(p.in2), st.at(p.out0), p.b0, p.b1, p.c0,

@@ -176,8 +176,8 @@ __device__ void task_rope(const TaskDesc& d, TaskCtx& c) {
 }
 
 // ptr: k + h*HD, v + h*HD (rows of NKV*HD), k_cache + h*HD, v_cache + h*HD
-// ([B, S, NKV, HD]). Writes position `step`.
-template <int HD, int B, int S, int NKV>
+// ([B, S, NKV, HD]). Writes position `step`. ROPE: k is roped first (ptr4: the table).
+template <int HD, int B, int S, int NKV, int ROPE>
 __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
   const bf16_t* k = dptr<const bf16_t>(d, 0);
   const bf16_t* v = dptr<const bf16_t>(d, 1);
@@ -189,8 +189,21 @@ __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
   for (int u = threadIdx.x; u < B * HD; u += kThreads) {
     const int b = u / HD, i = u % HD;
     const int64_t dst = (static_cast<int64_t>(b) * S + pos) * NKV * HD + i;
-    kc[dst] = ld_cg_bf16(&k[b * NKV * HD + i]);
+    if (!ROPE) kc[dst] = ld_cg_bf16(&k[b * NKV * HD + i]);
     vc[dst] = ld_cg_bf16(&v[b * NKV * HD + i]);
+  }
+  if constexpr (ROPE) {  // k rotated at pos as task_rope does; ptr4: the (cos, sin) table
+    constexpr int kHalf = HD / 2;
+    const float2* cs_sn = dptr<const float2>(d, 4) + static_cast<int64_t>(pos) * kHalf;
+    for (int u = threadIdx.x; u < B * kHalf; u += kThreads) {
+      const int b = u / kHalf, i = u % kHalf;
+      const int64_t dst = (static_cast<int64_t>(b) * S + pos) * NKV * HD;
+      const float x0 = bf16_to_f32(ld_cg_bf16(&k[b * NKV * HD + i]));
+      const float x1 = bf16_to_f32(ld_cg_bf16(&k[b * NKV * HD + i + kHalf]));
+      const float2 t = __ldg(&cs_sn[i]);
+      kc[dst + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0, t.x), __fmul_rn(x1, t.y)));
+      kc[dst + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1, t.x), __fmul_rn(x0, t.y)));
+    }
   }
 }
 

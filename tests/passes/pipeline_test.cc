@@ -25,7 +25,7 @@ TEST(Pipeline, PrintParseRoundTrip) {
     EXPECT_EQ(print_pipeline(p), text);
     EXPECT_EQ(parse_pipeline(print_pipeline(p)), p);
   }
-  EXPECT_EQ(parse_pipeline(kDefaultPipeline).size(), 5u);
+  EXPECT_EQ(parse_pipeline(kDefaultPipeline).size(), 6u);
 }
 
 TEST(Pipeline, ParsesStructure) {
