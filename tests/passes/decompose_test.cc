@@ -228,6 +228,12 @@ struct Case {
   int32_t sms = 132;
 };
 
+// One line per case in test listings (a byte dump would break ctest's test discovery).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.preset << " batch=" << c.batch << " seq=" << c.seq << " sms=" << c.sms;
+  for (const auto& [k, v] : c.options) *os << " " << k << "=" << v;
+}
+
 class DecomposeCoverage : public testing::TestWithParam<Case> {};
 
 TEST_P(DecomposeCoverage, TasksCoverOutputsWithTheSpecifiedRegions) {
