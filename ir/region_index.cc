@@ -75,7 +75,13 @@ void RegionIndex::erase(int32_t record) {
 
 std::vector<int32_t> RegionIndex::overlapping(const Region& r) {
   std::vector<int32_t> out;
-  if (r.tensor < 0 || r.tensor >= static_cast<int32_t>(tensors_.size())) return out;
+  collect(r, out);
+  return out;
+}
+
+void RegionIndex::collect(const Region& r, std::vector<int32_t>& out) {
+  out.clear();
+  if (r.tensor < 0 || r.tensor >= static_cast<int32_t>(tensors_.size())) return;
   if (++stamp_ == 0) {
     std::fill(seen_.begin(), seen_.end(), 0);
     stamp_ = 1;
@@ -90,7 +96,6 @@ std::vector<int32_t> RegionIndex::overlapping(const Region& r) {
     }
   }
   std::sort(out.begin(), out.end());
-  return out;
 }
 
 }  // namespace mpk

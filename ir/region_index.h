@@ -23,11 +23,11 @@ class RegionIndex {
   void erase(int32_t record);
 
   // Calls f(record_id, payload, region) once for every live record overlapping `r`,
-  // in increasing record id order.
+  // in increasing record id order. f must not query this index again.
   template <typename F>
   void for_each_overlap(const Region& r, F&& f) {
-    std::vector<int32_t> hits = overlapping(r);
-    for (int32_t id : hits) f(id, records_[id].payload, records_[id].region);
+    collect(r, hits_);
+    for (int32_t id : hits_) f(id, records_[id].payload, records_[id].region);
   }
 
   // Live records overlapping r, sorted by record id.
@@ -46,6 +46,8 @@ class RegionIndex {
     std::vector<int64_t> cuts;              // sorted unique boundaries on key_dim
     std::vector<std::vector<int32_t>> segments;  // records per [cuts[i], cuts[i+1])
   };
+  // The live records overlapping r into `out` (cleared first), sorted by record id.
+  void collect(const Region& r, std::vector<int32_t>& out);
   // Segment index range [first, last) spanned by r on its tensor's key dimension.
   std::pair<size_t, size_t> span(const TensorIndex& t, const Region& r) const;
 
@@ -53,6 +55,7 @@ class RegionIndex {
   std::vector<Record> records_;
   std::vector<uint32_t> seen_;  // per record: stamp of the last query that saw it
   uint32_t stamp_ = 0;
+  std::vector<int32_t> hits_;  // for_each_overlap's buffer, reused across queries
 };
 
 }  // namespace mpk

@@ -84,7 +84,7 @@ Row bench_model(const std::string& preset, int32_t steps, int repeat, const fs::
   for (int i = 0; i < repeat; ++i) {
     PipelineRequest r;
     r.source = {"", trace, viewed_run, nullptr};
-    r.pipeline = "decompose,infer-deps,assign-sm{policy=locality}";
+    r.pipeline = mpk::default_pipeline_with("locality");
     r.trace_path = trace;
     r.steps = steps;
     last = apply(runner, r, wall);
@@ -156,8 +156,8 @@ int main(int argc, char** argv) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::printf("Apply -> new run ready (re-import, passes + verify, simulate %d steps, store), "
-              "median of %d; pipeline decompose,infer-deps,assign-sm{policy=locality}\n\n",
-              steps, repeat);
+              "median of %d; pipeline %s\n\n",
+              steps, repeat, mpk::default_pipeline_with("locality").c_str());
   std::printf("%-14s %7s %10s %8s %8s %9s %8s %8s | %9s | %11s %11s\n", "model", "tasks",
               "executions", "import", "passes", "simulate", "store", "total", "open run",
               "edit+resim", "edit store");
