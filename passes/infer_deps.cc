@@ -77,8 +77,8 @@ Dependencies scan(const Module& m) {
         else if (payload != i)
           deps.cross_step[i].push_back(payload);
       };
-      for (const Region& r : t.reads) {
-        if (!written[r.tensor]) continue;
+      for (const Region& r : t.reads) {  // RAW; the first copy only builds the indexes
+        if (copy == 0 || !written[r.tensor]) continue;
         writes.for_each_overlap(r, [&](int32_t, int32_t payload, const Region&) {
           depend_on(payload);
         });
