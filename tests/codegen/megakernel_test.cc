@@ -97,7 +97,9 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
     for (int j = 1; j < d.arg[4]; ++j) {
       const Operator& op = m.program.ops[m.graph.tasks[d.arg[j]].op];
       EXPECT_EQ(op.inputs.size(), lead_op.inputs.size());
-      if (op.inputs.size() == 3) EXPECT_EQ(op.inputs[2], lead_op.inputs[2]);
+      if (op.inputs.size() == 3) {
+        EXPECT_EQ(op.inputs[2], lead_op.inputs[2]);
+      }
     }
   }
 }

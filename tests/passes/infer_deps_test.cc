@@ -269,7 +269,9 @@ void check_sound(const std::string& preset, bool prune) {
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < n; ++j) {
       if (!conflict(tasks[i], tasks[j])) continue;
-      if (i < j) EXPECT_TRUE(reach[i][j]) << preset << ": " << i << " before " << j;
+      if (i < j) {
+        EXPECT_TRUE(reach[i][j]) << preset << ": " << i << " before " << j;
+      }
       if (i == j || reach[i][j]) continue;
       const bool via_cross = std::any_of(cross.begin(), cross.end(), [&](const auto& xy) {
         return reach[i][xy.first] && reach[xy.second][j];
