@@ -20,30 +20,26 @@ __device__ __forceinline__ float warp_lane_finish(const float (&acc)[8]) {
   return s;
 }
 
-// Sum of squares of N bf16 values (16-byte aligned) by one warp, in the canonical order.
-template <int N>
-__device__ __forceinline__ float warp_sum_squares(const bf16_t* x, int lane) {
+// The 8 consecutive values at x as f32 (16 bytes of bf16, or 32 of f32).
+__device__ __forceinline__ void load8(const bf16_t* x, float (&f)[8]) {
+  unpack8(*reinterpret_cast<const uint4*>(x), f);
+}
+__device__ __forceinline__ void load8(const float* x, float (&f)[8]) {
+  const float4 a = *reinterpret_cast<const float4*>(x), b = *reinterpret_cast<const float4*>(x + 4);
+  f[0] = a.x; f[1] = a.y; f[2] = a.z; f[3] = a.w;
+  f[4] = b.x; f[5] = b.y; f[6] = b.z; f[7] = b.w;
+}
+
+// Sum of squares of N values (bf16, or f32 that are each exactly a bf16; 16-byte
+// aligned) by one warp, in the canonical order.
+template <int N, class T>
+__device__ __forceinline__ float warp_sum_squares(const T* x, int lane) {
   static_assert(N % 8 == 0, "warp_sum_squares: N must be a multiple of 8");
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
 #pragma unroll 4
   for (int k = lane * 8; k < N; k += 256) {
     float f[8];
-    unpack8(*reinterpret_cast<const uint4*>(x + k), f);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) acc[e] = fmaf(f[e], f[e], acc[e]);
-  }
-  return warp_lane_finish(acc);
-}
-
-// The same sum over N f32 values (each exactly a bf16) in the same order.
-template <int N>
-__device__ __forceinline__ float warp_sum_squares_f32(const float* x, int lane) {
-  static_assert(N % 8 == 0, "warp_sum_squares_f32: N must be a multiple of 8");
-  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-#pragma unroll 4
-  for (int k = lane * 8; k < N; k += 256) {
-    const float4 a = *reinterpret_cast<const float4*>(x + k), b = *reinterpret_cast<const float4*>(x + k + 4);
-    const float f[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    load8(x + k, f);
 #pragma unroll
     for (int e = 0; e < 8; ++e) acc[e] = fmaf(f[e], f[e], acc[e]);
   }

@@ -207,32 +207,31 @@ __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr: g + c0, u + c0, y + c0 (rows of STRIDE).
-template <int COLS, int B, int STRIDE>
-__device__ void task_silu_mul(const TaskDesc& d, TaskCtx& c) {
-  const bf16_t* g = dptr<const bf16_t>(d, 0);
-  const bf16_t* u = dptr<const bf16_t>(d, 1);
-  bf16_t* y = dptr<bf16_t>(d, 2);
-  #pragma unroll 4
-  for (int e = threadIdx.x; e < B * COLS; e += kThreads) {
-    const int64_t o = static_cast<int64_t>(e / COLS) * STRIDE + e % COLS;
-    const float gv = bf16_to_f32(ld_cg_bf16(&g[o]));
-    const float uv = bf16_to_f32(ld_cg_bf16(&u[o]));
-    y[o] = f32_to_bf16(__fmul_rn(__fdiv_rn(gv, __fadd_rn(1.0f, exp_rn(-gv))), uv));
-  }
-}
-
-// ptr: a + c0, b + c0, y + c0 (rows of STRIDE).
-template <int COLS, int B, int STRIDE>
-__device__ void task_residual_add(const TaskDesc& d, TaskCtx& c) {
+// y = f(a, b) elementwise over COLS columns of B rows of STRIDE (ptr: a + c0, b + c0,
+// y + c0).
+template <int COLS, int B, int STRIDE, class F>
+__device__ __forceinline__ void binary_elementwise(const TaskDesc& d, F f) {
   const bf16_t* a = dptr<const bf16_t>(d, 0);
   const bf16_t* bb = dptr<const bf16_t>(d, 1);
   bf16_t* y = dptr<bf16_t>(d, 2);
   #pragma unroll 4
   for (int e = threadIdx.x; e < B * COLS; e += kThreads) {
     const int64_t o = static_cast<int64_t>(e / COLS) * STRIDE + e % COLS;
-    y[o] = f32_to_bf16(__fadd_rn(bf16_to_f32(ld_cg_bf16(&a[o])), bf16_to_f32(ld_cg_bf16(&bb[o]))));
+    y[o] = f32_to_bf16(f(bf16_to_f32(ld_cg_bf16(&a[o])), bf16_to_f32(ld_cg_bf16(&bb[o]))));
   }
+}
+
+// ptr: g + c0, u + c0, y + c0 (rows of STRIDE).
+template <int COLS, int B, int STRIDE>
+__device__ void task_silu_mul(const TaskDesc& d, TaskCtx& c) {
+  binary_elementwise<COLS, B, STRIDE>(
+      d, [](float g, float u) { return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, exp_rn(-g))), u); });
+}
+
+// ptr: a + c0, b + c0, y + c0 (rows of STRIDE).
+template <int COLS, int B, int STRIDE>
+__device__ void task_residual_add(const TaskDesc& d, TaskCtx& c) {
+  binary_elementwise<COLS, B, STRIDE>(d, [](float a, float b) { return __fadd_rn(a, b); });
 }
 
 }  // namespace dev

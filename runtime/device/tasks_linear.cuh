@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
@@ -25,6 +26,10 @@
 
 namespace mpk {
 namespace dev {
+
+// The element type of x in shared memory.
+template <bool X_F32>
+using XType = std::conditional_t<X_F32, float, bf16_t>;
 
 template <int K, int B, bool X_F32>
 struct LinearScratch {
@@ -64,9 +69,7 @@ __device__ __forceinline__ void load_x_normed(const TaskDesc& d, unsigned char* 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     __syncthreads();
     for (int b = warp; b < B; b += kWarps) {
-      float ss;
-      if constexpr (X_F32) ss = warp_sum_squares_f32<K>(reinterpret_cast<const float*>(scratch) + b * K, lane);
-      else ss = warp_sum_squares<K>(reinterpret_cast<const bf16_t*>(scratch) + b * K, lane);
+      const float ss = warp_sum_squares<K>(reinterpret_cast<const XType<X_F32>*>(scratch) + b * K, lane);
       if (lane == 0) rs[b] = rms_scale(ss, K, __int_as_float(EPS_BITS));
     }
     __syncthreads();
@@ -87,14 +90,7 @@ __device__ __forceinline__ void load_x_normed(const TaskDesc& d, unsigned char* 
 // The 8 x values of batch row b at column k (a multiple of 8).
 template <int K, bool X_F32>
 __device__ __forceinline__ void x8(const unsigned char* xs, int b, int k, float (&f)[8]) {
-  if constexpr (X_F32) {
-    const float4* p = reinterpret_cast<const float4*>(xs) + (b * K + k) / 4;
-    const float4 a = p[0], c = p[1];
-    f[0] = a.x; f[1] = a.y; f[2] = a.z; f[3] = a.w;
-    f[4] = c.x; f[5] = c.y; f[6] = c.z; f[7] = c.w;
-  } else {
-    unpack8(*reinterpret_cast<const uint4*>(xs + (b * K + k) * 2), f);
-  }
+  load8(reinterpret_cast<const XType<X_F32>*>(xs) + b * K + k, f);
 }
 
 constexpr int kComputeWarps = kWarps - 1;
@@ -129,14 +125,27 @@ __device__ __forceinline__ void warp_accumulate(const unsigned char* chunk, int 
   }
 }
 
-template <int RW, int B>
-__device__ __forceinline__ void zero_acc(float (&acc)[RW][B][8]) {
+// Every chunk of one row group (K columns in chunks of BOXES boxes) from the stream into
+// the warp's freshly zeroed accumulators; each chunk is released after use.
+template <int K, int B, int BOXES, bool X_F32, int RW>
+__device__ __forceinline__ void accumulate_row_group(TaskCtx& c, bool computes, const int (&row)[RW],
+                                                     const int (&pad)[RW], const int (&before)[RW], int lane,
+                                                     float (&acc)[RW][B][8]) {
+  constexpr int kBoxesPerRow = K / kBoxCols;
+  constexpr int kColChunks = (kBoxesPerRow + BOXES - 1) / BOXES;
 #pragma unroll
   for (int i = 0; i < RW; ++i)
 #pragma unroll
     for (int b = 0; b < B; ++b)
 #pragma unroll
       for (int e = 0; e < 8; ++e) acc[i][b][e] = 0.f;
+#pragma unroll 1
+  for (int ch = 0; ch < kColChunks; ++ch) {
+    const unsigned char* w = c.next_chunk();
+    const int nboxes = ch == kColChunks - 1 ? kBoxesPerRow - ch * BOXES : BOXES;
+    if (computes) warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
+    c.done_chunk();
+  }
 }
 
 // ptr0: x [B, K]; ptr1: y + n0 (rows of YSTRIDE, bf16, or f32 when F32_OUT); with
@@ -152,8 +161,6 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(BOX_ROWS * 128 * BOXES <= kSlotBytes, "linear: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
-  constexpr int kBoxesPerRow = K / kBoxCols;
-  constexpr int kColChunks = (kBoxesPerRow + BOXES - 1) / BOXES;
   constexpr int RW = (BOX_ROWS + kComputeWarps - 1) / kComputeWarps;
 
   load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
@@ -177,14 +184,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
       before[i] = 0;
     }
     float acc[RW][B][8];
-    zero_acc(acc);
-#pragma unroll 1
-    for (int ch = 0; ch < kColChunks; ++ch) {
-      const unsigned char* w = c.next_chunk();
-      const int nboxes = ch == kColChunks - 1 ? kBoxesPerRow - ch * BOXES : BOXES;
-      if (computes) warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
-      c.done_chunk();
-    }
+    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, computes, row, pad, before, lane, acc);
 #pragma unroll
     for (int i = 0; i < RW; ++i) {
       if (row[i] < 0) continue;
@@ -221,8 +221,6 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   constexpr int kYStride[4] = {Y0, Y1, Y2, Y3};
   constexpr int kTotal = R0 + R1 + R2 + R3;
   constexpr int kPadRows = kPad[0] + kPad[1] + kPad[2] + kPad[3];
-  constexpr int kBoxesPerRow = K / kBoxCols;
-  constexpr int kColChunks = (kBoxesPerRow + BOXES - 1) / BOXES;
   constexpr int RW = (kTotal + kComputeWarps - 1) / kComputeWarps;
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(kPadRows * 128 * BOXES <= kSlotBytes, "linear group: chunk larger than a stream slot");
@@ -249,14 +247,7 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
     member[i] = m;
   }
   float acc[RW][B][8];
-  zero_acc(acc);
-#pragma unroll 1
-  for (int ch = 0; ch < kColChunks; ++ch) {
-    const unsigned char* w = c.next_chunk();
-    const int nboxes = ch == kColChunks - 1 ? kBoxesPerRow - ch * BOXES : BOXES;
-    if (computes) warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
-    c.done_chunk();
-  }
+  accumulate_row_group<K, B, BOXES, X_F32, RW>(c, computes, row, pad, before, lane, acc);
 #pragma unroll
   for (int i = 0; i < RW; ++i) {
     if (row[i] < 0) continue;
