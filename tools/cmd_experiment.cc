@@ -15,6 +15,7 @@
 #include "passes/policies/policy.h"
 #include "tools/args.h"
 #include "tools/run_backends.h"
+#include "tools/run_compile.h"
 #include "tools/run_sim.h"
 #include "tools/subcommands.h"
 #include "traces/analysis.h"
@@ -193,7 +194,7 @@ int cmd_experiment(int argc, char** argv) {
   for (const std::string& model : models) {
     RunRequest req = base;
     req.model = model;
-    const Module imported = backend ? Module{} : import_for_sim(req);
+    const Module imported = backend ? Module{} : import_for_run(req);
     for (const auto& combo : combos) {
       const std::string sets = combo_label(axes, combo);
       for (const std::string& policy : policies) {
@@ -208,7 +209,7 @@ int cmd_experiment(int argc, char** argv) {
             row.run = TraceReader(out).last_run();
           } else {
             Module m = imported;
-            schedule_for_sim(m, pipeline);
+            schedule_for_run(m, pipeline);
             const std::string options =
                 sets + (sets.empty() ? "" : " ") + "costs=" + (costs_path.empty() ? "machine-model" : costs_path);
             row.run = simulate_and_record(m, sim_costs(m, costs_path), base.steps, model, options, out).run;

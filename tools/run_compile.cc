@@ -20,10 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 // The checkpoint directory of a model spec or module source, or "" (a preset).
 std::string checkpoint_dir(const std::string& spec) {
   if (spec.empty() || spec.rfind("preset:", 0) == 0 || find_preset(spec)) return "";
@@ -52,6 +48,24 @@ bool is_module_file(const std::string& spec) {
 
 }  // namespace
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+Module import_for_run(const RunRequest& r) {
+  if (is_module_file(r.model)) return load_module(r.model);
+  ImportOptions io;
+  io.batch = r.batch;
+  io.max_seq_len = r.max_seq_len;
+  return import_model(r.model, io);
+}
+
+void schedule_for_run(Module& m, const std::string& pipeline) {
+  PassManager pm(parse_pipeline(pipeline));
+  pm.run(m);
+  verify_or_throw(m);
+}
+
 std::string run_pipeline(const RunRequest& r) {
   if (!r.pipeline.empty()) return r.pipeline;
   return default_pipeline_with(r.policy);
@@ -70,22 +84,14 @@ CompiledRun compile_for_run(const RunRequest& r) {
   const uint64_t seed = weights_seed(r);
   CompiledRun out;
   const auto t0 = std::chrono::steady_clock::now();
-  std::string source = r.model;
-  if (is_module_file(r.model)) {
-    out.module = load_module(r.model);
-    source = out.module.provenance.source;
-  } else {
-    ImportOptions io;
-    io.batch = r.batch;
-    io.max_seq_len = r.max_seq_len;
-    out.module = import_model(r.model, io);
-  }
+  out.module = import_for_run(r);
+  const std::string source = is_module_file(r.model) ? out.module.provenance.source : r.model;
   if (out.module.graph.schedule.empty() || !r.pipeline.empty()) {
     out.pipeline = run_pipeline(r);
-    PassManager pm(parse_pipeline(out.pipeline));
-    pm.run(out.module);
+    schedule_for_run(out.module, out.pipeline);
+  } else {
+    verify_or_throw(out.module);
   }
-  verify_or_throw(out.module);
   out.compile_s = seconds_since(t0);
 
   const auto t1 = std::chrono::steady_clock::now();

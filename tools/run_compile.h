@@ -6,6 +6,7 @@
 // from --weights-seed).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,8 +26,16 @@ struct CompiledRun {
   double weights_s = 0;
 };
 
-// "decompose,infer-deps,assign-sm{policy=P}" or request.pipeline.
+// The default pipeline with assign-sm{policy=P}, or request.pipeline.
 std::string run_pipeline(const RunRequest& request);
+
+// Imports request.model: a preset, an HF directory, a config.json, or a .mpk module
+// (loaded as it is). Throws mpk::Error naming the model.
+Module import_for_run(const RunRequest& request);
+// Runs `pipeline` on the module and verifies it; throws naming the pass or rule.
+void schedule_for_run(Module& module, const std::string& pipeline);
+
+double seconds_since(std::chrono::steady_clock::time_point t);
 
 // The seed of --weights-seed; throws mpk::Error when it is not an unsigned integer.
 uint64_t weights_seed(const RunRequest& request);

@@ -5,50 +5,14 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 
 #include "ir/error.h"
-#include "ir/import/import.h"
-#include "ir/serialize.h"
-#include "ir/verifier.h"
-#include "passes/pass_manager.h"
 #include "tools/run_compile.h"
 #include "traces/analysis.h"
 #include "traces/simulator.h"
 #include "traces/trace_db.h"
 
 namespace mpk {
-namespace {
-
-namespace fs = std::filesystem;
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-bool is_module_file(const std::string& spec) {
-  std::error_code ec;
-  const fs::path p(spec);
-  return !find_preset(spec) && !fs::is_directory(p, ec) && p.extension() != ".json" &&
-         fs::is_regular_file(p, ec);
-}
-
-}  // namespace
-
-Module import_for_sim(const RunRequest& r) {
-  if (is_module_file(r.model)) return load_module(r.model);
-  ImportOptions io;
-  io.batch = r.batch;
-  io.max_seq_len = r.max_seq_len;
-  return import_model(r.model, io);
-}
-
-void schedule_for_sim(Module& m, const std::string& pipeline) {
-  PassManager pm(parse_pipeline(pipeline));
-  pm.run(m);
-  verify_or_throw(m);
-}
-
 CostParams sim_costs(const Module& m, const std::string& costs_path) {
   const CostParams base = CostParams::from_machine(m.machine);
   return costs_path.empty() ? base : load_cost_params(costs_path, base);
@@ -78,11 +42,11 @@ namespace {
 int run_sim_backend(const RunRequest& req) {
   const std::string trace = req.trace.empty() ? "trace.db" : req.trace;
   const auto t0 = std::chrono::steady_clock::now();
-  Module m = import_for_sim(req);
+  Module m = import_for_run(req);
   std::string pipeline;
   if (m.graph.schedule.empty() || !req.pipeline.empty()) {
     pipeline = run_pipeline(req);
-    schedule_for_sim(m, pipeline);
+    schedule_for_run(m, pipeline);
   }
   const double compile_s = seconds_since(t0);
   const CostParams costs = sim_costs(m, req.costs);

@@ -1,6 +1,6 @@
 // The simulator backend's pieces, shared by `mpk run --backend sim` (run_sim.cc) and
-// `mpk experiment` (cmd_experiment.cc): compile a model without weights, simulate a
-// scheduled module and store the run in a trace.db.
+// `mpk experiment` (cmd_experiment.cc): simulate a scheduled module (compiled with
+// tools/run_compile.h, without weights) and store the run in a trace.db.
 #pragma once
 
 #include <cstdint>
@@ -11,12 +11,6 @@
 #include "traces/cost_params.h"
 
 namespace mpk {
-
-// Imports request.model (a preset, an HF directory, a config.json, or a .mpk module;
-// a scheduled .mpk is used as it is unless a pipeline is given) and runs `pipeline`.
-// Throws mpk::Error naming the model, pass or verifier rule.
-Module import_for_sim(const RunRequest& request);
-void schedule_for_sim(Module& module, const std::string& pipeline);
 
 // The cost parameters: the machine model's defaults, then `costs_path` over them.
 CostParams sim_costs(const Module& module, const std::string& costs_path);
