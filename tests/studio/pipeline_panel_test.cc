@@ -7,34 +7,17 @@
 // schedule; the option widgets follow the declared options.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
-
+#include "app_test_fixture.h"
 #include "ir/serialize.h"
-#include "optimizer_test_util.h"
-#include "studio/app.h"
-#include "studio/headless_frame.h"
-#include "studio/panels.h"
 
 namespace mpk::studio {
 namespace {
 
-using testing::OptimizerTest;
-
-constexpr const char* kRoundRobin4 = "decompose,infer-deps,assign-sm{policy=round-robin,workers=4}";
-
-class PipelinePanel : public OptimizerTest {
+class PipelinePanel : public testing::AppOnTinyRun {
  protected:
   void SetUp() override {
-    OptimizerTest::SetUp();
-    trace_ = path("trace.db");
-    const testing::CommandResult r =
-        run_tool("mpk", "run --backend sim --model tiny --steps 2 --pipeline '" +
-                            std::string(kRoundRobin4) + "' --trace '" + trace_ + "'");
-    ASSERT_EQ(r.status, 0) << r.err;
-    ASSERT_TRUE(open_trace(s_, trace_)) << s_.status;
-    first_ = s_.run;
-    frame_ = [this] { draw_app_frame(s_); };
+    AppOnTinyRun::SetUp();
+    if (HasFatalFailure()) return;
     s_.view = View::kPipeline;
     s_.view_changed = true;
     h_.run(frame_, 2);
@@ -42,45 +25,13 @@ class PipelinePanel : public OptimizerTest {
     ASSERT_TRUE(has_edit_session(s_)) << s_.pipeline.job_message;
   }
 
-  // Frames until `done` holds (bounded, so that a failure cannot hang).
-  template <typename Pred>
-  void run_until(Pred done) {
-    for (int i = 0; i < 20000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      h_.run(frame_);
-    }
-  }
-
-  void idle() {
-    run_until([&] { return !s_.pipeline.runner.busy() && s_.pipeline.job == PipelineJob::kNone &&
-                           !s_.pipeline.store_pending; });
-    h_.run(frame_, 2);
-  }
-
   void select_task(TaskId t) { select_execution(s_, s_.model->find(t, 0)); }
-
-  void press(ImGuiKey key, bool ctrl, bool alt) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.KeyCtrl = ctrl;
-    io.KeyAlt = alt;
-    h_.press_key(frame_, key);
-    io.KeyCtrl = io.KeyAlt = false;
-    h_.run(frame_);
-  }
 
   void click(const char* button) {
     ASSERT_TRUE(s_.pipeline.buttons.count(button)) << button << " was not drawn";
     const auto [x, y] = s_.pipeline.buttons.at(button);
     h_.click(frame_, x, y);
   }
-
-  const ScheduleEditor& editor() const { return *s_.pipeline.editor; }
-
-  std::string trace_;
-  int64_t first_ = -1;
-  StudioState s_;
-  HeadlessFrame h_{1600, 1000};
-  std::function<void()> frame_;
 };
 
 TEST_F(PipelinePanel, AltDownMovesTheSelectedTaskAndCtrlZYUndoAndRedo) {
@@ -141,7 +92,7 @@ TEST_F(PipelinePanel, RefusedMoveThatWouldDeadlockShowsItsMessage) {
 }
 
 TEST_F(PipelinePanel, ApplyOpensTheNewRunBesideThePreviousOneInCompare) {
-  EXPECT_EQ(s_.pipeline.text, kRoundRobin4);  // the run's pipeline
+  EXPECT_EQ(s_.pipeline.text, testing::kRoundRobin4);  // the run's pipeline
   set_pipeline_text(s_.pipeline, "decompose,infer-deps,assign-sm{policy=locality,workers=8}");
   s_.pipeline.text_edited = true;
   h_.run(frame_);

@@ -7,35 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
-#include "optimizer_test_util.h"
-#include "studio/app.h"
-#include "studio/headless_frame.h"
-#include "studio/panels.h"
+#include "app_test_fixture.h"
 
 namespace mpk::studio {
 namespace {
 
-using testing::OptimizerTest;
-
-constexpr const char* kRoundRobin4 = "decompose,infer-deps,assign-sm{policy=round-robin,workers=4}";
-
-class TimelineEdit : public OptimizerTest {
+class TimelineEdit : public testing::AppOnTinyRun {
  protected:
-  void SetUp() override {
-    OptimizerTest::SetUp();
-    trace_ = path("trace.db");
-    const testing::CommandResult r =
-        run_tool("mpk", "run --backend sim --model tiny --steps 2 --pipeline '" +
-                            std::string(kRoundRobin4) + "' --trace '" + trace_ + "'");
-    ASSERT_EQ(r.status, 0) << r.err;
-    ASSERT_TRUE(open_trace(s_, trace_)) << s_.status;
-    first_ = s_.run;
-    frame_ = [this] { draw_app_frame(s_); };
-  }
-
   // Loads an edit session through the pipeline view, then shows the timeline.
   void load_session_and_show_timeline() {
     show(View::kPipeline);
@@ -47,21 +26,6 @@ class TimelineEdit : public OptimizerTest {
   void show(View v) {
     s_.view = v;
     s_.view_changed = true;
-    h_.run(frame_, 2);
-  }
-
-  // Frames until `done` holds (bounded, so that a failure cannot hang).
-  template <typename Pred>
-  void run_until(Pred done) {
-    for (int i = 0; i < 20000 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      h_.run(frame_);
-    }
-  }
-
-  void idle() {
-    run_until([&] { return !s_.pipeline.runner.busy() && s_.pipeline.job == PipelineJob::kNone &&
-                           !s_.pipeline.store_pending; });
     h_.run(frame_, 2);
   }
 
@@ -95,23 +59,6 @@ class TimelineEdit : public OptimizerTest {
     h_.run(frame_);
   }
 
-  void press(ImGuiKey key, bool ctrl, bool alt) {
-    ImGui::SetCurrentContext(h_.context());
-    ImGuiIO& io = ImGui::GetIO();
-    io.KeyCtrl = ctrl;
-    io.KeyAlt = alt;
-    h_.press_key(frame_, key);
-    io.KeyCtrl = io.KeyAlt = false;
-    h_.run(frame_);
-  }
-
-  const ScheduleEditor& editor() const { return *s_.pipeline.editor; }
-
-  std::string trace_;
-  int64_t first_ = -1;
-  StudioState s_;
-  HeadlessFrame h_{1600, 1000};
-  std::function<void()> frame_;
 };
 
 TEST_F(TimelineEdit, ApplyStartedInThePipelineViewIsTakenWhileTheTimelineIsShown) {
