@@ -1,5 +1,5 @@
 // Host mirror of the megakernel's binary interface (runtime/device/abi.cuh): the task
-// descriptor, wait-table entry, kernel parameters, error and trace records. Every
+// descriptor, wait-table entry, stream chunk, kernel parameters, error and trace records. Every
 // generated kernel source carries static_asserts, written from these structs'
 // offsets, that the device side lays them out identically.
 #pragma once
@@ -13,43 +13,52 @@ namespace abi {
 
 inline constexpr int kPtrSlots = 6;
 inline constexpr int kArgSlots = 5;
+inline constexpr int kInlineWaits = 2;
+inline constexpr int kInlineTrigs = 3;
 inline constexpr int kBoxCols = 64;
+inline constexpr int kControlThreads = 64;  // the stream and dispatch warps of a worker block
 
-// The most weight rows one linear row group may have: every compute warp (all but the
-// last of the block) owns at most 10 rows of it at batch 1, max(1, 8 / batch) above,
-// each with 8 f32 accumulators per batch row in registers
-// (runtime/device/tasks_linear.cuh); at batch 1 and 8 warps that is 64 rows.
+// The most weight rows one linear row group may have: every body warp owns at most 8
+// rows of it at batch 1, max(1, 8 / batch) above, each with 8 f32 accumulators per batch
+// row in registers (runtime/device/tasks_linear.cuh); at batch 1 and 8 warps, 64 rows.
 inline int64_t max_linear_rows(int64_t warps, int64_t batch) {
-  const int64_t per_warp = batch == 1 ? 10 : batch >= 8 ? 1 : 8 / batch;
-  const int64_t rows = (warps - 1) * per_warp / 8 * 8;
+  const int64_t per_warp = batch >= 8 ? 1 : 8 / batch;
+  const int64_t rows = warps * per_warp / 8 * 8;
   return rows < 8 ? 8 : rows;
 }
 
-struct TaskDesc {
-  uint64_t ptr[kPtrSlots];
-  int32_t inst;
-  int32_t task;
-  int32_t wait_begin;
-  int32_t wait_count;
-  int32_t trig_begin;
-  int32_t trig_count;
-  uint64_t s_src;
-  int32_t s_row0;
-  int32_t s_groups;
-  int32_t s_box_rows;
-  int32_t s_last_rows;
-  int32_t s_col_chunks;
-  int32_t s_boxes;
-  int32_t s_boxes_last;
-  int32_t arg[kArgSlots];
-};
-static_assert(sizeof(TaskDesc) == 128);
+// The pointer slot of a linear group member's output (0 is x, 3 the norm weight).
+inline constexpr int group_out_slot(int m) { return m < 2 ? m + 1 : m + 2; }
 
 struct WaitEntry {
   int32_t event;
   int32_t target;
   int32_t distance;
   int32_t pad;
+};
+
+struct TaskDesc {
+  uint64_t ptr[kPtrSlots];
+  int32_t inst;
+  int32_t task;
+  int32_t wait_count;
+  int32_t wait_begin;
+  int32_t trig_count;
+  int32_t trig_begin;
+  int32_t chunk_begin;
+  int32_t chunk_count;
+  int32_t arg[kArgSlots];
+  int32_t trig[kInlineTrigs];
+  WaitEntry wait[kInlineWaits];
+  int32_t members;
+  int32_t member[3];
+};
+static_assert(sizeof(TaskDesc) == 160);
+
+struct StreamChunk {
+  uint64_t src;
+  uint32_t bytes;
+  uint32_t pad;
 };
 
 struct ErrorRecord {
@@ -86,7 +95,9 @@ struct PackBox {
 struct KernelParams {
   uint64_t tasks;
   uint64_t queue_offsets;
-  uint64_t queue_items;
+  uint64_t worker_chunks;
+  uint64_t chunk_offsets;
+  uint64_t task_chunks;
   uint64_t waits;
   uint64_t triggers;
   uint64_t counters;

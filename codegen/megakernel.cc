@@ -37,7 +37,6 @@ struct Builder {
   int batch;
   std::map<std::string, int> inst_index;
   int scratch_needed = 16;
-  int max_row_bytes = 0;
 
   const Tensor& tensor(TensorId id) const { return m.program.tensor(id); }
 
@@ -141,8 +140,9 @@ struct Builder {
   }
 
   // The descriptor of a group of linear tasks over the same x, run as one (the
-  // members' own descriptors stay in the table for per-op mode and the stream).
-  abi::TaskDesc make_group(const std::vector<TaskId>& members) {
+  // members' own descriptors stay in the table for per-op mode). Member m's output goes
+  // to pointer slot group_out_slot(m). `st` gets the group's stream.
+  abi::TaskDesc make_group(const std::vector<TaskId>& members, StreamShape& st) {
     abi::TaskDesc d = out.tasks.at(members[0]);
     const LinearShape lead = *groupable(members[0]);
     const int64_t K = lead.K;
@@ -152,15 +152,17 @@ struct Builder {
       const LinearShape sh = i < members.size() ? *groupable(members[i]) : LinearShape{};
       pad_rows += (sh.rows + 7) / 8 * 8;
       shapes += ", " + std::to_string(sh.rows) + ", " + std::to_string(sh.ystride);
-      if (i > 0 && i < members.size()) d.arg[i] = members[i];
+      if (i > 0 && i < members.size()) d.member[i - 1] = members[i];
     }
     const int64_t boxes = std::clamp<int64_t>(out.slot_bytes / (pad_rows * 128), 1, K / 64);
     const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
-    d.s_groups = 1;
-    d.s_col_chunks = static_cast<int32_t>(col_chunks);
-    d.s_boxes = static_cast<int32_t>(boxes);
-    d.s_boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
-    d.arg[4] = static_cast<int32_t>(members.size());
+    st = out.stream.at(members[0]);
+    st.groups = 1;
+    st.col_chunks = static_cast<int32_t>(col_chunks);
+    st.boxes = static_cast<int32_t>(boxes);
+    st.boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
+    st.members = members;
+    d.members = static_cast<int32_t>(members.size());
     d.inst = instantiate("task_linear_group<" + std::to_string(K) + ", " + std::to_string(batch) + ", " +
                          std::to_string(boxes) + (x_f32(K) ? ", true, " : ", false, ") +
                          std::to_string(lead.eps_bits) + shapes + ">(d, c)");
@@ -176,6 +178,7 @@ struct Builder {
     const Operator& op = m.program.ops.at(task.op);
     abi::TaskDesc d{};
     d.task = t;
+    d.members = 1;
     std::string call;
     auto in = [&](size_t i) -> TensorId {
       if (i >= op.inputs.size()) fail(t, "operator has too few inputs");
@@ -235,16 +238,16 @@ struct Builder {
         reloc(t, 1, y, n0);
         if (residual) reloc(t, 2, in(2), n0);
         if (norm) reloc(t, 3, in(2), 0);
-        out.stream_weight.at(t) = W;
-        d.s_row0 = static_cast<int32_t>(n0);
-        d.s_groups = static_cast<int32_t>(groups);
-        d.s_box_rows = static_cast<int32_t>(box_rows);
-        d.s_last_rows = static_cast<int32_t>(last_rows);
-        d.s_col_chunks = static_cast<int32_t>(col_chunks);
-        d.s_boxes = static_cast<int32_t>(boxes);
-        d.s_boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
+        StreamShape& st = out.stream.at(t);
+        st.weight = W;
+        st.row0 = static_cast<int32_t>(n0);
+        st.groups = static_cast<int32_t>(groups);
+        st.box_rows = static_cast<int32_t>(box_rows);
+        st.last_rows = static_cast<int32_t>(last_rows);
+        st.col_chunks = static_cast<int32_t>(col_chunks);
+        st.boxes = static_cast<int32_t>(boxes);
+        st.boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
         d.arg[0] = static_cast<int32_t>(n0);
-        d.arg[4] = 1;  // one linear task (groups: make_group)
         out.stream_bytes_per_step += rows * K * 2;
         call = "task_linear<" + std::to_string(K) + ", " + std::to_string(rows) + ", " + std::to_string(B) +
                ", " + std::to_string(tensor(y).shape[1]) + (f32 ? ", true, " : ", false, ") +
@@ -386,7 +389,6 @@ std::string format_source(const Megakernel& k) {
   os << "#define MPK_THREADS " << k.threads << "\n";
   os << "#define MPK_STAGES " << k.stages << "\n";
   os << "#define MPK_SLOT_BYTES " << k.slot_bytes << "\n";
-  os << "#define MPK_L2_AHEAD " << k.l2_ahead << "\n";
   os << "#define MPK_SCRATCH_BYTES " << k.scratch_bytes << "\n";
   os << "#include <cstddef>\n";
   os << "#include \"runtime/device/megakernel.cuh\"\n\n";
@@ -442,14 +444,18 @@ void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<
         for (size_t j = 1; j < members.size(); ++j) ++seen[members[j]];
         const int32_t index = static_cast<int32_t>(k.tasks.size());
         k.queue_items.push_back(index);
-        k.tasks.push_back(b.make_group(members));
-        k.stream_weight.push_back(k.stream_weight.at(t));
-        for (size_t r = 0, n = k.relocations.size(); r < n; ++r)  // the leader's pointers
-          if (k.relocations[r].task == t) {
-            Relocation copy = k.relocations[r];
-            copy.task = index;
-            k.relocations.push_back(copy);
-          }
+        StreamShape stream;
+        k.tasks.push_back(b.make_group(members, stream));
+        k.stream.push_back(std::move(stream));
+        // The leader's pointers, then each member's output in its group slot.
+        for (size_t r = 0, n = k.relocations.size(); r < n; ++r)
+          for (size_t m = 0; m < members.size(); ++m)
+            if (k.relocations[r].task == members[m] && (m == 0 || k.relocations[r].slot == 1)) {
+              Relocation copy = k.relocations[r];
+              copy.task = index;
+              if (copy.slot == 1) copy.slot = abi::group_out_slot(static_cast<int>(m));
+              k.relocations.push_back(copy);
+            }
       }
       i += members.size();
     }
@@ -503,13 +509,12 @@ std::vector<float> rope_cos_sin(const std::vector<float>& inv, int64_t max_seq_l
 
 Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   if (m.graph.schedule.empty()) throw Error("codegen: the module has no schedule (run assign-sm)");
-  if (opt.threads % 32 != 0 || opt.threads < 64 || opt.threads > 1024)
-    throw Error("codegen: threads must be a multiple of 32 in [64, 1024]");
+  if (opt.threads % 32 != 0 || opt.threads < 64 || opt.threads + abi::kControlThreads > 1024)
+    throw Error("codegen: threads must be a multiple of 32 in [64, " + std::to_string(1024 - abi::kControlThreads) +
+                "]");
   const TaskGraph& g = m.graph;
   Megakernel k;
   k.threads = opt.threads;
-  if (opt.l2_ahead < 0 || opt.l2_ahead > 64) throw Error("codegen: l2_ahead must be in [0, 64]");
-  k.l2_ahead = opt.l2_ahead;
   k.batch = static_cast<int32_t>(attr_int(m.attrs, "batch"));
   k.vocab = static_cast<int32_t>(attr_int(m.attrs, "vocab"));
   k.max_seq_len = static_cast<int32_t>(attr_int(m.attrs, "max_seq_len"));
@@ -528,7 +533,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   for (k.slot_bytes = opt.slot_bytes;; k.slot_bytes /= 2) {
     k.tasks.assign(g.tasks.size(), abi::TaskDesc{});
     k.relocations.clear();
-    k.stream_weight.assign(g.tasks.size(), -1);
+    k.stream.assign(g.tasks.size(), StreamShape{});
     k.instantiations.clear();
     k.stream_bytes_per_step = 0;
     k.rope_inv.clear();
@@ -547,21 +552,36 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   k.stages = std::min(k.stages, 32);
   k.dynamic_smem_bytes = 1024 + static_cast<int64_t>(k.stages) * k.slot_bytes + k.scratch_bytes;
 
-  // Wait and trigger tables. A group waits as its leader (the members' waits are a
-  // subset) and triggers every member's events once the whole group is done.
+  // Wait and trigger tables: the first kInlineWaits / kInlineTrigs in the descriptor, the
+  // rest in the tables. A group waits as its leader (the members' waits are a subset)
+  // and triggers every member's events once the whole group is done.
   for (size_t i = 0; i < k.tasks.size(); ++i) {
     abi::TaskDesc& d = k.tasks[i];
     const bool group = i >= g.tasks.size();
     const TaskId leader = group ? d.task : static_cast<TaskId>(i);
     d.wait_begin = static_cast<int32_t>(k.waits.size());
-    for (EventId e : waits[leader])
-      k.waits.push_back({e, static_cast<int32_t>(g.events[e].target), g.events[e].step_distance, 0});
     d.wait_count = static_cast<int32_t>(waits[leader].size());
+    for (int32_t w = 0; w < d.wait_count; ++w) {
+      const Event& e = g.events[waits[leader][w]];
+      const abi::WaitEntry entry{waits[leader][w], static_cast<int32_t>(e.target), e.step_distance, 0};
+      if (w < abi::kInlineWaits)
+        d.wait[w] = entry;
+      else
+        k.waits.push_back(entry);
+    }
+    std::vector<EventId> fired;
+    for (int mi = 0; mi < d.members; ++mi) {
+      const std::vector<EventId>& own = trigs[mi == 0 ? leader : d.member[mi - 1]];
+      fired.insert(fired.end(), own.begin(), own.end());
+    }
     d.trig_begin = static_cast<int32_t>(k.triggers.size());
-    const int members = group ? d.arg[4] : 1;
-    for (int mi = 0; mi < members; ++mi)
-      for (EventId e : trigs[mi == 0 ? leader : d.arg[mi]]) k.triggers.push_back(e);
-    d.trig_count = static_cast<int32_t>(k.triggers.size()) - d.trig_begin;
+    d.trig_count = static_cast<int32_t>(fired.size());
+    for (size_t j = 0; j < fired.size(); ++j) {
+      if (j < abi::kInlineTrigs)
+        d.trig[j] = fired[j];
+      else
+        k.triggers.push_back(fired[j]);
+    }
   }
 
   // Per-op launches: operators in program order, partial kinds before their combiners.

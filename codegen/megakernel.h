@@ -1,7 +1,8 @@
 // The megakernel generator: from a scheduled TaskGraph, the CUDA source of the
 // megakernel (a dispatch over template instantiations of the task bodies in
 // runtime/device/, each distinct instantiation emitted once) and its task table (one
-// fixed-size descriptor per task, wait and trigger tables, per-worker queues). Pointers
+// fixed-size descriptor per task, wait and trigger tables beyond the inline ones,
+// per-worker queues). Pointers
 // in the table are relocations (tensor + byte offset) that the runtime resolves once it
 // has allocated the tensors, so the table is plain data computed without a GPU.
 #pragma once
@@ -16,12 +17,24 @@
 namespace mpk {
 
 struct MegakernelOptions {
-  int threads = 256;                  // threads per worker block (a multiple of 32, <= 1024)
+  int threads = 256;                  // body threads per worker block (a multiple of 32, <= 960);
+                                      // the block adds the stream and dispatch warps
   int slot_bytes = 32768;             // weight-stream slot (a multiple of 1024)
-  int l2_ahead = 0;                   // weight chunks prefetched into L2 beyond the slots
-                                      // (measured slower on llama-3.2-1b: docs/benchmarks.md)
-  int64_t smem_bytes = 232448 - 1024; // dynamic shared memory per block (H100 opt-in limit
+  int64_t smem_bytes = 232448 - 2048; // dynamic shared memory per block (H100 opt-in limit
                                       // minus room for the kernel's static shared memory)
+};
+
+// How a descriptor streams its weights: rows [row0, row0 + rows) of a [N, K] bf16
+// weight cut into `groups` row groups of `box_rows` rows (the last `last_rows`, both
+// multiples of 8), each group into `col_chunks` chunks of `boxes` boxes of 64 columns
+// (the last chunk `boxes_last`); chunks go in (group, column) order. A linear group has
+// one row group per member and each of its chunks holds every member's boxes for the
+// same columns (the members' own shapes give their rows).
+struct StreamShape {
+  TensorId weight = -1;  // -1: streams nothing
+  int32_t row0 = 0, groups = 0, box_rows = 0, last_rows = 0;
+  int32_t col_chunks = 0, boxes = 0, boxes_last = 0;
+  std::vector<TaskId> members;  // a group's member descriptors, leader first; empty otherwise
 };
 
 // A pointer field to fill at load time: descriptor `task`'s ptr[slot] = address of
@@ -48,9 +61,8 @@ struct Megakernel {
   // its members). Pointers come from the relocations (Relocation::task indexes this).
   std::vector<abi::TaskDesc> tasks;
   std::vector<Relocation> relocations;
-  // The [N, K] bf16 weight each descriptor streams (-1: none); a group streams its
-  // members' weights (runtime/gpu/stream_pack.h lays out the images).
-  std::vector<TensorId> stream_weight;
+  // What each descriptor streams (codegen/stream_pack.h lays out the images).
+  std::vector<StreamShape> stream;
   // Inverse frequencies of each distinct RoPE; the runtime uploads, per table, f32
   // (cos, sin) pairs [max_seq_len][head_dim / 2] computed as rope_cos_sin() does.
   std::vector<std::vector<float>> rope_inv;
@@ -64,10 +76,9 @@ struct Megakernel {
   int32_t batch = 1;
   int32_t vocab = 0;
   int32_t max_seq_len = 0;
-  int threads = 0;
+  int threads = 0;  // body threads; a block has threads + abi::kControlThreads
   int stages = 0;
   int slot_bytes = 0;
-  int l2_ahead = 0;
   int scratch_bytes = 0;
   int64_t dynamic_smem_bytes = 0;  // 1024 (alignment) + stages * slot_bytes + scratch_bytes
   int64_t stream_bytes_per_step = 0;  // weight bytes the tasks stream per decode step

@@ -1,5 +1,5 @@
-// Walks each streaming descriptor's chunks in the order the device's StreamCursor
-// consumes them (runtime/device/stream.cuh) and lays their boxes out back to back.
+// Walks each streaming descriptor's chunks in the order its task body consumes them
+// (runtime/device/tasks_linear.cuh) and lays their boxes out back to back.
 #include "codegen/stream_pack.h"
 
 #include <algorithm>
@@ -9,32 +9,46 @@ namespace mpk {
 StreamPlan plan_stream(const Megakernel& k, const Program& program) {
   StreamPlan plan;
   plan.offset.assign(k.tasks.size(), kNoStream);
+  plan.chunk_begin.push_back(0);
   for (size_t i = 0; i < k.tasks.size(); ++i) {
-    const abi::TaskDesc& d = k.tasks[i];
-    if (d.s_groups <= 0 || k.stream_weight.at(i) < 0) continue;
-    plan.offset[i] = plan.bytes;
-    const bool group = d.arg[4] > 1;
-    const int members = group ? d.arg[4] : 1;
-    for (int32_t g = 0; g < d.s_groups; ++g) {
-      for (int32_t c = 0; c < d.s_col_chunks; ++c) {
-        const int32_t boxes = c == d.s_col_chunks - 1 ? d.s_boxes_last : d.s_boxes;
-        for (int m = 0; m < members; ++m) {
-          const size_t di = m == 0 ? i : static_cast<size_t>(d.arg[m]);
-          const abi::TaskDesc& md = k.tasks.at(di);
-          const Tensor& w = program.tensor(k.stream_weight.at(di));
-          const int32_t rows = group ? md.s_box_rows : g == d.s_groups - 1 ? d.s_last_rows : d.s_box_rows;
-          const int64_t row = md.s_row0 + (group ? 0 : static_cast<int64_t>(g) * d.s_box_rows);
-          const int32_t valid = static_cast<int32_t>(std::clamp<int64_t>(w.shape[0] - row, 0, rows));
-          for (int32_t b = 0; b < boxes; ++b) {
-            plan.boxes.push_back({k.stream_weight.at(di), row, (static_cast<int64_t>(c) * d.s_boxes + b) * abi::kBoxCols, rows,
-                                  valid, plan.bytes});
-            plan.bytes += static_cast<uint64_t>(rows) * 128;
+    const StreamShape& st = k.stream.at(i);
+    if (st.groups > 0 && st.weight >= 0) {
+      plan.offset[i] = plan.bytes;
+      const std::vector<TaskId> own = {static_cast<TaskId>(i)};
+      const std::vector<TaskId>& members = st.members.empty() ? own : st.members;
+      const bool group = members.size() > 1;
+      for (int32_t g = 0; g < st.groups; ++g) {
+        for (int32_t c = 0; c < st.col_chunks; ++c) {
+          const uint64_t chunk_start = plan.bytes;
+          const int32_t boxes = c == st.col_chunks - 1 ? st.boxes_last : st.boxes;
+          for (TaskId m : members) {
+            const StreamShape& ms = k.stream.at(m);
+            const Tensor& w = program.tensor(ms.weight);
+            const int32_t rows = group ? ms.box_rows : g == st.groups - 1 ? st.last_rows : st.box_rows;
+            const int64_t row = ms.row0 + (group ? 0 : static_cast<int64_t>(g) * st.box_rows);
+            const int32_t valid = static_cast<int32_t>(std::clamp<int64_t>(w.shape[0] - row, 0, rows));
+            for (int32_t b = 0; b < boxes; ++b) {
+              plan.boxes.push_back({ms.weight, row, (static_cast<int64_t>(c) * st.boxes + b) * abi::kBoxCols, rows,
+                                    valid, plan.bytes});
+              plan.bytes += static_cast<uint64_t>(rows) * 128;
+            }
           }
+          plan.chunks.push_back({chunk_start, static_cast<uint32_t>(plan.bytes - chunk_start)});
         }
       }
     }
+    plan.chunk_begin.push_back(static_cast<int32_t>(plan.chunks.size()));
   }
   return plan;
+}
+
+std::vector<int32_t> worker_chunks(const Megakernel& k, const StreamPlan& plan, int32_t w) {
+  std::vector<int32_t> out;
+  for (int32_t q = k.queue_offsets.at(w); q < k.queue_offsets.at(w + 1); ++q) {
+    const int32_t d = k.queue_items[q];
+    for (int32_t c = plan.chunk_begin[d]; c < plan.chunk_begin[d + 1]; ++c) out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace mpk

@@ -1,9 +1,11 @@
-// The layout of the weight stream's images. Every descriptor that streams weights gets
-// one contiguous image holding its chunks in consumption order, each chunk exactly as
-// the ring slot holds it (boxes of [rows x 64] bf16, 128-byte rows, 16-byte pieces
-// swizzled by row % 8; runtime/device/stream.cuh), so the device fetches a chunk with
-// one linear copy. The plan lists the boxes that fill the images; the runtime resolves
-// them to addresses and runs runtime/device/pack.cuh over them once, before launching.
+// The layout of the weight stream's images and chunks. Every descriptor that streams
+// weights gets one contiguous image holding its chunks in consumption order, each chunk
+// exactly as the ring slot holds it (boxes of [rows x 64] bf16, 128-byte rows, 16-byte
+// pieces swizzled by row % 8; runtime/device/stream.cuh), so the device fetches a chunk
+// with one linear copy. The plan lists the boxes that fill the images (the runtime
+// resolves them to addresses and runs runtime/device/pack.cuh over them once, before
+// launching) and every descriptor's chunks; a worker streams the chunks of its queue's
+// descriptors one after the other (worker_chunks).
 #pragma once
 
 #include <cstdint>
@@ -25,12 +27,24 @@ struct StreamBox {
   uint64_t dst = 0;
 };
 
+// One chunk: `bytes` at byte `offset` of the images.
+struct ChunkSpan {
+  uint64_t offset = 0;
+  uint32_t bytes = 0;
+};
+
 struct StreamPlan {
-  std::vector<uint64_t> offset;  // per descriptor: its image's byte offset, or kNoStream
-  uint64_t bytes = 0;            // all images
-  std::vector<StreamBox> boxes;  // in image order, covering [0, bytes) once
+  std::vector<uint64_t> offset;       // per descriptor: its image's byte offset, or kNoStream
+  uint64_t bytes = 0;                 // all images
+  std::vector<StreamBox> boxes;       // in image order, covering [0, bytes) once
+  std::vector<ChunkSpan> chunks;      // every descriptor's chunks, descriptor after descriptor
+  std::vector<int32_t> chunk_begin;   // per descriptor, into chunks; [descriptors + 1]
 };
 
 StreamPlan plan_stream(const Megakernel& kernel, const Program& program);
+
+// The chunks worker w streams in one step (its queue's descriptors' chunks, in order),
+// as indices into plan.chunks.
+std::vector<int32_t> worker_chunks(const Megakernel& kernel, const StreamPlan& plan, int32_t w);
 
 }  // namespace mpk

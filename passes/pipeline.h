@@ -30,9 +30,11 @@ std::string print_pipeline(const Pipeline& p);
 inline constexpr const char* kDefaultPipeline =
     "fuse-residual,fuse-norm,fuse-rope,decompose,infer-deps,assign-sm{policy=critical-path}";
 
-// The default pipeline with another assign-sm policy.
-inline std::string default_pipeline_with(const std::string& policy) {
-  return "fuse-residual,fuse-norm,fuse-rope,decompose,infer-deps,assign-sm{policy=" + policy + "}";
+// The fusions of the default pipeline, and the default pipeline with another assign-sm
+// policy (and decompose options).
+inline constexpr const char* kDefaultFusions = "fuse-residual,fuse-norm,fuse-rope";
+inline std::string default_pipeline_with(const std::string& policy, const std::string& decompose = "decompose") {
+  return std::string(kDefaultFusions) + "," + decompose + ",infer-deps,assign-sm{policy=" + policy + "}";
 }
 
 }  // namespace mpk

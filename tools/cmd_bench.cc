@@ -25,8 +25,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
-    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--l2-ahead C]\n"
-    "                 [--slot-kib S]\n\n"
+    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -35,8 +34,7 @@ constexpr const char* kUsage =
     "--max-seq: the KV cache length compiled for; default: the decode's own length (steps,\n"
     "rounded up to a power of two, at least 128), so the graph fits the decode it measures\n"
     "(decompose picks the attention splits from it).\n"
-    "--trace-overhead: also time the megakernel with in-kernel tracing on. --l2-ahead: weight\n"
-    "chunks each worker prefetches into L2 beyond its shared-memory slots (default 0);\n"
+    "--trace-overhead: also time the megakernel with in-kernel tracing on.\n"
     "--slot-kib: size of one weight-stream slot in KiB (default 32).\n";
 
 struct Timing {
@@ -60,7 +58,7 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed", "l2-ahead", "slot-kib"},
+                   "warmup", "weights-seed", "slot-kib"},
                   {"trace-overhead", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -90,7 +88,6 @@ int cmd_bench(int argc, char** argv) {
   const CompiledRun c = compile_for_run(req);
   const Module& m = c.module;
   GpuOptions go;
-  go.codegen.l2_ahead = static_cast<int>(args.get_int("l2-ahead", go.codegen.l2_ahead));
   go.codegen.slot_bytes = static_cast<int>(args.get_int("slot-kib", go.codegen.slot_bytes / 1024) * 1024);
   GpuMegakernel g(m, c.weights, go);
   const Megakernel& k = g.kernel();
@@ -107,8 +104,8 @@ int cmd_bench(int argc, char** argv) {
   else
     std::printf("megakernel  compiled in %.1f s (%s)\n", g.compiled().compile_seconds,
                 g.compiled().cubin_path.c_str());
-  std::printf("            %zu task bodies, %d threads/worker, %d x %d B weight-stream slots, L2 prefetch %d chunks ahead\n",
-              k.instantiations.size(), k.threads, k.stages, k.slot_bytes, k.l2_ahead);
+  std::printf("            %zu task bodies, %d body + %d control threads/worker, %d x %d B weight-stream slots\n",
+              k.instantiations.size(), k.threads, abi::kControlThreads, k.stages, k.slot_bytes);
   std::printf("bandwidth   %.3f TB/s (device-to-device copy, read + write)\n", bw * 1e-12);
   std::printf("floor       %.3f GB/token / %.3f TB/s = %.4f ms/token\n", static_cast<double>(bytes) * 1e-9,
               bw * 1e-12, floor_ms);

@@ -1,7 +1,7 @@
 // The megakernel's binary interface: the fixed-size task descriptor, the wait-table
-// entry, the kernel parameters, the watchdog's error record and the trace record.
-// codegen/kernel_abi.h mirrors these structs on the host; every generated kernel
-// static_asserts that both sides agree on each field's offset.
+// entry, the weight-stream chunk, the kernel parameters, the watchdog's error record and
+// the trace record. codegen/kernel_abi.h mirrors these structs on the host; every
+// generated kernel static_asserts that both sides agree on each field's offset.
 #pragma once
 
 #include <cstdint>
@@ -10,13 +10,10 @@
 #define MPK_THREADS 256
 #endif
 #ifndef MPK_STAGES
-#define MPK_STAGES 8
+#define MPK_STAGES 6
 #endif
 #ifndef MPK_SLOT_BYTES
 #define MPK_SLOT_BYTES 32768
-#endif
-#ifndef MPK_L2_AHEAD
-#define MPK_L2_AHEAD 0
 #endif
 #ifndef MPK_SCRATCH_BYTES
 #define MPK_SCRATCH_BYTES 32768
@@ -25,48 +22,23 @@
 namespace mpk {
 namespace dev {
 
+// A worker block: kWarps body warps run the task bodies (kThreads threads), then the
+// stream warp (weight stream, event triggers, trace) and the dispatch warp (descriptor
+// prefetch, event waits). runtime/device/worker.cuh describes the roles.
 constexpr int kThreads = MPK_THREADS;
 constexpr int kWarps = MPK_THREADS / 32;
+constexpr int kStreamWarp = kWarps;
+constexpr int kDispatchWarp = kWarps + 1;
+constexpr int kBlockThreads = kThreads + 64;
 constexpr int kStages = MPK_STAGES;
 constexpr int kSlotBytes = MPK_SLOT_BYTES;
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
-constexpr int kL2Ahead = MPK_L2_AHEAD;  // weight chunks prefetched into L2 beyond the ring
+constexpr int kDescSlots = 4;  // descriptors held in shared memory ahead of the bodies
 constexpr int kPtrSlots = 6;
 constexpr int kArgSlots = 5;
+constexpr int kInlineWaits = 2;
+constexpr int kInlineTrigs = 3;
 constexpr int kBoxCols = 64;  // weight-stream box width: 64 bf16 = one 128-byte swizzled row
-
-// One task, 128 bytes. ptr[] are pre-offset device pointers whose meaning depends on
-// the task kind (the generated dispatch knows it); arg[] are kind-specific integers.
-//
-// A task that streams weights (linear, lm_head) names them in s_*: its rows
-// [s_row0, s_row0 + rows) of a [N, K] bf16 weight are cut into s_groups row groups of
-// s_box_rows rows (the last group s_last_rows, both multiples of 8), and each group
-// into s_col_chunks chunks of s_boxes boxes of kBoxCols columns (the last chunk
-// s_boxes_last). Chunks go in (group, column) order. The runtime packs the chunks, in
-// that order and already swizzled as shared memory holds them, into one contiguous
-// image at s_src (codegen/stream_pack.h), so each chunk is one linear copy.
-// A linear task's arg[4] counts the linear tasks it runs: 1, or 2..4 for a group whose
-// leader (this descriptor) lists the other members' descriptors in arg[1..3]; a group
-// has one row group per member and its chunks hold every member's boxes.
-struct TaskDesc {
-  uint64_t ptr[kPtrSlots];
-  int32_t inst;        // which dispatch case (template instantiation) runs it
-  int32_t task;        // TaskId in the scheduled graph
-  int32_t wait_begin;  // into KernelParams::waits
-  int32_t wait_count;
-  int32_t trig_begin;  // into KernelParams::triggers
-  int32_t trig_count;
-  uint64_t s_src;
-  int32_t s_row0;
-  int32_t s_groups;
-  int32_t s_box_rows;
-  int32_t s_last_rows;
-  int32_t s_col_chunks;
-  int32_t s_boxes;
-  int32_t s_boxes_last;
-  int32_t arg[kArgSlots];
-};
-static_assert(sizeof(TaskDesc) == 128, "TaskDesc is 128 bytes");
 
 // Wait until counters[event] >= target * (step + 1 - distance).
 struct WaitEntry {
@@ -74,6 +46,43 @@ struct WaitEntry {
   int32_t target;
   int32_t distance;
   int32_t pad;
+};
+
+// One task, 160 bytes. ptr[] are pre-offset device pointers whose meaning depends on
+// the task kind (the generated dispatch knows it); arg[] are kind-specific integers.
+// The first kInlineWaits waits and kInlineTrigs triggers sit in the descriptor, so the
+// dispatch and stream warps read them from shared memory; the rest are in
+// KernelParams::waits / triggers from wait_begin / trig_begin. chunk_begin / chunk_count
+// name the task's own weight chunks in KernelParams::task_chunks (per-op mode; the
+// megakernel streams each worker's list). A linear group (members > 1) runs the linear
+// tasks (task, member[0..members-1)) as one; member m's output is ptr[group_out_slot(m)].
+struct TaskDesc {
+  uint64_t ptr[kPtrSlots];
+  int32_t inst;        // which dispatch case (template instantiation) runs it
+  int32_t task;        // TaskId in the scheduled graph
+  int32_t wait_count;
+  int32_t wait_begin;  // waits past the inline ones
+  int32_t trig_count;
+  int32_t trig_begin;  // triggers past the inline ones
+  int32_t chunk_begin;
+  int32_t chunk_count;
+  int32_t arg[kArgSlots];
+  int32_t trig[kInlineTrigs];
+  WaitEntry wait[kInlineWaits];
+  int32_t members;     // tasks this descriptor runs: 1, or 2..4 for a linear group
+  int32_t member[3];   // TaskIds of members 1..3 (member 0 is `task`)
+};
+static_assert(sizeof(TaskDesc) == 160, "TaskDesc is 160 bytes");
+static_assert(sizeof(TaskDesc) % 16 == 0, "TaskDesc is copied by the bulk-copy engine");
+
+// The pointer slot of a linear group member's output: 1, 2, 4, 5 (0 is x, 3 the norm).
+__host__ __device__ constexpr int group_out_slot(int m) { return m < 2 ? m + 1 : m + 2; }
+
+// One weight chunk: `bytes` bytes at `src`, copied as one unit into a ring slot.
+struct StreamChunk {
+  uint64_t src;
+  uint32_t bytes;
+  uint32_t pad;
 };
 
 // Written once, by the first worker whose wait outlived the watchdog.
@@ -110,20 +119,22 @@ struct PackBox {
 };
 
 struct KernelParams {
-  const TaskDesc* tasks;         // indexed by TaskId
-  const int32_t* queue_offsets;  // [workers + 1]
-  const int32_t* queue_items;    // task ids, each worker's list in order
+  const TaskDesc* tasks;             // each worker's queue in order, then the group members
+  const int32_t* queue_offsets;      // [workers + 1]: worker w runs tasks[off[w], off[w+1])
+  const StreamChunk* worker_chunks;  // each worker's chunks of one step, in order
+  const int32_t* chunk_offsets;      // [workers + 1] into worker_chunks
+  const StreamChunk* task_chunks;    // per-op mode: TaskDesc::chunk_begin indexes it
   const WaitEntry* waits;
-  const int32_t* triggers;       // event ids
-  unsigned long long* counters;  // one per event, zero at launch
-  const int32_t* prompt;         // [prompt_len]
-  int32_t* token_history;        // [num_steps][batch]: argmax of each step
-  float* logits_history;         // [num_steps][batch][vocab] or null
-  int32_t* step_counter;         // per-op mode: the current step
+  const int32_t* triggers;           // event ids
+  unsigned long long* counters;      // one per event, zero at launch
+  const int32_t* prompt;             // [prompt_len]
+  int32_t* token_history;            // [num_steps][batch]: argmax of each step
+  float* logits_history;             // [num_steps][batch][vocab] or null
+  int32_t* step_counter;             // per-op mode: the current step
   uint32_t* abort_flag;
   ErrorRecord* error;
-  TraceRecord* trace;            // [workers][trace_capacity] or null
-  uint32_t* trace_count;         // [workers]: records attempted (> capacity: overflow)
+  TraceRecord* trace;                // [workers][trace_capacity] or null
+  uint32_t* trace_count;             // [workers]: records attempted (> capacity: overflow)
   uint64_t watchdog_ns;
   int32_t prompt_len;
   int32_t num_steps;

@@ -1,7 +1,7 @@
 // Small device helpers shared by the task bodies: bf16 packing with round-to-nearest-
 // even stores, L2-coherent loads of data written during the launch (ld.global.cg, never
-// the SM's L1, which other SMs' writes do not invalidate), %globaltimer and %smid, and
-// fixed-order warp and block reductions (no floating-point atomics anywhere).
+// the SM's L1, which other SMs' writes do not invalidate), %globaltimer and %smid, the
+// body threads' barrier, and fixed-order warp reductions (no floating-point atomics).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -65,20 +65,9 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// Sum over the whole block in a fixed order: each warp's butterfly, then the warps'
-// sums in warp order. `red` holds kWarps floats of shared memory. Every thread gets the
-// result. Ends with the block synchronized.
-__device__ __forceinline__ float block_sum(float v, float* red) {
-  v = warp_sum(v);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  float s = 0.f;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) s += red[w];
-  __syncthreads();
-  return s;
-}
+// Synchronizes the body threads (named barrier 1; the stream and dispatch warps of the
+// block never take part): task bodies use it wherever a block-wide barrier is meant.
+__device__ __forceinline__ void body_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 
 // (value, index) maximum: larger value wins, the lower index on ties. Associative and
 // commutative, so any reduction order gives the same answer.

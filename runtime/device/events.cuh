@@ -1,10 +1,10 @@
-// Events and the watchdog. An event is a 64-bit counter in global memory. A producer
-// block triggers it after its writes: __syncthreads(), then a lane of one warp adds 1
-// with release semantics. A consumer's warp 0 spins (one lane per event) with acquire
-// loads until counter >= target * (step + 1 - distance), then the block synchronizes.
-// Every spin reads %globaltimer: past the watchdog timeout it records who waited on
-// what in the error record, raises the abort flag that every other spin polls, and
-// gives up, so a wait that can never finish stops the kernel instead of hanging it.
+// Events and the watchdog. An event is a 64-bit counter in global memory. When a task's
+// body is done, the stream warp triggers its events: one release fence, then a relaxed
+// add of 1 per event. The dispatch warp waits for the next task's events (one lane per
+// event, acquire loads) until counter >= target * (step + 1 - distance). Every spin
+// reads %globaltimer: past the watchdog timeout it records who waited on what in the
+// error record, raises the abort flag that every other spin polls, and gives up, so a
+// wait that can never finish stops the kernel instead of hanging it.
 #pragma once
 
 #include <cstdint>
@@ -27,19 +27,26 @@ __device__ __forceinline__ uint32_t ld_relaxed_u32(const uint32_t* p) {
   return v;
 }
 
-__device__ __forceinline__ void red_release_add(unsigned long long* p, unsigned long long v) {
-  asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+__device__ __forceinline__ void red_relaxed_add(unsigned long long* p, unsigned long long v) {
+  asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-// Warp 0: lane i waits for the task's waits i, i + 32, ... at `step`, so that a task
-// with several inputs pays one round trip, not one per event. Returns false (on every
-// lane) when the wait was abandoned (watchdog expiry here, or an abort raised elsewhere).
-__device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& d, int32_t step,
-                                         int32_t worker) {
+// The task's wait i (the inline ones first).
+__device__ __forceinline__ WaitEntry wait_entry(const KernelParams& p, const TaskDesc& d, int32_t i) {
+  return i < kInlineWaits ? d.wait[i] : p.waits[d.wait_begin + i - kInlineWaits];
+}
+
+// The dispatch warp: lane i waits for the task's waits i, i + 32, ... at `step`, so that
+// a task with several inputs pays one round trip, not one per event. Returns false (on
+// every lane) when the wait was abandoned (watchdog expiry here, or an abort raised
+// elsewhere).
+__device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& d, int32_t step, int32_t worker) {
   const int lane = threadIdx.x & 31;
   bool ok = true;
   for (int32_t i = lane; i < d.wait_count && ok; i += 32) {
-    const WaitEntry w = p.waits[d.wait_begin + i];
+    const WaitEntry w = wait_entry(p, d, i);
     const int64_t k = static_cast<int64_t>(step) + 1 - w.distance;
     if (k <= 0) continue;
     const unsigned long long need = static_cast<unsigned long long>(w.target) * k;
@@ -76,12 +83,16 @@ __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& 
   return __all_sync(0xffffffffu, ok);
 }
 
-// One warp, after the block's writes are done and the block synchronized: lane i adds 1
-// to the task's events i, i + 32, ... with release semantics (one warp-wide release
-// orders the block's writes, which bar.sync made visible to the warp, before them).
+// One thread of the stream warp, once the task's body is done (the body threads
+// synchronized and arrived on the task's done barrier, which this thread observed):
+// one release fence orders the body's writes before every add.
 __device__ __forceinline__ void trigger_events(const KernelParams& p, const TaskDesc& d) {
-  for (int32_t i = threadIdx.x & 31; i < d.trig_count; i += 32)
-    red_release_add(&p.counters[p.triggers[d.trig_begin + i]], 1ull);
+  if (d.trig_count <= 0) return;
+  fence_acq_rel_gpu();
+  for (int32_t i = 0; i < d.trig_count; ++i) {
+    const int32_t e = i < kInlineTrigs ? d.trig[i] : p.triggers[d.trig_begin + i - kInlineTrigs];
+    red_relaxed_add(&p.counters[e], 1ull);
+  }
 }
 
 }  // namespace dev

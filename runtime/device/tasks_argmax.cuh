@@ -28,11 +28,11 @@ __device__ __forceinline__ void block_argmax(float& v, int32_t& i, unsigned char
     rv[warp] = v;
     ri[warp] = i;
   }
-  __syncthreads();
+  body_sync();
   if (threadIdx.x == 0) {
     for (int w = 1; w < kWarps; ++w) argmax_combine(v, i, rv[w], ri[w]);
   }
-  __syncthreads();
+  body_sync();
 }
 
 // ptr: logits + v0 (f32, rows of VSTRIDE), argmax_val + p, argmax_idx + p (rows of NP).

@@ -50,7 +50,7 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
   #pragma unroll 4
   for (int u = threadIdx.x; u < G * HD; u += kThreads)
     qs[u] = bf16_to_f32(ld_cg_bf16(q + static_cast<int64_t>(b) * kQStride + u));
-  __syncthreads();
+  body_sync();
   // Scores, one (head, position) per thread.
   for (int u = threadIdx.x; u < G * n; u += kThreads) {
     const int g = u / n, t = u % n;
@@ -68,7 +68,7 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
     }
     sc[g * RMAX + t] = __fmul_rn(scale, thread_lane_tree(lanes));
   }
-  __syncthreads();
+  body_sync();
   if (warp < G) {  // the maximum (exact in any order)
     float m = -INFINITY;
     for (int t = lane; t < n; t += 32) m = fmaxf(m, sc[warp * RMAX + t]);
@@ -76,12 +76,12 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     if (lane == 0) ml[warp] = m;
   }
-  __syncthreads();
+  body_sync();
   for (int u = threadIdx.x; u < G * n; u += kThreads) {
     const int g = u / n, t = u % n;
     sc[g * RMAX + t] = exp_rn(__fsub_rn(sc[g * RMAX + t], ml[g]));
   }
-  __syncthreads();
+  body_sync();
   if (threadIdx.x < G) {
     float l = 0.f;
     for (int t = 0; t < n; ++t) l = __fadd_rn(l, sc[threadIdx.x * RMAX + t]);
@@ -99,7 +99,7 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
       *reinterpret_cast<uint4*>(vt + tt * HD + i) =
           ld_cg_v4(vc + ((static_cast<int64_t>(b) * S + t0 + tile + tt) * NKV) * HD + i);
     }
-    __syncthreads();
+    body_sync();
 #pragma unroll
     for (int k = 0; k < kUnits; ++k) {
       const int u = threadIdx.x + k * kThreads;
@@ -109,7 +109,7 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
         for (int tt = 0; tt < cnt; ++tt) o[k] = __fadd_rn(o[k], __fmul_rn(pg[tt], bf16_to_f32(vt[tt * HD + i])));
       }
     }
-    __syncthreads();
+    body_sync();
   }
 #pragma unroll
   for (int k = 0; k < kUnits; ++k) {
@@ -120,7 +120,7 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
       out(g, i, n > 0 ? __fdiv_rn(o[k], l) : 0.f, ml[g], l);
     }
   }
-  __syncthreads();
+  body_sync();
 }
 
 // ptr: q + h*G*HD (rows of NQ*HD), k_cache + h*HD, v_cache + h*HD, y + h*G*HD.

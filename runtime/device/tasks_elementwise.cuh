@@ -81,19 +81,19 @@ __device__ void task_rms_norm(const TaskDesc& d, TaskCtx& c) {
 #pragma unroll
     for (int i = threadIdx.x; i < H / 8; i += kThreads)
       reinterpret_cast<uint4*>(xs)[i] = ld_cg_v4(x + static_cast<int64_t>(b) * H + i * 8);
-    __syncthreads();
+    body_sync();
     if (threadIdx.x < 32) {  // one warp, in the canonical reduction order
       const float ss = warp_sum_squares<H>(xs, threadIdx.x);
       if (threadIdx.x == 0) *rs = rms_scale(ss, H, eps);
     }
-    __syncthreads();
+    body_sync();
     const float r = *rs;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int i = threadIdx.x + j * kThreads;
       if (i < H) y[static_cast<int64_t>(b) * H + i] = f32_to_bf16(__fmul_rn(__fmul_rn(bf16_to_f32(xs[i]), r), wv[j]));
     }
-    __syncthreads();
+    body_sync();
   }
 }
 

@@ -6,9 +6,8 @@
 // is l / 8 mod 4, keeping 8 accumulators per (row, batch row). W's rows stream through
 // the weight stream in boxes of 64 columns, swizzled so that a warp's reads of one row
 // are conflict-free; x sits in shared memory (f32 when it fits, else bf16; both exact).
-// The compute warps are all but the last, which issues the weight stream; a warp owns
-// rows w, w + kComputeWarps, ... of a row group (RW of them), so the row groups that
-// codegen chooses stay within max_linear_rows(B) (codegen/kernel_abi.h).
+// Warp w owns rows w, w + kWarps, ... of a row group (RW of them), so the row groups
+// that codegen chooses stay within max_linear_rows(B) (codegen/kernel_abi.h).
 //
 // task_linear_group runs several linear tasks that read the same x (e.g. q_proj and
 // k_proj on one worker) as one: the members' rows are dealt to the warps in order, the
@@ -67,12 +66,12 @@ __device__ __forceinline__ void load_x_normed(const TaskDesc& d, unsigned char* 
     static_assert(LinearScratch<K, B, X_F32>::kBytes + 4 * B <= kScratchBytes, "linear: scratch too small");
     float* rs = reinterpret_cast<float*>(scratch + LinearScratch<K, B, X_F32>::kBytes);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    __syncthreads();
+    body_sync();
     for (int b = warp; b < B; b += kWarps) {
       const float ss = warp_sum_squares<K>(reinterpret_cast<const XType<X_F32>*>(scratch) + b * K, lane);
       if (lane == 0) rs[b] = rms_scale(ss, K, __int_as_float(EPS_BITS));
     }
-    __syncthreads();
+    body_sync();
     const bf16_t* w = dptr<const bf16_t>(d, 3);
     for (int i = threadIdx.x; i < B * K; i += kThreads) {
       const float wk = bf16_to_f32(ld_const_bf16(&w[i % K])), r = rs[i / K];
@@ -92,8 +91,6 @@ template <int K, bool X_F32>
 __device__ __forceinline__ void x8(const unsigned char* xs, int b, int k, float (&f)[8]) {
   load8(reinterpret_cast<const XType<X_F32>*>(xs) + b * K + k, f);
 }
-
-constexpr int kComputeWarps = kWarps - 1;
 
 // One warp adds the boxes of a chunk to the accumulators of its rows, in the canonical
 // order: lane l takes the boxes b with (first_box + b) % 4 == l / 8 (ascending) and
@@ -128,7 +125,7 @@ __device__ __forceinline__ void warp_accumulate(const unsigned char* chunk, int 
 // Every chunk of one row group (K columns in chunks of BOXES boxes) from the stream into
 // the warp's freshly zeroed accumulators; each chunk is released after use.
 template <int K, int B, int BOXES, bool X_F32, int RW>
-__device__ __forceinline__ void accumulate_row_group(TaskCtx& c, bool computes, const int (&row)[RW],
+__device__ __forceinline__ void accumulate_row_group(TaskCtx& c, const int (&row)[RW],
                                                      const int (&pad)[RW], const int (&before)[RW], int lane,
                                                      float (&acc)[RW][B][8]) {
   constexpr int kBoxesPerRow = K / kBoxCols;
@@ -143,7 +140,7 @@ __device__ __forceinline__ void accumulate_row_group(TaskCtx& c, bool computes, 
   for (int ch = 0; ch < kColChunks; ++ch) {
     const unsigned char* w = c.next_chunk();
     const int nboxes = ch == kColChunks - 1 ? kBoxesPerRow - ch * BOXES : BOXES;
-    if (computes) warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
+    warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
     c.done_chunk();
   }
 }
@@ -161,16 +158,15 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(BOX_ROWS * 128 * BOXES <= kSlotBytes, "linear: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
-  constexpr int RW = (BOX_ROWS + kComputeWarps - 1) / kComputeWarps;
+  constexpr int RW = (BOX_ROWS + kWarps - 1) / kWarps;
 
   load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
-  __syncthreads();
+  body_sync();
   const KernelParams& p = *c.params;
   float* hist = (F32_OUT && p.logits_history != nullptr)
                     ? p.logits_history + static_cast<int64_t>(c.step) * B * p.vocab + d.arg[0]
                     : nullptr;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const bool computes = warp < kComputeWarps;
 #pragma unroll 1
   for (int g = 0; g < kGroups; ++g) {
     const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
@@ -178,13 +174,13 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
     int row[RW], pad[RW], before[RW];
 #pragma unroll
     for (int i = 0; i < RW; ++i) {
-      const int r = warp + i * kComputeWarps;
-      row[i] = computes && r < rows ? r : -1;
+      const int r = warp + i * kWarps;
+      row[i] = r < rows ? r : -1;
       pad[i] = padded;
       before[i] = 0;
     }
     float acc[RW][B][8];
-    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, computes, row, pad, before, lane, acc);
+    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, row, pad, before, lane, acc);
 #pragma unroll
     for (int i = 0; i < RW; ++i) {
       if (row[i] < 0) continue;
@@ -208,11 +204,10 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// Up to four linear tasks over the same x [B, K] (and the same fused norm, if any), each a single row group (R rows,
-// output rows of Y), run as one. The leader's descriptor d lists the other members in
-// arg[1..3] and their number plus one in arg[4]; each member's own descriptor holds its
-// y pointer (ptr1) and stream fields. A chunk holds, member after member, each member's
-// boxes for the same columns.
+// Up to four linear tasks over the same x [B, K] (and the same fused norm, if any), each
+// a single row group (R rows, output rows of Y), run as one. Member m writes its y at
+// ptr[group_out_slot(m)] of the group's descriptor. A chunk holds, member after member,
+// each member's boxes for the same columns.
 template <int K, int B, int BOXES, bool X_F32, int EPS_BITS, int R0, int Y0, int R1, int Y1, int R2, int Y2, int R3,
           int Y3>
 __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
@@ -221,39 +216,37 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   constexpr int kYStride[4] = {Y0, Y1, Y2, Y3};
   constexpr int kTotal = R0 + R1 + R2 + R3;
   constexpr int kPadRows = kPad[0] + kPad[1] + kPad[2] + kPad[3];
-  constexpr int RW = (kTotal + kComputeWarps - 1) / kComputeWarps;
+  constexpr int RW = (kTotal + kWarps - 1) / kWarps;
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(kPadRows * 128 * BOXES <= kSlotBytes, "linear group: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
 
   load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
-  __syncthreads();
+  body_sync();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const bool computes = warp < kComputeWarps;
-  // Row i of this warp: overall row q = warp + i * kComputeWarps, of member m.
+  // Row i of this warp: overall row q = warp + i * kWarps, of member m.
   int row[RW], pad[RW], before[RW], member[RW];
 #pragma unroll
   for (int i = 0; i < RW; ++i) {
-    int q = warp + i * kComputeWarps, m = 0, padded_before = 0;
+    int q = warp + i * kWarps, m = 0, padded_before = 0;
     while (m < 3 && q >= kRows[m]) {
       q -= kRows[m];
       padded_before += kPad[m];
       ++m;
     }
-    const bool valid = computes && q < kRows[m];
+    const bool valid = q < kRows[m];
     row[i] = valid ? q : -1;
     pad[i] = kPad[m];
     before[i] = padded_before;
     member[i] = m;
   }
   float acc[RW][B][8];
-  accumulate_row_group<K, B, BOXES, X_F32, RW>(c, computes, row, pad, before, lane, acc);
+  accumulate_row_group<K, B, BOXES, X_F32, RW>(c, row, pad, before, lane, acc);
 #pragma unroll
   for (int i = 0; i < RW; ++i) {
     if (row[i] < 0) continue;
     const int m = member[i];
-    const TaskDesc& md = m == 0 ? d : c.params->tasks[d.arg[m]];
-    bf16_t* y = dptr<bf16_t>(md, 1);
+    bf16_t* y = dptr<bf16_t>(d, group_out_slot(m));
 #pragma unroll
     for (int b = 0; b < B; ++b) {
       const float v = warp_lane_finish(acc[i][b]);

@@ -1,14 +1,23 @@
-// The persistent worker loop and the per-operator baseline kernel. The generated source
+// The persistent worker and the per-operator baseline kernel. The generated source
 // defines a dispatch functor (a switch over the instantiation index of each task, into
 // the templated task bodies) and instantiates the kernels with MPK_DEFINE_KERNELS.
 //
-// Megakernel: one block per SM, block w runs worker w's list for every decode step in
-// order: fill the weight stream ahead (the producer thread), wait on the task's events
-// (warp 0, acquire, watchdog), run the body, synchronize, trigger the task's events
-// (the last warp, release). Counters grow across steps and are never reset inside a
-// launch. With tracing compiled in (kTrace), the producer thread records wait-begin,
-// start and end per task into the worker's trace buffer; records past its capacity are
-// counted, never written.
+// A worker block runs its queue of descriptors for every decode step in order, with
+// three roles, so that no per-task bookkeeping sits between two task bodies:
+//   - the dispatch warp copies descriptors into kDescSlots shared-memory slots ahead
+//     of the bodies (bulk copies), waits on each task's events (one lane per event,
+//     acquire, watchdog) and then releases the task to the bodies (its `go` barrier);
+//     it waits for task n+1 while the bodies run task n;
+//   - the body warps (kThreads threads) wait for `go`, run the body, synchronize and
+//     arrive on the task's `done` barrier;
+//   - the stream warp keeps the weight ring full from the worker's chunk list and, when
+//     a task is done, triggers its events (one release fence, relaxed adds), writes its
+//     trace records, and frees its descriptor slot.
+// Counters grow across steps and are never reset inside a launch. With tracing compiled
+// in (kTrace), body thread 0 stamps start and end (%globaltimer) into shared memory and
+// the stream warp writes {task, step, worker, SM, wait-begin, start, end} per task
+// (wait-begin is the end of the worker's previous task; the end is stamped before the
+// task's events are triggered); records past the capacity are counted, never written.
 //
 // Per-op kernel: grid = the tasks of one operator, each block runs one task for the
 // step held in step_counter, with no event waits (launch order is the dependency);
@@ -26,123 +35,217 @@
 namespace mpk {
 namespace dev {
 
-struct SharedState {
-  uint64_t full[kStages];
-  int32_t abort;
+// The block's static shared memory. Descriptor slot s holds the tasks n with
+// n % kDescSlots == s; each barrier of a slot completes once per such task, in phase
+// parity (n / kDescSlots) & 1.
+struct WorkerShared {
+  RingBarriers ring;
+  uint64_t desc_full[kDescSlots];  // the descriptor landed
+  uint64_t go[kDescSlots];         // dispatch -> bodies: the task may start
+  uint64_t done[kDescSlots];       // bodies -> stream warp: the body finished
+  uint64_t freed[kDescSlots];      // stream warp -> dispatch: the slot may be refilled
+  alignas(16) TaskDesc desc[kDescSlots];
+  uint64_t t_start[kDescSlots];
+  uint64_t t_end[kDescSlots];
+  int32_t stop_after;  // -1; after an abort, the task whose `go` means "stop"
+
+  __device__ void init() {
+    ring.init();
+    for (int s = 0; s < kDescSlots; ++s) {
+      mbar_init(&desc_full[s], 1);
+      mbar_init(&go[s], 1);
+      mbar_init(&done[s], 1);
+      mbar_init(&freed[s], 1);
+    }
+    stop_after = -1;
+    mbar_fence_init();
+  }
+  __device__ int32_t stopped_at() const { return *reinterpret_cast<const volatile int32_t*>(&stop_after); }
 };
 
-// Dynamic shared memory: the ring (1024-byte aligned), then
-// the scratch. The host adds 1024 bytes of slack for the alignment.
+// The tasks a block runs: `len` descriptors from `descs`, for `steps` steps from `step0`.
+struct WorkQueue {
+  const TaskDesc* descs;
+  int32_t len;
+  int32_t steps;
+  int32_t step0;
+
+  __device__ int32_t total() const { return len * steps; }
+  __device__ int32_t step_of(int32_t n) const { return step0 + n / len; }
+  __device__ const TaskDesc* desc_of(int32_t n) const { return descs + n % len; }
+};
+
+// Dynamic shared memory: the ring (1024-byte aligned), then the scratch. The host adds
+// 1024 bytes of slack for the alignment.
 __device__ __forceinline__ unsigned char* ring_base(unsigned char* dyn) {
   const uint32_t a = smem_addr(dyn);
   return dyn + ((1024u - (a & 1023u)) & 1023u);
 }
-__device__ __forceinline__ unsigned char* scratch_base(unsigned char* dyn) {
-  return ring_base(dyn) + static_cast<size_t>(kStages) * kSlotBytes;
+
+template <bool kTrace, class Dispatch>
+__device__ __forceinline__ void run_bodies(const KernelParams& p, WorkerShared& sh, const WorkQueue& q,
+                                           unsigned char* ring) {
+  BodyStream stream{ring, &sh.ring, 0};
+  TaskCtx ctx{&p, 0, ring + static_cast<size_t>(kStages) * kSlotBytes, &stream};
+  Dispatch dispatch;
+#pragma unroll 1
+  for (int32_t n = 0; n < q.total(); ++n) {
+    const int s = n % kDescSlots;
+    mbar_wait(&sh.go[s], (n / kDescSlots) & 1u);
+    if (sh.stopped_at() == n) return;
+    ctx.step = q.step_of(n);
+    if (kTrace && threadIdx.x == 0) sh.t_start[s] = global_timer_ns();
+    dispatch(sh.desc[s], ctx);
+    body_sync();
+    if (threadIdx.x == 0) {
+      if (kTrace) sh.t_end[s] = global_timer_ns();
+      mbar_arrive(&sh.done[s]);
+    }
+  }
+}
+
+// The dispatch warp. Lane 0 requests descriptors up to kDescSlots - 1 tasks ahead, into
+// slots the stream warp has freed; every lane takes part in the event waits.
+__device__ __forceinline__ void dispatch_tasks(const KernelParams& p, WorkerShared& sh, const WorkQueue& q,
+                                               int32_t worker, bool events) {
+  const int lane = threadIdx.x & 31;
+  const int32_t total = q.total();
+  int32_t fetched = 0;
+#pragma unroll 1
+  for (int32_t n = 0; n < total; ++n) {
+    if (lane == 0) {
+      while (fetched < total && fetched < n + kDescSlots) {
+        const int s = fetched % kDescSlots;
+        const uint32_t use = static_cast<uint32_t>(fetched / kDescSlots);
+        if (use > 0) {
+          if (fetched == n)
+            mbar_wait(&sh.freed[s], (use - 1) & 1u);
+          else if (!mbar_test(&sh.freed[s], (use - 1) & 1u))
+            break;
+        }
+        mbar_expect_tx(&sh.desc_full[s], sizeof(TaskDesc));
+        bulk_copy(&sh.desc[s], q.desc_of(fetched), sizeof(TaskDesc), &sh.desc_full[s]);
+        ++fetched;
+      }
+    }
+    __syncwarp();
+    const int s = n % kDescSlots;
+    mbar_wait(&sh.desc_full[s], (n / kDescSlots) & 1u);
+    if (events && !wait_events(p, sh.desc[s], q.step_of(n), worker)) {
+      if (lane == 0) {
+        sh.stop_after = n;
+        mbar_arrive(&sh.go[s]);
+        // No descriptor copy may land after the block is gone.
+        for (int32_t m = n + 1; m < fetched; ++m) mbar_wait(&sh.desc_full[m % kDescSlots], (m / kDescSlots) & 1u);
+      }
+      __syncwarp();
+      return;
+    }
+    if (lane == 0) mbar_arrive(&sh.go[s]);
+  }
+}
+
+// The stream warp (one thread): completes tasks in order and keeps the ring full. A
+// finished task is completed before the ring is topped up, so its trigger's fence does
+// not wait for a chunk record just requested.
+template <bool kTrace>
+__device__ __forceinline__ void stream_and_complete(const KernelParams& p, WorkerShared& sh, const WorkQueue& q,
+                                                    const ChunkList& chunks, unsigned char* ring, int32_t worker,
+                                                    bool events) {
+  StreamIssuer issuer;
+  issuer.init(chunks);
+  const int32_t total = q.total();
+  const int32_t sm = kTrace ? sm_id() : 0;
+  TraceRecord* trace = kTrace ? p.trace + static_cast<int64_t>(worker) * p.trace_capacity : nullptr;
+  uint32_t trace_n = 0;
+  uint64_t t_free = kTrace ? global_timer_ns() : 0;
+  int32_t n = 0;
+#pragma unroll 1
+  while (n < total) {
+    const int s = n % kDescSlots;
+    if (mbar_test(&sh.done[s], (n / kDescSlots) & 1u)) {
+      const TaskDesc& d = sh.desc[s];
+      if (events) trigger_events(p, d);
+      if (kTrace) {
+        const int32_t step = q.step_of(n);
+        for (int32_t m = 0; m < d.members; ++m) {
+          if (trace_n < static_cast<uint32_t>(p.trace_capacity))
+            trace[trace_n] = TraceRecord{m == 0 ? d.task : d.member[m - 1], step, worker, sm, t_free,
+                                         sh.t_start[s], sh.t_end[s]};
+          ++trace_n;
+        }
+        t_free = sh.t_end[s];
+      }
+      mbar_arrive(&sh.freed[s]);
+      ++n;
+    } else if (sh.stopped_at() == n) {
+      break;
+    }
+    issuer.fill(ring, sh.ring);
+  }
+  issuer.drain(sh.ring);
+  if (kTrace) p.trace_count[worker] = trace_n;
+}
+
+// One worker block over `q`, streaming `chunks`; `events`: wait on and trigger the tasks'
+// events (off in per-op mode).
+template <bool kTrace, class Dispatch>
+__device__ __forceinline__ void run_worker(const KernelParams& p, const WorkQueue& q, const ChunkList& chunks,
+                                           int32_t worker, bool events) {
+  extern __shared__ __align__(128) unsigned char dyn_smem[];
+  __shared__ WorkerShared sh;
+  if (threadIdx.x == 0) sh.init();
+  __syncthreads();
+  unsigned char* ring = ring_base(dyn_smem);
+  const int warp = threadIdx.x >> 5;
+  if (warp < kWarps) {
+    run_bodies<kTrace, Dispatch>(p, sh, q, ring);
+  } else if (warp == kStreamWarp) {
+    if ((threadIdx.x & 31) == 0) stream_and_complete<kTrace>(p, sh, q, chunks, ring, worker, events);
+    __syncwarp();
+  } else {
+    dispatch_tasks(p, sh, q, worker, events);
+  }
 }
 
 template <bool kTrace, class Dispatch>
-__device__ __forceinline__ void worker_loop(const KernelParams& p) {
-  extern __shared__ __align__(128) unsigned char dyn_smem[];
-  __shared__ SharedState sh;
-  const int32_t worker = blockIdx.x;
-  const int32_t q0 = p.queue_offsets[worker];
-  const int32_t qlen = p.queue_offsets[worker + 1] - q0;
-  const int32_t* queue = p.queue_items + q0;
-
-  WeightStream stream;
-  stream.init(ring_base(dyn_smem), sh.full);
-  TaskCtx ctx{&p, 0, scratch_base(dyn_smem), &stream, queue, qlen, p.num_steps};
-  if (threadIdx.x == 0) sh.abort = 0;
-  // Tracing runs in the producer thread (kProducer), which does no row work, so that
-  // reading %globaltimer stays off the waits and the arithmetic. A task's wait begins
-  // when the worker finished its previous task.
-  const bool tracer = kTrace && threadIdx.x == kProducer;
-  uint32_t trace_n = 0;
-  const int32_t sm = tracer ? sm_id() : 0;
-  TraceRecord* trace = kTrace ? p.trace + static_cast<int64_t>(worker) * p.trace_capacity : nullptr;
-  uint64_t t_free = tracer ? global_timer_ns() : 0;
-  Dispatch dispatch;
-
-  if (qlen > 0) {
-#pragma unroll 1
-    for (int32_t step = 0; step < p.num_steps; ++step) {
-      ctx.step = step;
-#pragma unroll 1
-      for (int32_t i = 0; i < qlen; ++i) {
-        const TaskDesc& d = p.tasks[queue[i]];
-        if (threadIdx.x == kProducer) stream.fill(p.tasks, queue, qlen, p.num_steps);
-        if (threadIdx.x < 32 && !wait_events(p, d, step, worker) && threadIdx.x == 0) sh.abort = 1;
-        __syncthreads();
-        if (sh.abort) goto done;
-        const uint64_t t_start = tracer ? global_timer_ns() : 0;
-        dispatch(d, ctx);
-        __syncthreads();
-        // The last warp triggers the task's events; the tracer reads the end time
-        // before them, so a consumer never starts before its producer's recorded end.
-        if (threadIdx.x >= kThreads - 32) {
-          const uint64_t t_end = tracer ? global_timer_ns() : 0;
-          __syncwarp();
-          trigger_events(p, d);
-          if (tracer) {
-            // A linear group records each of its member tasks (a member's descriptor
-            // index is its TaskId).
-            const int32_t members = d.s_groups > 0 && d.arg[4] > 1 ? d.arg[4] : 1;
-            for (int32_t m = 0; m < members; ++m) {
-              const int32_t task = m == 0 ? d.task : d.arg[m];
-              if (trace_n < static_cast<uint32_t>(p.trace_capacity))
-                trace[trace_n] = TraceRecord{task, step, worker, sm, t_free, t_start, t_end};
-              ++trace_n;
-            }
-            t_free = t_end;
-          }
-        }
-      }
-    }
-  }
-done:
-  if (threadIdx.x == kProducer) stream.drain();
-  if (tracer) p.trace_count[worker] = trace_n;
-  __syncthreads();
+__device__ __forceinline__ void megakernel_worker(const KernelParams& p) {
+  const int32_t w = blockIdx.x;
+  const int32_t q0 = p.queue_offsets[w], c0 = p.chunk_offsets[w];
+  const WorkQueue q{p.tasks + q0, p.queue_offsets[w + 1] - q0, p.num_steps, 0};
+  if (q.len <= 0) return;
+  run_worker<kTrace, Dispatch>(p, q, ChunkList{p.worker_chunks + c0, p.chunk_offsets[w + 1] - c0, p.num_steps}, w,
+                               true);
 }
 
 template <class Dispatch>
 __device__ __forceinline__ void per_op_task(const KernelParams& p, const int32_t* op_tasks) {
-  extern __shared__ __align__(128) unsigned char dyn_smem[];
-  __shared__ SharedState sh;
-  const int32_t* queue = op_tasks + blockIdx.x;
-  const int32_t step = ld_cg_i32(p.step_counter);
-  WeightStream stream;
-  stream.init(ring_base(dyn_smem), sh.full);
-  // The stream of a one-task queue run for one step: exactly this task's chunks.
-  TaskCtx ctx{&p, step, scratch_base(dyn_smem), &stream, queue, 1, 1};
-  if (threadIdx.x == kProducer) stream.fill(p.tasks, queue, 1, 1);
-  __syncthreads();
-  Dispatch dispatch;
-  dispatch(p.tasks[queue[0]], ctx);
-  __syncthreads();
+  const TaskDesc* d = p.tasks + op_tasks[blockIdx.x];
+  const WorkQueue q{d, 1, 1, ld_cg_i32(p.step_counter)};
+  run_worker<false, Dispatch>(p, q, ChunkList{p.task_chunks + d->chunk_begin, d->chunk_count, 1}, blockIdx.x,
+                              false);
 }
 
 }  // namespace dev
 }  // namespace mpk
 
 // Defines the kernels the host runtime looks up by name, around a dispatch functor type.
-#define MPK_DEFINE_KERNELS(DISPATCH)                                                      \
-  extern "C" __global__ void __launch_bounds__(MPK_THREADS, 1)                            \
-      mpk_megakernel(const __grid_constant__ mpk::dev::KernelParams p) {                  \
-    mpk::dev::worker_loop<false, DISPATCH>(p);                                            \
-  }                                                                                       \
-  extern "C" __global__ void __launch_bounds__(MPK_THREADS, 1)                            \
-      mpk_megakernel_traced(const __grid_constant__ mpk::dev::KernelParams p) {           \
-    mpk::dev::worker_loop<true, DISPATCH>(p);                                             \
-  }                                                                                       \
-  extern "C" __global__ void __launch_bounds__(MPK_THREADS, 1)                            \
+#define MPK_DEFINE_KERNELS(DISPATCH)                                                          \
+  extern "C" __global__ void __launch_bounds__(MPK_THREADS + 64, 1)                           \
+      mpk_megakernel(const __grid_constant__ mpk::dev::KernelParams p) {                      \
+    mpk::dev::megakernel_worker<false, DISPATCH>(p);                                          \
+  }                                                                                           \
+  extern "C" __global__ void __launch_bounds__(MPK_THREADS + 64, 1)                           \
+      mpk_megakernel_traced(const __grid_constant__ mpk::dev::KernelParams p) {               \
+    mpk::dev::megakernel_worker<true, DISPATCH>(p);                                           \
+  }                                                                                           \
+  extern "C" __global__ void __launch_bounds__(MPK_THREADS + 64, 1)                           \
       mpk_per_op(const __grid_constant__ mpk::dev::KernelParams p, const int32_t* op_tasks) { \
-    mpk::dev::per_op_task<DISPATCH>(p, op_tasks);                                         \
-  }                                                                                       \
-  extern "C" __global__ void mpk_step_advance(int32_t* step_counter) {                    \
-    if (threadIdx.x == 0) *step_counter += 1;                                             \
-  }                                                                                       \
+    mpk::dev::per_op_task<DISPATCH>(p, op_tasks);                                             \
+  }                                                                                           \
+  extern "C" __global__ void mpk_step_advance(int32_t* step_counter) {                        \
+    if (threadIdx.x == 0) *step_counter += 1;                                                 \
+  }                                                                                           \
   extern "C" __global__ void mpk_pack_stream(const mpk::dev::PackBox* boxes, int32_t count) { \
-    mpk::dev::pack_boxes(boxes, count);                                                   \
+    mpk::dev::pack_boxes(boxes, count);                                                       \
   }

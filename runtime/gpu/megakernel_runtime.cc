@@ -106,7 +106,8 @@ struct GpuMegakernel::Impl {
   DeviceBuffer arena;  // every tensor of the program
   std::vector<uint64_t> tensor_addr;
   DeviceBuffer d_stream;  // the weight-stream images (codegen/stream_pack.h)
-  DeviceBuffer d_tasks, d_qoff, d_qitems, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
+  DeviceBuffer d_tasks, d_qoff, d_wchunks, d_coff, d_tchunks, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
+  std::vector<int32_t> device_index;  // host descriptor index -> its place in d_tasks
   DeviceBuffer d_op_tasks;
   std::vector<DeviceBuffer> rope_tables;
   std::vector<size_t> op_task_offset;
@@ -142,7 +143,7 @@ struct GpuMegakernel::Impl {
     }
     int blocks = 0;
     MPK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks, reinterpret_cast<const void*>(k_mega), kernel.threads, kernel.dynamic_smem_bytes));
+        &blocks, reinterpret_cast<const void*>(k_mega), block_threads(), kernel.dynamic_smem_bytes));
     if (blocks < 1) throw Error("the megakernel's worker block does not fit on one SM");
     if (kernel.num_workers > info.sm_count * blocks)
       throw Error("the schedule has " + std::to_string(kernel.num_workers) + " workers but " +
@@ -178,14 +179,14 @@ struct GpuMegakernel::Impl {
     }
   }
 
-  // Packs every streaming descriptor's chunks into its image on the device and points
-  // the descriptor at it.
-  void pack_stream(std::vector<abi::TaskDesc>& descs) {
-    const StreamPlan plan = plan_stream(kernel, module.program);
-    if (plan.boxes.empty()) return;
+  int block_threads() const { return kernel.threads + abi::kControlThreads; }
+
+  // Packs every streaming descriptor's chunks into its image on the device; returns the
+  // plan (chunk offsets are relative to d_stream).
+  StreamPlan pack_stream() {
+    StreamPlan plan = plan_stream(kernel, module.program);
+    if (plan.boxes.empty()) return plan;
     d_stream = DeviceBuffer(plan.bytes, "weight-stream images");
-    for (size_t i = 0; i < descs.size(); ++i)
-      if (plan.offset[i] != kNoStream) descs[i].s_src = d_stream.address() + plan.offset[i];
     std::vector<abi::PackBox> boxes;
     boxes.reserve(plan.boxes.size());
     for (const StreamBox& b : plan.boxes) {
@@ -202,8 +203,12 @@ struct GpuMegakernel::Impl {
     MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(k_pack), dim3(blocks), dim3(256), args, 0,
                               stream->get()));
     MPK_CUDA(cudaStreamSynchronize(stream->get()));
+    return plan;
   }
 
+  // The task table in device order (every worker's queue in order, then the descriptors
+  // no queue names: linear group members, which per-op mode runs), with pointers
+  // resolved and chunk ranges set; the chunk lists; the wait and trigger tables.
   void upload_table() {
     std::vector<abi::TaskDesc> descs = kernel.tasks;
     for (const std::vector<float>& inv : kernel.rope_inv) {
@@ -216,15 +221,39 @@ struct GpuMegakernel::Impl {
                                          ? rope_tables.at(r.rope_table).address()
                                          : tensor_addr.at(r.tensor) + static_cast<uint64_t>(r.byte_offset);
     }
+    const StreamPlan plan = pack_stream();
+    std::vector<abi::StreamChunk> task_chunks, wchunks;
+    for (const ChunkSpan& c : plan.chunks) task_chunks.push_back({d_stream.address() + c.offset, c.bytes, 0});
+    for (size_t i = 0; i < descs.size(); ++i) {
+      descs[i].chunk_begin = plan.chunk_begin[i];
+      descs[i].chunk_count = plan.chunk_begin[i + 1] - plan.chunk_begin[i];
+    }
+    std::vector<int32_t> chunk_offsets = {0};
+    for (int32_t w = 0; w < kernel.num_workers; ++w) {
+      for (int32_t c : worker_chunks(kernel, plan, w)) wchunks.push_back(task_chunks[c]);
+      chunk_offsets.push_back(static_cast<int32_t>(wchunks.size()));
+    }
+    std::vector<abi::TaskDesc> ordered;
+    device_index.assign(descs.size(), -1);
+    for (int32_t d : kernel.queue_items) {
+      device_index.at(d) = static_cast<int32_t>(ordered.size());
+      ordered.push_back(descs[d]);
+    }
+    for (size_t d = 0; d < descs.size(); ++d)
+      if (device_index[d] < 0) {
+        device_index[d] = static_cast<int32_t>(ordered.size());
+        ordered.push_back(descs[d]);
+      }
     auto up = [](DeviceBuffer& b, const auto& v, const char* what) {
       using T = typename std::decay_t<decltype(v)>::value_type;
       b = DeviceBuffer(std::max<size_t>(v.size(), 1) * sizeof(T), what);
       b.upload(v.data(), v.size() * sizeof(T));
     };
-    pack_stream(descs);
-    up(d_tasks, descs, "task table");
+    up(d_tasks, ordered, "task table");
     up(d_qoff, kernel.queue_offsets, "queues");
-    up(d_qitems, kernel.queue_items, "queues");
+    up(d_wchunks, wchunks, "worker chunk lists");
+    up(d_coff, chunk_offsets, "worker chunk lists");
+    up(d_tchunks, task_chunks, "task chunk lists");
     up(d_waits, kernel.waits, "wait table");
     up(d_trig, kernel.triggers, "trigger table");
     d_counters = DeviceBuffer(std::max<size_t>(kernel.num_events, 1) * 8, "event counters");
@@ -234,7 +263,7 @@ struct GpuMegakernel::Impl {
     std::vector<int32_t> op_tasks;
     for (const OpLaunch& l : kernel.op_launches) {
       op_task_offset.push_back(op_tasks.size());
-      op_tasks.insert(op_tasks.end(), l.tasks.begin(), l.tasks.end());
+      for (TaskId t : l.tasks) op_tasks.push_back(device_index.at(t));
     }
     up(d_op_tasks, op_tasks, "per-op task lists");
   }
@@ -249,7 +278,9 @@ struct GpuMegakernel::Impl {
     abi::KernelParams p{};
     p.tasks = d_tasks.address();
     p.queue_offsets = d_qoff.address();
-    p.queue_items = d_qitems.address();
+    p.worker_chunks = d_wchunks.address();
+    p.chunk_offsets = d_coff.address();
+    p.task_chunks = d_tchunks.address();
     p.waits = d_waits.address();
     p.triggers = d_trig.address();
     p.counters = d_counters.address();
@@ -334,7 +365,7 @@ struct GpuMegakernel::Impl {
       void* args[] = {&graph_params, &list};
       const cudaError_t e = cudaLaunchKernel(
           reinterpret_cast<const void*>(k_per_op), dim3(static_cast<unsigned>(kernel.op_launches[i].tasks.size())),
-          dim3(kernel.threads), args, static_cast<size_t>(kernel.dynamic_smem_bytes), s);
+          dim3(block_threads()), args, static_cast<size_t>(kernel.dynamic_smem_bytes), s);
       if (e != cudaSuccess) {
         cudaGraph_t broken = nullptr;
         cudaStreamEndCapture(s, &broken);
@@ -400,8 +431,7 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
     for (int32_t w = 0; w < k.num_workers; ++w) {
       int64_t n = 0;
       for (int32_t i = k.queue_offsets[w]; i < k.queue_offsets[w + 1]; ++i) {
-        const abi::TaskDesc& d = k.tasks[k.queue_items[i]];
-        n += d.s_groups > 0 && d.arg[4] > 1 ? d.arg[4] : 1;
+        n += k.tasks[k.queue_items[i]].members;
       }
       longest = std::max(longest, n);
     }
@@ -420,7 +450,7 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
   void* args[] = {&p};
   MPK_CUDA(cudaEventRecord(ev.start(), s));
   MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(o.trace ? I.k_traced : I.k_mega),
-                            dim3(static_cast<unsigned>(k.num_workers)), dim3(k.threads), args,
+                            dim3(static_cast<unsigned>(k.num_workers)), dim3(I.block_threads()), args,
                             static_cast<size_t>(k.dynamic_smem_bytes), s));
   MPK_CUDA(cudaEventRecord(ev.stop(), s));
   GpuRunResult r;

@@ -15,6 +15,14 @@ namespace {
 
 using testing::scheduled_preset;
 
+// The i-th wait / trigger of a descriptor, inline or from the tables.
+const abi::WaitEntry& wait_of(const Megakernel& k, const abi::TaskDesc& d, int i) {
+  return i < abi::kInlineWaits ? d.wait[i] : k.waits.at(d.wait_begin + i - abi::kInlineWaits);
+}
+int32_t trigger_of(const Megakernel& k, const abi::TaskDesc& d, int i) {
+  return i < abi::kInlineTrigs ? d.trig[i] : k.triggers.at(d.trig_begin + i - abi::kInlineTrigs);
+}
+
 TEST(MegakernelGen, InstantiationsAreUniqueAndCoverEveryTask) {
   const Module m = scheduled_preset("tiny");
   const Megakernel k = generate_megakernel(m);
@@ -54,9 +62,9 @@ TEST(MegakernelGen, QueuesFollowTheSchedule) {
       }
       ++groups;
       const abi::TaskDesc& d = k.tasks.at(item);
-      ASSERT_GE(d.arg[4], 2);
+      ASSERT_GE(d.members, 2);
       q.push_back(d.task);
-      for (int j = 1; j < d.arg[4]; ++j) q.push_back(d.arg[j]);
+      for (int j = 1; j < d.members; ++j) q.push_back(d.member[j - 1]);
     }
     EXPECT_EQ(q, std::vector<int32_t>(workers[w].begin(), workers[w].end())) << "worker " << w;
   }
@@ -73,8 +81,8 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
     const abi::TaskDesc& d = k.tasks[i];
     const Task& lead = m.graph.tasks[d.task];
     std::multiset<int32_t> expected, got;
-    for (int j = 0; j < d.arg[4]; ++j) {
-      const TaskId t = j == 0 ? d.task : d.arg[j];
+    for (int j = 0; j < d.members; ++j) {
+      const TaskId t = j == 0 ? d.task : d.member[j - 1];
       const Task& mt = m.graph.tasks[t];
       EXPECT_EQ(mt.kind, TaskKind::kLinear);
       EXPECT_EQ(m.program.ops[mt.op].inputs[0], m.program.ops[lead.op].inputs[0]);
@@ -82,20 +90,24 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
         for (TaskId p : m.graph.events[e].producers)
           if (p == t) expected.insert(e);
     }
-    for (int j = 0; j < d.trig_count; ++j) got.insert(k.triggers[d.trig_begin + j]);
+    for (int j = 0; j < d.trig_count; ++j) got.insert(trigger_of(k, d, j));
     EXPECT_EQ(got, expected);
-    // The group's pointers are relocated like its leader's (x, y; with a fused norm also
-    // the norm weight, which all members share).
-    int relocs = 0, lead_relocs = 0;
+    // The group's pointers: the leader's (x, its y; with a fused norm also the norm
+    // weight, which all members share), then each member's y in its group slot.
+    std::set<int> slots;
     for (const Relocation& r : k.relocations) {
-      relocs += r.task == static_cast<TaskId>(i);
-      lead_relocs += r.task == d.task;
+      if (r.task != static_cast<TaskId>(i)) continue;
+      EXPECT_TRUE(slots.insert(r.slot).second) << "slot " << r.slot << " relocated twice";
+      const int member = r.slot == 1 ? 0 : r.slot == 2 ? 1 : r.slot == 4 ? 2 : r.slot == 5 ? 3 : -1;
+      if (member < 0) continue;
+      const TaskId mt = member == 0 ? d.task : d.member[member - 1];
+      const Operator& op = m.program.ops[m.graph.tasks[mt].op];
+      EXPECT_EQ(r.tensor, op.outputs[0]) << "group member " << member;
     }
-    EXPECT_EQ(relocs, lead_relocs);
     const Operator& lead_op = m.program.ops[lead.op];
-    EXPECT_EQ(relocs, linear_extra(lead_op) == LinearExtra::kNorm ? 3 : 2);
-    for (int j = 1; j < d.arg[4]; ++j) {
-      const Operator& op = m.program.ops[m.graph.tasks[d.arg[j]].op];
+    EXPECT_EQ(slots.size(), static_cast<size_t>(d.members + (linear_extra(lead_op) == LinearExtra::kNorm ? 2 : 1)));
+    for (int j = 1; j < d.members; ++j) {
+      const Operator& op = m.program.ops[m.graph.tasks[d.member[j - 1]].op];
       EXPECT_EQ(op.inputs.size(), lead_op.inputs.size());
       if (op.inputs.size() == 3) {
         EXPECT_EQ(op.inputs[2], lead_op.inputs[2]);
@@ -105,30 +117,47 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
 }
 
 TEST(MegakernelGen, WaitsAndTriggersMatchTheEvents) {
-  const Module m = scheduled_preset("tiny");
-  const Megakernel k = generate_megakernel(m);
-  EXPECT_EQ(k.num_events, static_cast<int32_t>(m.graph.events.size()));
-  size_t waits = 0, trigs = 0;
-  for (const Event& e : m.graph.events) {
-    waits += e.consumers.size();
-    trigs += e.producers.size();
+  // Under every policy, and with a module whose tasks wait on more events than the
+  // descriptor holds inline (hand-made events), so that the tables are used too.
+  Module many = scheduled_preset("tiny");
+  for (TaskId p = 0; p < 4; ++p) {
+    Event e;
+    e.producers = {p};
+    e.consumers = {static_cast<TaskId>(many.graph.tasks.size() - 1)};
+    e.target = 1;
+    many.graph.events.push_back(e);
   }
-  // The plain descriptors (groups add copies of their members' entries).
-  const TaskId n = static_cast<TaskId>(m.graph.tasks.size());
-  EXPECT_EQ(k.tasks[n - 1].wait_begin + k.tasks[n - 1].wait_count, static_cast<int32_t>(waits));
-  EXPECT_EQ(k.tasks[n - 1].trig_begin + k.tasks[n - 1].trig_count, static_cast<int32_t>(trigs));
-  for (TaskId t = 0; t < n; ++t) {
-    const abi::TaskDesc& d = k.tasks[t];
-    for (int i = 0; i < d.wait_count; ++i) {
-      const abi::WaitEntry& w = k.waits[d.wait_begin + i];
-      const Event& e = m.graph.events.at(w.event);
-      EXPECT_EQ(w.target, e.target);
-      EXPECT_EQ(w.distance, e.step_distance);
-      EXPECT_TRUE(std::binary_search(e.consumers.begin(), e.consumers.end(), t));
+  many.graph.rebuild_use_lists();
+  const std::vector<Module> modules = {many, scheduled_preset("tiny"),
+                                      scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=round-robin}")};
+  for (const Module& m : modules) {
+    const Megakernel k = generate_megakernel(m);
+    EXPECT_EQ(k.num_events, static_cast<int32_t>(m.graph.events.size()));
+    const TaskId n = static_cast<TaskId>(m.graph.tasks.size());
+    int most_waits = 0;
+    for (TaskId t = 0; t < n; ++t) {
+      const abi::TaskDesc& d = k.tasks[t];
+      std::set<EventId> waits, trigs;
+      for (int i = 0; i < d.wait_count; ++i) {
+        const abi::WaitEntry& w = wait_of(k, d, i);
+        const Event& e = m.graph.events.at(w.event);
+        EXPECT_EQ(w.target, e.target);
+        EXPECT_EQ(w.distance, e.step_distance);
+        waits.insert(w.event);
+      }
+      for (int i = 0; i < d.trig_count; ++i) trigs.insert(trigger_of(k, d, i));
+      std::set<EventId> want_waits, want_trigs;
+      for (EventId e = 0; e < static_cast<EventId>(m.graph.events.size()); ++e) {
+        const Event& ev = m.graph.events[e];
+        if (std::find(ev.consumers.begin(), ev.consumers.end(), t) != ev.consumers.end()) want_waits.insert(e);
+        if (std::find(ev.producers.begin(), ev.producers.end(), t) != ev.producers.end()) want_trigs.insert(e);
+      }
+      EXPECT_EQ(waits, want_waits) << "task " << t;
+      EXPECT_EQ(trigs, want_trigs) << "task " << t;
+      most_waits = std::max(most_waits, d.wait_count);
     }
-    for (int i = 0; i < d.trig_count; ++i) {
-      const Event& e = m.graph.events.at(k.triggers[d.trig_begin + i]);
-      EXPECT_TRUE(std::binary_search(e.producers.begin(), e.producers.end(), t));
+    if (&m == &modules[0]) {
+      EXPECT_GT(most_waits, abi::kInlineWaits);
     }
   }
 }
@@ -139,9 +168,10 @@ TEST(MegakernelGen, WeightStreamCoversEachLinearTasksRows) {
   int64_t expected = 0;
   for (TaskId t = 0; t < static_cast<TaskId>(m.graph.tasks.size()); ++t) {
     const Task& task = m.graph.tasks[t];
-    const abi::TaskDesc& d = k.tasks[t];
+    const StreamShape& st = k.stream[t];
     if (task.kind != TaskKind::kLinear && task.kind != TaskKind::kLmHead) {
-      EXPECT_EQ(d.s_groups, 0);
+      EXPECT_EQ(st.groups, 0);
+      EXPECT_EQ(st.weight, -1);
       continue;
     }
     const TensorId w = m.program.ops[task.op].inputs[1];
@@ -149,17 +179,17 @@ TEST(MegakernelGen, WeightStreamCoversEachLinearTasksRows) {
     Range rows;
     for (const Region& r : task.reads)
       if (r.tensor == w) rows = r.dims[0];
-    ASSERT_GT(d.s_groups, 0);
-    EXPECT_EQ(d.s_row0, rows.lo);
+    ASSERT_GT(st.groups, 0);
+    EXPECT_EQ(st.row0, rows.lo);
     // Row groups cover the task's rows; boxes cover K; every chunk fits a slot.
-    EXPECT_GE(int64_t{d.s_box_rows} * (d.s_groups - 1) + d.s_last_rows, rows.size());
-    EXPECT_LT(int64_t{d.s_box_rows} * (d.s_groups - 1), rows.size());
-    EXPECT_EQ(d.s_box_rows % 8, 0);
-    EXPECT_EQ(d.s_last_rows % 8, 0);
-    EXPECT_LE(d.s_box_rows, 256);
-    EXPECT_EQ(int64_t{d.s_boxes} * (d.s_col_chunks - 1) + d.s_boxes_last, K / 64);
-    EXPECT_LE(d.s_box_rows * 128 * d.s_boxes, k.slot_bytes);
-    EXPECT_EQ(k.stream_weight[t], w);
+    EXPECT_GE(int64_t{st.box_rows} * (st.groups - 1) + st.last_rows, rows.size());
+    EXPECT_LT(int64_t{st.box_rows} * (st.groups - 1), rows.size());
+    EXPECT_EQ(st.box_rows % 8, 0);
+    EXPECT_EQ(st.last_rows % 8, 0);
+    EXPECT_LE(st.box_rows, 256);
+    EXPECT_EQ(int64_t{st.boxes} * (st.col_chunks - 1) + st.boxes_last, K / 64);
+    EXPECT_LE(st.box_rows * 128 * st.boxes, k.slot_bytes);
+    EXPECT_EQ(st.weight, w);
     expected += rows.size() * K * 2;
   }
   EXPECT_EQ(k.stream_bytes_per_step, expected);

@@ -36,26 +36,26 @@ std::vector<uint16_t> pack_on_host(const StreamPlan& plan) {
 // member, boxes of rows x 128 bytes with 16-byte pieces swizzled by row % 8.
 uint64_t expected_position(const Megakernel& k, const StreamPlan& plan, size_t di, int member, int64_t n,
                            int64_t col) {
-  const abi::TaskDesc& d = k.tasks[di];
-  const bool group = d.arg[4] > 1;
-  const abi::TaskDesc& md = member == 0 ? d : k.tasks[d.arg[member]];
-  const int64_t box = col / 64, c = box / d.s_boxes, b = box % d.s_boxes;
-  const int64_t boxes_here = c == d.s_col_chunks - 1 ? d.s_boxes_last : d.s_boxes;
-  int64_t g = 0, r = n - md.s_row0, rows = md.s_box_rows, chunk_rows = 0, before_rows = 0;
+  const StreamShape& d = k.stream[di];
+  const bool group = d.members.size() > 1;
+  const StreamShape& md = member == 0 ? d : k.stream[d.members[member]];
+  const int64_t box = col / 64, c = box / d.boxes, b = box % d.boxes;
+  const int64_t boxes_here = c == d.col_chunks - 1 ? d.boxes_last : d.boxes;
+  int64_t g = 0, r = n - md.row0, rows = md.box_rows, chunk_rows = 0, before_rows = 0;
   if (group) {
-    for (int m = 0; m < d.arg[4]; ++m) {
-      const int32_t pr = (m == 0 ? d : k.tasks[d.arg[m]]).s_box_rows;
+    for (size_t m = 0; m < d.members.size(); ++m) {
+      const int32_t pr = k.stream[d.members[m]].box_rows;
       chunk_rows += pr;
-      if (m < member) before_rows += pr;
+      if (static_cast<int>(m) < member) before_rows += pr;
     }
   } else {
-    g = r / d.s_box_rows;
-    r -= g * d.s_box_rows;
-    rows = chunk_rows = g == d.s_groups - 1 ? d.s_last_rows : d.s_box_rows;
+    g = r / d.box_rows;
+    r -= g * d.box_rows;
+    rows = chunk_rows = g == d.groups - 1 ? d.last_rows : d.box_rows;
   }
-  const int64_t K64 = (int64_t{d.s_col_chunks} - 1) * d.s_boxes + d.s_boxes_last;
+  const int64_t K64 = (int64_t{d.col_chunks} - 1) * d.boxes + d.boxes_last;
   const int64_t j = (col % 64) / 8;
-  return plan.offset[di] + static_cast<uint64_t>(g * d.s_box_rows * 128 * K64 + c * d.s_boxes * chunk_rows * 128 +
+  return plan.offset[di] + static_cast<uint64_t>(g * d.box_rows * 128 * K64 + c * d.boxes * chunk_rows * 128 +
                                                  before_rows * 128 * boxes_here + b * rows * 128 + r * 128 +
                                                  ((j ^ (r & 7)) << 4) + (col % 8) * 2);
 }
@@ -75,10 +75,24 @@ TEST(StreamPack, ImagesAreContiguousAndCoverEveryChunk) {
   EXPECT_EQ(at, plan.bytes);
   int groups = 0;
   for (size_t i = 0; i < k.tasks.size(); ++i) {
-    EXPECT_EQ(plan.offset[i] != kNoStream, k.tasks[i].s_groups > 0) << "descriptor " << i;
-    groups += k.tasks[i].arg[4] > 1 && k.tasks[i].s_groups > 0;
+    EXPECT_EQ(plan.offset[i] != kNoStream, k.stream[i].groups > 0) << "descriptor " << i;
+    groups += k.stream[i].members.size() > 1;
   }
   EXPECT_GT(groups, 0);
+  // Chunks tile the images in order, each within a slot; a descriptor has one chunk per
+  // (row group, column chunk).
+  ASSERT_EQ(plan.chunk_begin.size(), k.tasks.size() + 1);
+  uint64_t next = 0;
+  for (const ChunkSpan& c : plan.chunks) {
+    EXPECT_EQ(c.offset, next);
+    EXPECT_GT(c.bytes, 0u);
+    EXPECT_LE(c.bytes, static_cast<uint32_t>(k.slot_bytes));
+    EXPECT_EQ(c.bytes % 128, 0u);
+    next += c.bytes;
+  }
+  EXPECT_EQ(next, plan.bytes);
+  for (size_t i = 0; i < k.tasks.size(); ++i)
+    EXPECT_EQ(plan.chunk_begin[i + 1] - plan.chunk_begin[i], k.stream[i].groups * k.stream[i].col_chunks);
   // Every image starts 1 KiB-aligned (chunks are whole multiples of 8 rows of 128 bytes).
   for (uint64_t off : plan.offset) {
     if (off != kNoStream) {
@@ -96,14 +110,14 @@ TEST(StreamPack, EveryWeightElementLandsWhereTheTaskReadsIt) {
     const std::vector<uint16_t> image = pack_on_host(plan);
     int64_t checked = 0, groups = 0;
     for (size_t di = 0; di < k.tasks.size(); ++di) {
-      const abi::TaskDesc& d = k.tasks[di];
-      if (d.s_groups <= 0) continue;
-      const int members = d.arg[4] > 1 ? d.arg[4] : 1;
+      const StreamShape& d = k.stream[di];
+      if (d.groups <= 0) continue;
+      const int members = d.members.size() > 1 ? static_cast<int>(d.members.size()) : 1;
       groups += members > 1;
       for (int mi = 0; mi < members; ++mi) {
-        const size_t own = mi == 0 ? di : static_cast<size_t>(d.arg[mi]);
+        const size_t own = mi == 0 ? di : static_cast<size_t>(d.members[mi]);
         const Task& task = m.graph.tasks.at(k.tasks[own].task);
-        const TensorId w = k.stream_weight[own];
+        const TensorId w = k.stream[own].weight;
         const int64_t K = m.program.tensor(w).shape[1];
         for (const Region& r : task.reads) {
           if (r.tensor != w) continue;
@@ -120,6 +134,28 @@ TEST(StreamPack, EveryWeightElementLandsWhereTheTaskReadsIt) {
     EXPECT_GT(checked, 1000);
     EXPECT_GT(groups, 0);
   }
+}
+
+// A worker streams its queue's descriptors' chunks, in queue order.
+TEST(StreamPack, WorkerChunksFollowTheQueue) {
+  const Module m = scheduled_preset("tiny");
+  const Megakernel k = generate_megakernel(m);
+  const StreamPlan plan = plan_stream(k, m.program);
+  size_t total = 0;
+  for (int32_t w = 0; w < k.num_workers; ++w) {
+    const std::vector<int32_t> chunks = worker_chunks(k, plan, w);
+    size_t at = 0;
+    for (int32_t q = k.queue_offsets[w]; q < k.queue_offsets[w + 1]; ++q) {
+      const int32_t d = k.queue_items[q];
+      for (int32_t c = plan.chunk_begin[d]; c < plan.chunk_begin[d + 1]; ++c) {
+        ASSERT_LT(at, chunks.size());
+        EXPECT_EQ(chunks[at++], c);
+      }
+    }
+    EXPECT_EQ(at, chunks.size());
+    total += chunks.size();
+  }
+  EXPECT_GT(total, 0u);
 }
 
 }  // namespace

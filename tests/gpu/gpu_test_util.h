@@ -22,7 +22,10 @@ namespace mpk::gputest {
     if (!::mpk::gpu_available()) GTEST_SKIP() << "no CUDA GPU here: GPU test skipped"; \
   } while (0)
 
-inline std::string pipeline_for(const std::string& policy, const std::string& decompose = "decompose") {
+// The unfused pipeline, or with `fused` the default pipeline's fusions in front.
+inline std::string pipeline_for(const std::string& policy, const std::string& decompose = "decompose",
+                                bool fused = false) {
+  if (fused) return default_pipeline_with(policy, decompose);
   return decompose + ",infer-deps,assign-sm{policy=" + policy + "}";
 }
 

@@ -1,6 +1,6 @@
-// The megakernel on the GPU against the CPU executor: greedy tokens identical, logits
-// within 1e-2 relative, under every scheduling policy; tokens and logits bit-identical
-// across policies, runs and the per-op baseline. Skipped without a GPU.
+// The megakernel on the GPU against the CPU executor: greedy tokens and logits
+// bit-identical, under every scheduling policy, for the unfused and the default (fused)
+// pipeline; and across runs and the per-op baseline. Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -28,22 +28,32 @@ struct Case {
   std::vector<int64_t> prompt = {1, 7, 3};
 };
 
-// Runs every policy on the GPU and the CPU executor (default policy) and compares.
+void check_against_cpu(const Case& c, bool fused);
+
+// Runs every policy on the GPU and the CPU executor (default policy) and compares, for
+// the unfused and the fused pipeline.
 void check_against_cpu(const Case& c) {
-  const Module ref = scheduled(c.model, pipeline_for("critical-path", c.decompose), c.batch);
+  for (const bool fused : {false, true}) {
+    SCOPED_TRACE(fused ? "default (fused) pipeline" : "unfused pipeline");
+    check_against_cpu(c, fused);
+  }
+}
+
+void check_against_cpu(const Case& c, bool fused) {
+  const Module ref = scheduled(c.model, pipeline_for("critical-path", c.decompose, fused), c.batch);
   const Weights w = random_weights(ref, 11);
   const CpuExecResult cpu = cpu_run(ref, w, c.steps, c.prompt);
   std::map<std::string, GpuRunResult> runs;
   for (const std::string& policy : policies()) {
     SCOPED_TRACE("policy " + policy);
-    const Module m = scheduled(c.model, pipeline_for(policy, c.decompose), c.batch);
+    const Module m = scheduled(c.model, pipeline_for(policy, c.decompose, fused), c.batch);
     GpuMegakernel g(m, w);
     GpuRunOptions o;
     o.steps = c.steps;
     o.prompt = c.prompt;
     GpuRunResult r = g.run(o);
     EXPECT_TRUE(same_tokens(r.tokens, cpu.tokens));
-    EXPECT_LT(rel_error(r.logits, cpu.logits), 1e-2);
+    EXPECT_EQ(r.logits, cpu.logits);
     // A second run of the same kernel: bit-identical.
     const GpuRunResult again = g.run(o);
     EXPECT_EQ(again.tokens, r.tokens);
