@@ -24,6 +24,8 @@ struct Asserts {
 std::string layout_asserts() {
   Asserts a;
 #define MPK_F(T, f) a.field(#T, #f, offsetof(T, f))
+  a.os << "static_assert(mpk::dev::kBlockThreads - mpk::dev::kThreads == " << kControlThreads
+       << ", \"ABI mismatch: control warps\");\n";
   a.size("TaskDesc", sizeof(TaskDesc));
   MPK_F(TaskDesc, ptr);
   MPK_F(TaskDesc, inst);

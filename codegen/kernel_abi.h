@@ -16,7 +16,7 @@ inline constexpr int kArgSlots = 5;
 inline constexpr int kInlineWaits = 2;
 inline constexpr int kInlineTrigs = 3;
 inline constexpr int kBoxCols = 64;
-inline constexpr int kControlThreads = 64;  // the stream and dispatch warps of a worker block
+inline constexpr int kControlThreads = 96;  // the stream, dispatch and completion warps of a worker block
 
 // The most weight rows one linear row group may have: every body warp owns at most 8
 // rows of it at batch 1, max(1, 8 / batch) above, each with 8 f32 accumulators per batch

@@ -104,10 +104,17 @@ struct Builder {
   }
 
   // x of a linear task sits in shared memory as f32 when that takes at most 48 KiB; a
-  // fused norm keeps one f32 scale per batch row after it.
+  // fused norm keeps the raw rows (bf16) after it (tasks_linear.cuh, load_x_normed).
   bool x_f32(int64_t K) const { return batch * K * 4 <= 48 * 1024; }
   int linear_scratch(int64_t K, bool norm) const {
-    return static_cast<int>((batch * K * (x_f32(K) ? 4 : 2) + 15) / 16 * 16 + (norm ? batch * 4 : 0));
+    return static_cast<int>((batch * K * (x_f32(K) ? 4 : 2) + 15) / 16 * 16 + (norm ? batch * K * 2 : 0));
+  }
+
+  // Boxes per chunk for row groups of `rows` rows: as many as a slot holds, a multiple
+  // of 4 where possible (a warp deals a chunk's boxes to its 4 lane groups).
+  int64_t chunk_boxes(int64_t rows, int64_t K) const {
+    const int64_t fit = out.slot_bytes / (rows * 128);
+    return std::clamp<int64_t>(fit >= 4 ? fit / 4 * 4 : fit, 1, K / 64);
   }
 
   // The f32 bits of a fused norm's eps (a template argument of the linear bodies), 0
@@ -154,7 +161,7 @@ struct Builder {
       shapes += ", " + std::to_string(sh.rows) + ", " + std::to_string(sh.ystride);
       if (i > 0 && i < members.size()) d.member[i - 1] = members[i];
     }
-    const int64_t boxes = std::clamp<int64_t>(out.slot_bytes / (pad_rows * 128), 1, K / 64);
+    const int64_t boxes = chunk_boxes(pad_rows, K);
     const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
     st = out.stream.at(members[0]);
     st.groups = 1;
@@ -225,7 +232,7 @@ struct Builder {
         const int64_t rows = n1 - n0;
         const int64_t box_rows =
             std::min<int64_t>({abi::max_linear_rows(warps, B), out.slot_bytes / 128, (rows + 7) / 8 * 8});
-        const int64_t boxes = std::clamp<int64_t>(out.slot_bytes / (box_rows * 128), 1, K / 64);
+        const int64_t boxes = chunk_boxes(box_rows, K);
         const int64_t groups = (rows + box_rows - 1) / box_rows;
         const int64_t last_rows = (rows - (groups - 1) * box_rows + 7) / 8 * 8;
         const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;

@@ -17,8 +17,8 @@
 namespace mpk {
 
 struct MegakernelOptions {
-  int threads = 256;                  // body threads per worker block (a multiple of 32, <= 960);
-                                      // the block adds the stream and dispatch warps
+  int threads = 256;                  // body threads per worker block (a multiple of 32, <= 928);
+                                      // the block adds three control warps
   int slot_bytes = 32768;             // weight-stream slot (a multiple of 1024)
   int64_t smem_bytes = 232448 - 2048; // dynamic shared memory per block (H100 opt-in limit
                                       // minus room for the kernel's static shared memory)

@@ -22,14 +22,16 @@
 namespace mpk {
 namespace dev {
 
-// A worker block: kWarps body warps run the task bodies (kThreads threads), then the
-// stream warp (weight stream, event triggers, trace) and the dispatch warp (descriptor
-// prefetch, event waits). runtime/device/worker.cuh describes the roles.
+// A worker block: kWarps body warps run the task bodies (kThreads threads), then three
+// control warps: the stream warp (weight stream), the dispatch warp (descriptor
+// prefetch, event waits) and the completion warp (event triggers, trace).
+// runtime/device/worker.cuh describes the roles.
 constexpr int kThreads = MPK_THREADS;
 constexpr int kWarps = MPK_THREADS / 32;
 constexpr int kStreamWarp = kWarps;
 constexpr int kDispatchWarp = kWarps + 1;
-constexpr int kBlockThreads = kThreads + 64;
+constexpr int kCompletionWarp = kWarps + 2;
+constexpr int kBlockThreads = kThreads + 96;
 constexpr int kStages = MPK_STAGES;
 constexpr int kSlotBytes = MPK_SLOT_BYTES;
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;

@@ -1,6 +1,6 @@
 // Events and the watchdog. An event is a 64-bit counter in global memory. When a task's
-// body is done, the stream warp triggers its events: one release fence, then a relaxed
-// add of 1 per event. The dispatch warp waits for the next task's events (one lane per
+// body is done, the completion warp triggers its events: one release fence, then a
+// relaxed add of 1 per event. The dispatch warp waits for the next task's events (one lane per
 // event, acquire loads) until counter >= target * (step + 1 - distance). Every spin
 // reads %globaltimer: past the watchdog timeout it records who waited on what in the
 // error record, raises the abort flag that every other spin polls, and gives up, so a
@@ -83,13 +83,13 @@ __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& 
   return __all_sync(0xffffffffu, ok);
 }
 
-// One thread of the stream warp, once the task's body is done (the body threads
-// synchronized and arrived on the task's done barrier, which this thread observed):
-// one release fence orders the body's writes before every add.
+// The completion warp, once the task's body is done (the body threads synchronized and
+// arrived on the task's done barrier, which every lane of this warp waited for): one
+// release fence orders the body's writes before the adds, which the lanes share.
 __device__ __forceinline__ void trigger_events(const KernelParams& p, const TaskDesc& d) {
   if (d.trig_count <= 0) return;
   fence_acq_rel_gpu();
-  for (int32_t i = 0; i < d.trig_count; ++i) {
+  for (int32_t i = threadIdx.x & 31; i < d.trig_count; i += 32) {
     const int32_t e = i < kInlineTrigs ? d.trig[i] : p.triggers[d.trig_begin + i - kInlineTrigs];
     red_relaxed_add(&p.counters[e], 1ull);
   }

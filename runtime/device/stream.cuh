@@ -1,5 +1,5 @@
-// The weight stream: a ring of kStages shared-memory slots. The stream warp fills it with
-// linear bulk copies (cp.async.bulk through the copy engine, L2 evict-first), one chunk
+// The weight stream: a ring of kStages shared-memory slots. One thread of the stream warp
+// fills it with linear bulk copies (cp.async.bulk through the copy engine, L2 evict-first), one chunk
 // per slot, in the exact order the worker's tasks consume them, running ahead across
 // task and step boundaries: the chunk list of each worker is computed on the host
 // (codegen/stream_pack.h), so issuing a chunk reads one prefetched 16-byte record.
@@ -140,40 +140,39 @@ struct ChunkList {
   int32_t steps;
 };
 
-// The issuing side, one thread of the stream warp. `next` is the record of chunk
-// `issued`, loaded one chunk ahead so that issuing never waits on memory.
+// The issuing side, one thread of the stream warp: issues every chunk of the list in
+// order, each as soon as its slot is free. The record of the next chunk is loaded one
+// chunk ahead, so issuing never waits on memory; waiting for a slot suspends the thread
+// (mbarrier try_wait) until the body warps free it, or until `stop()` says the bodies
+// will consume nothing more (a watchdog abort).
 struct StreamIssuer {
   ChunkList chunks;
   uint32_t total;
   uint32_t issued;
-  StreamChunk next;
-  uint64_t policy;
 
-  __device__ void init(const ChunkList& c) {
+  template <class Stop>
+  __device__ void run(const ChunkList& c, unsigned char* ring, RingBarriers& bars, Stop stop) {
     chunks = c;
     total = static_cast<uint32_t>(c.per_step) * static_cast<uint32_t>(c.steps);
     issued = 0;
-    policy = evict_first_policy();
-    if (total > 0) next = chunks.list[0];
-  }
-
-  // Issues chunks while their slots are free; never blocks.
-  __device__ void fill(unsigned char* ring, RingBarriers& bars) {
+    const uint64_t policy = evict_first_policy();
+    StreamChunk next = total > 0 ? chunks.list[0] : StreamChunk{};
     while (issued < total) {
       const uint32_t slot = issued % kStages;
-      if (issued >= static_cast<uint32_t>(kStages) && !mbar_test(&bars.empty[slot], ((issued / kStages) - 1) & 1u))
-        return;
+      if (issued >= static_cast<uint32_t>(kStages)) {
+        const uint32_t parity = ((issued / kStages) - 1) & 1u;
+        bool stopped = false;
+        while (!mbar_try_wait(&bars.empty[slot], parity))
+          if ((stopped = stop())) break;
+        if (stopped) break;
+      }
       mbar_expect_tx(&bars.full[slot], next.bytes);
       bulk_copy(ring + static_cast<size_t>(slot) * kSlotBytes, next.src, next.bytes, &bars.full[slot], policy);
       if (++issued < total) next = chunks.list[issued % static_cast<uint32_t>(chunks.per_step)];
     }
-  }
-
-  // Before the block exits (a watchdog abort may leave chunks unconsumed): waits for the
-  // copies still in flight so that none lands in shared memory after the block is gone.
-  __device__ void drain(RingBarriers& bars) {
+    // No copy may land in shared memory after the block is gone.
     const uint32_t from = issued > static_cast<uint32_t>(kStages) ? issued - kStages : 0;
-    for (uint32_t c = from; c < issued; ++c) mbar_wait(&bars.full[c % kStages], (c / kStages) & 1u);
+    for (uint32_t ch = from; ch < issued; ++ch) mbar_wait(&bars.full[ch % kStages], (ch / kStages) & 1u);
   }
 };
 

@@ -35,53 +35,82 @@ struct LinearScratch {
   static constexpr int kBytes = ((B * K * (X_F32 ? 4 : 2) + 15) / 16) * 16;
 };
 
-// x[0:B, 0:K] into shared memory, converted to f32 when X_F32.
-template <int K, int B, bool X_F32>
-__device__ __forceinline__ void load_x(const bf16_t* x, unsigned char* scratch) {
-  const uint4* src = reinterpret_cast<const uint4*>(x);
+// Eight values into shared memory at xs[i * 8] (f32 or bf16).
+template <bool X_F32>
+__device__ __forceinline__ void store8(unsigned char* xs, int i, const uint4& v) {
   if constexpr (X_F32) {
-    float4* dst = reinterpret_cast<float4*>(scratch);
-    #pragma unroll 4
-    for (int i = threadIdx.x; i < B * K / 8; i += kThreads) {
-      float f[8];
-      unpack8(ld_cg_v4(src + i), f);
-      dst[2 * i] = make_float4(f[0], f[1], f[2], f[3]);
-      dst[2 * i + 1] = make_float4(f[4], f[5], f[6], f[7]);
-    }
+    float f[8];
+    unpack8(v, f);
+    float4* dst = reinterpret_cast<float4*>(xs) + 2 * i;
+    dst[0] = make_float4(f[0], f[1], f[2], f[3]);
+    dst[1] = make_float4(f[4], f[5], f[6], f[7]);
   } else {
-    uint4* dst = reinterpret_cast<uint4*>(scratch);
-    #pragma unroll 4
-    for (int i = threadIdx.x; i < B * K / 8; i += kThreads) dst[i] = ld_cg_v4(src + i);
+    reinterpret_cast<uint4*>(xs)[i] = v;
   }
 }
 
-// x into shared memory as load_x does; with a fused rms_norm (EPS_BITS != 0: the f32
-// bits of eps; ptr3: the norm weight [K]) each row is then replaced by its rms_norm
-// rounded to bf16, summed and scaled exactly as task_rms_norm does. The row scales sit
-// after x in the scratch.
+// x[0:B, 0:K] (ptr0) into shared memory, f32 when X_F32, else bf16 (both exact). With a
+// fused rms_norm (EPS_BITS != 0: the f32 bits of eps; ptr3: the norm weight [K]) each
+// row is replaced by its rms_norm rounded to bf16, summed and scaled exactly as
+// task_rms_norm does. Every thread loads its 16-byte pieces of x and of the norm weight
+// at once (one round trip); the raw rows go to a second buffer after x, from which every
+// warp sums the squares in the canonical order itself, so the scaling needs no second
+// barrier. The caller synchronizes the body threads before reading x.
 template <int K, int B, bool X_F32, int EPS_BITS>
 __device__ __forceinline__ void load_x_normed(const TaskDesc& d, unsigned char* scratch) {
-  load_x<K, B, X_F32>(dptr<const bf16_t>(d, 0), scratch);
-  if constexpr (EPS_BITS != 0) {
-    static_assert(LinearScratch<K, B, X_F32>::kBytes + 4 * B <= kScratchBytes, "linear: scratch too small");
-    float* rs = reinterpret_cast<float*>(scratch + LinearScratch<K, B, X_F32>::kBytes);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    body_sync();
-    for (int b = warp; b < B; b += kWarps) {
-      const float ss = warp_sum_squares<K>(reinterpret_cast<const XType<X_F32>*>(scratch) + b * K, lane);
-      if (lane == 0) rs[b] = rms_scale(ss, K, __int_as_float(EPS_BITS));
+  constexpr int kVecs = B * K / 8;
+  constexpr int kPer = (kVecs + kThreads - 1) / kThreads;
+  const uint4* x = dptr<const uint4>(d, 0);
+  uint4 xv[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int i = threadIdx.x + j * kThreads;
+    if (i < kVecs) xv[j] = ld_cg_v4(x + i);
+  }
+  if constexpr (EPS_BITS == 0) {
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int i = threadIdx.x + j * kThreads;
+      if (i < kVecs) store8<X_F32>(scratch, i, xv[j]);
+    }
+  } else {
+    static_assert(LinearScratch<K, B, X_F32>::kBytes + B * K * 2 <= kScratchBytes, "linear: scratch too small");
+    const uint4* w = dptr<const uint4>(d, 3);
+    uint4 wv[kPer];
+    uint4* raw = reinterpret_cast<uint4*>(scratch + LinearScratch<K, B, X_F32>::kBytes);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int i = threadIdx.x + j * kThreads;
+      if (i < kVecs) {
+        wv[j] = __ldg(w + i % (K / 8));
+        raw[i] = xv[j];
+      }
     }
     body_sync();
-    const bf16_t* w = dptr<const bf16_t>(d, 3);
-    for (int i = threadIdx.x; i < B * K; i += kThreads) {
-      const float wk = bf16_to_f32(ld_const_bf16(&w[i % K])), r = rs[i / K];
-      if constexpr (X_F32) {
-        float* xs = reinterpret_cast<float*>(scratch);
-        xs[i] = bf16_to_f32(f32_to_bf16(__fmul_rn(__fmul_rn(xs[i], r), wk)));
-      } else {
-        bf16_t* xs = reinterpret_cast<bf16_t*>(scratch);
-        xs[i] = f32_to_bf16(__fmul_rn(__fmul_rn(bf16_to_f32(xs[i]), r), wk));
+    float r[B];
+#pragma unroll
+    for (int b = 0; b < B; ++b)
+      r[b] = rms_scale(warp_sum_squares<K>(reinterpret_cast<const bf16_t*>(raw) + b * K, threadIdx.x & 31), K,
+                       __int_as_float(EPS_BITS));
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int i = threadIdx.x + j * kThreads;
+      if (i >= kVecs) continue;
+      float f[8], wf[8];
+      unpack8(xv[j], f);
+      unpack8(wv[j], wf);
+      float rb = r[0];
+#pragma unroll
+      for (int b = 1; b < B; ++b)
+        if (i / (K / 8) == b) rb = r[b];
+      uint32_t out[4];
+#pragma unroll
+      for (int e = 0; e < 8; e += 2) {
+        const bf16_t lo = f32_to_bf16(__fmul_rn(__fmul_rn(f[e], rb), wf[e]));
+        const bf16_t hi = f32_to_bf16(__fmul_rn(__fmul_rn(f[e + 1], rb), wf[e + 1]));
+        out[e / 2] = static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
       }
+      store8<X_F32>(scratch, i, make_uint4(out[0], out[1], out[2], out[3]));
     }
   }
 }
@@ -179,6 +208,18 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
       pad[i] = padded;
       before[i] = 0;
     }
+    // The residual of this warp's rows, requested before the chunks are consumed.
+    float res[RESIDUAL ? RW : 1][B];
+    if constexpr (RESIDUAL) {
+#pragma unroll
+      for (int i = 0; i < RW; ++i)
+#pragma unroll
+        for (int b = 0; b < B; ++b)
+          res[i][b] = row[i] >= 0 && lane == 0
+                          ? bf16_to_f32(ld_cg_bf16(dptr<const bf16_t>(d, 2) + static_cast<int64_t>(b) * YSTRIDE +
+                                                   g * BOX_ROWS + row[i]))
+                          : 0.f;
+    }
     float acc[RW][B][8];
     accumulate_row_group<K, B, BOXES, X_F32, RW>(c, row, pad, before, lane, acc);
 #pragma unroll
@@ -193,9 +234,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
           dptr<float>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = v;
           if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = v;
         } else if constexpr (RESIDUAL) {
-          const int64_t i = static_cast<int64_t>(b) * YSTRIDE + n;
-          dptr<bf16_t>(d, 1)[i] =
-              f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + bf16_to_f32(ld_cg_bf16(dptr<const bf16_t>(d, 2) + i)));
+          dptr<bf16_t>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + res[i][b]);
         } else {
           dptr<bf16_t>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = f32_to_bf16(v);
         }

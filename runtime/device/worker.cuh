@@ -3,19 +3,22 @@
 // the templated task bodies) and instantiates the kernels with MPK_DEFINE_KERNELS.
 //
 // A worker block runs its queue of descriptors for every decode step in order, with
-// three roles, so that no per-task bookkeeping sits between two task bodies:
+// four roles, so that no per-task bookkeeping sits between two task bodies and nothing
+// waits behind a memory access it does not need:
 //   - the dispatch warp copies descriptors into kDescSlots shared-memory slots ahead
 //     of the bodies (bulk copies), waits on each task's events (one lane per event,
 //     acquire, watchdog) and then releases the task to the bodies (its `go` barrier);
 //     it waits for task n+1 while the bodies run task n;
 //   - the body warps (kThreads threads) wait for `go`, run the body, synchronize and
 //     arrive on the task's `done` barrier;
-//   - the stream warp keeps the weight ring full from the worker's chunk list and, when
-//     a task is done, triggers its events (one release fence, relaxed adds), writes its
-//     trace records, and frees its descriptor slot.
+//   - the completion warp waits for `done`, triggers the task's events (one release
+//     fence, relaxed adds shared by the lanes), writes its trace records, and frees its
+//     descriptor slot;
+//   - one thread of the stream warp keeps the weight ring full from the worker's chunk
+//     list (runtime/device/stream.cuh).
 // Counters grow across steps and are never reset inside a launch. With tracing compiled
 // in (kTrace), body thread 0 stamps start and end (%globaltimer) into shared memory and
-// the stream warp writes {task, step, worker, SM, wait-begin, start, end} per task
+// the completion warp writes {task, step, worker, SM, wait-begin, start, end} per task
 // (wait-begin is the end of the worker's previous task; the end is stamped before the
 // task's events are triggered); records past the capacity are counted, never written.
 //
@@ -42,12 +45,13 @@ struct WorkerShared {
   RingBarriers ring;
   uint64_t desc_full[kDescSlots];  // the descriptor landed
   uint64_t go[kDescSlots];         // dispatch -> bodies: the task may start
-  uint64_t done[kDescSlots];       // bodies -> stream warp: the body finished
-  uint64_t freed[kDescSlots];      // stream warp -> dispatch: the slot may be refilled
+  uint64_t done[kDescSlots];       // bodies -> completion warp: the body finished
+  uint64_t freed[kDescSlots];      // completion warp -> dispatch: the slot may be refilled
   alignas(16) TaskDesc desc[kDescSlots];
   uint64_t t_start[kDescSlots];
   uint64_t t_end[kDescSlots];
   int32_t stop_after;  // -1; after an abort, the task whose `go` means "stop"
+  int32_t completed;   // tasks the completion warp has finished
 
   __device__ void init() {
     ring.init();
@@ -58,9 +62,16 @@ struct WorkerShared {
       mbar_init(&freed[s], 1);
     }
     stop_after = -1;
+    completed = 0;
     mbar_fence_init();
   }
   __device__ int32_t stopped_at() const { return *reinterpret_cast<const volatile int32_t*>(&stop_after); }
+  // After an abort, once every task the bodies started is complete: nothing more will
+  // consume a weight chunk.
+  __device__ bool drained() const {
+    const int32_t stop = stopped_at();
+    return stop >= 0 && *reinterpret_cast<const volatile int32_t*>(&completed) == stop;
+  }
 };
 
 // The tasks a block runs: `len` descriptors from `descs`, for `steps` steps from `step0`.
@@ -145,46 +156,41 @@ __device__ __forceinline__ void dispatch_tasks(const KernelParams& p, WorkerShar
   }
 }
 
-// The stream warp (one thread): completes tasks in order and keeps the ring full. A
-// finished task is completed before the ring is topped up, so its trigger's fence does
-// not wait for a chunk record just requested.
+// The completion warp: completes tasks in order.
 template <bool kTrace>
-__device__ __forceinline__ void stream_and_complete(const KernelParams& p, WorkerShared& sh, const WorkQueue& q,
-                                                    const ChunkList& chunks, unsigned char* ring, int32_t worker,
-                                                    bool events) {
-  StreamIssuer issuer;
-  issuer.init(chunks);
-  const int32_t total = q.total();
+__device__ __forceinline__ void complete_tasks(const KernelParams& p, WorkerShared& sh, const WorkQueue& q,
+                                               int32_t worker, bool events) {
+  const int lane = threadIdx.x & 31;
   const int32_t sm = kTrace ? sm_id() : 0;
   TraceRecord* trace = kTrace ? p.trace + static_cast<int64_t>(worker) * p.trace_capacity : nullptr;
   uint32_t trace_n = 0;
   uint64_t t_free = kTrace ? global_timer_ns() : 0;
-  int32_t n = 0;
 #pragma unroll 1
-  while (n < total) {
+  for (int32_t n = 0; n < q.total(); ++n) {
     const int s = n % kDescSlots;
-    if (mbar_test(&sh.done[s], (n / kDescSlots) & 1u)) {
-      const TaskDesc& d = sh.desc[s];
-      if (events) trigger_events(p, d);
-      if (kTrace) {
-        const int32_t step = q.step_of(n);
-        for (int32_t m = 0; m < d.members; ++m) {
-          if (trace_n < static_cast<uint32_t>(p.trace_capacity))
-            trace[trace_n] = TraceRecord{m == 0 ? d.task : d.member[m - 1], step, worker, sm, t_free,
-                                         sh.t_start[s], sh.t_end[s]};
-          ++trace_n;
-        }
-        t_free = sh.t_end[s];
+    bool stopped = false;
+    while (!mbar_try_wait(&sh.done[s], (n / kDescSlots) & 1u))
+      if ((stopped = sh.stopped_at() == n)) break;
+    if (stopped) break;
+    const TaskDesc& d = sh.desc[s];
+    if (events) trigger_events(p, d);
+    if (kTrace && lane == 0) {
+      const int32_t step = q.step_of(n);
+      for (int32_t m = 0; m < d.members; ++m) {
+        if (trace_n < static_cast<uint32_t>(p.trace_capacity))
+          trace[trace_n] = TraceRecord{m == 0 ? d.task : d.member[m - 1], step, worker, sm, t_free, sh.t_start[s],
+                                       sh.t_end[s]};
+        ++trace_n;
       }
-      mbar_arrive(&sh.freed[s]);
-      ++n;
-    } else if (sh.stopped_at() == n) {
-      break;
+      t_free = sh.t_end[s];
     }
-    issuer.fill(ring, sh.ring);
+    __syncwarp();
+    if (lane == 0) {
+      mbar_arrive(&sh.freed[s]);
+      *reinterpret_cast<volatile int32_t*>(&sh.completed) = n + 1;
+    }
   }
-  issuer.drain(sh.ring);
-  if (kTrace) p.trace_count[worker] = trace_n;
+  if (kTrace && lane == 0) p.trace_count[worker] = trace_n;
 }
 
 // One worker block over `q`, streaming `chunks`; `events`: wait on and trigger the tasks'
@@ -201,10 +207,12 @@ __device__ __forceinline__ void run_worker(const KernelParams& p, const WorkQueu
   if (warp < kWarps) {
     run_bodies<kTrace, Dispatch>(p, sh, q, ring);
   } else if (warp == kStreamWarp) {
-    if ((threadIdx.x & 31) == 0) stream_and_complete<kTrace>(p, sh, q, chunks, ring, worker, events);
+    if ((threadIdx.x & 31) == 0) StreamIssuer{}.run(chunks, ring, sh.ring, [&] { return sh.drained(); });
     __syncwarp();
-  } else {
+  } else if (warp == kDispatchWarp) {
     dispatch_tasks(p, sh, q, worker, events);
+  } else {
+    complete_tasks<kTrace>(p, sh, q, worker, events);
   }
 }
 
@@ -231,15 +239,15 @@ __device__ __forceinline__ void per_op_task(const KernelParams& p, const int32_t
 
 // Defines the kernels the host runtime looks up by name, around a dispatch functor type.
 #define MPK_DEFINE_KERNELS(DISPATCH)                                                          \
-  extern "C" __global__ void __launch_bounds__(MPK_THREADS + 64, 1)                           \
+  extern "C" __global__ void __launch_bounds__(mpk::dev::kBlockThreads, 1)                           \
       mpk_megakernel(const __grid_constant__ mpk::dev::KernelParams p) {                      \
     mpk::dev::megakernel_worker<false, DISPATCH>(p);                                          \
   }                                                                                           \
-  extern "C" __global__ void __launch_bounds__(MPK_THREADS + 64, 1)                           \
+  extern "C" __global__ void __launch_bounds__(mpk::dev::kBlockThreads, 1)                           \
       mpk_megakernel_traced(const __grid_constant__ mpk::dev::KernelParams p) {               \
     mpk::dev::megakernel_worker<true, DISPATCH>(p);                                           \
   }                                                                                           \
-  extern "C" __global__ void __launch_bounds__(MPK_THREADS + 64, 1)                           \
+  extern "C" __global__ void __launch_bounds__(mpk::dev::kBlockThreads, 1)                           \
       mpk_per_op(const __grid_constant__ mpk::dev::KernelParams p, const int32_t* op_tasks) { \
     mpk::dev::per_op_task<DISPATCH>(p, op_tasks);                                             \
   }                                                                                           \

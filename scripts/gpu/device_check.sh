@@ -3,8 +3,8 @@
 # binaries built on the development machine carried in .carry/ (bin/: mpk, test
 # binaries; lib/: shared libraries the device image may lack; cache/: megakernel cubins
 # compiled ahead, so the device spends no time in nvcc). Writes logs to $OUT.
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [qwen] [trace] [long]
-#        [variants] [sanitize]   (env: GTEST_FILTER for tests; VARIANTS: ';'-separated
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [qwen] [trace] [qtrace] [long]
+#        [variants] [sanitize]   (sections run in this order)   (env: GTEST_FILTER for tests; VARIANTS: ';'-separated
 #        bench arguments; REPS: bench repetitions, default 7)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
@@ -50,21 +50,27 @@ if want bench; then
   } 2>&1 | tee "$OUT/bench.log"
 fi
 
+if want trace; then
+  {
+    step "trace: llama-3.2-1b 8 steps (max_seq 128, as the bench)"
+    rm -f "$OUT/llama.db"
+    timeout 200 "$BIN/mpk" run --backend gpu --model llama-3.2-1b --steps 8 --max-seq 128 --trace "$OUT/llama.db" | tail -3
+  } 2>&1 | tee "$OUT/trace.log"
+fi
+
+if want qtrace; then
+  {
+    step "trace: qwen3-8b 3 steps (max_seq 128, as the bench)"
+    rm -f "$OUT/qwen.db"
+    timeout 300 "$BIN/mpk" run --backend gpu --model qwen3-8b --steps 3 --max-seq 128 --trace "$OUT/qwen.db" | tail -3
+  } 2>&1 | tee "$OUT/qtrace.log"
+fi
+
 if want qwen; then
   {
     step bench qwen3-8b
     timeout 400 "$BIN/mpk" bench --model qwen3-8b --steps 128 --mode both --reps "$REPS"
   } 2>&1 | tee "$OUT/qwen.log"
-fi
-
-if want trace; then
-  {
-    step "traces: llama-3.2-1b 8 steps, qwen3-8b 3 steps (max_seq 128, as the bench)"
-    rm -f "$OUT/llama.db" "$OUT/qwen.db"
-    timeout 200 "$BIN/mpk" run --backend gpu --model llama-3.2-1b --steps 8 --max-seq 128 --trace "$OUT/llama.db" | tail -3
-    timeout 300 "$BIN/mpk" run --backend gpu --model qwen3-8b --steps 3 --max-seq 128 --trace "$OUT/qwen.db" | tail -3
-    ls -la "$OUT"
-  } 2>&1 | tee "$OUT/trace.log"
 fi
 
 if want long; then
