@@ -11,7 +11,7 @@
 namespace mpk {
 namespace abi {
 
-inline constexpr int kPtrSlots = 6;
+inline constexpr int kPtrSlots = 10;
 inline constexpr int kArgSlots = 5;
 inline constexpr int kInlineWaits = 2;
 inline constexpr int kInlineTrigs = 3;
@@ -53,7 +53,7 @@ struct TaskDesc {
   int32_t members;
   int32_t member[3];
 };
-static_assert(sizeof(TaskDesc) == 160);
+static_assert(sizeof(TaskDesc) == 192);
 
 struct StreamChunk {
   uint64_t src;

@@ -88,19 +88,33 @@ struct Builder {
 
   void scratch(int bytes) { scratch_needed = std::max(scratch_needed, bytes); }
 
-  static std::string targs(std::initializer_list<int64_t> v) {
+  // "<a, b, c>", or with `more` (", true, 0") appended inside the brackets.
+  static std::string targs(std::initializer_list<int64_t> v, const std::string& more = "") {
     std::string s = "<";
     bool first = true;
     for (int64_t x : v) {
       s += (first ? "" : ", ") + std::to_string(x);
       first = false;
     }
-    return s + ">";
+    return s + more + ">";
   }
 
   // runtime/device/tasks_attention.cuh: AttnScratch.
   static int attention_scratch(int64_t hd, int64_t g, int64_t rmax) {
     return static_cast<int>(g * hd * 4 + (g * rmax * 4 + 15) / 16 * 16 + 32 * hd * 2 + 2 * g * 4);
+  }
+  // runtime/device/heads.cuh: HeadScratch (g query heads, and the k head when kv).
+  static int head_scratch(int64_t hd, int64_t g, bool kv) {
+    const int64_t heads = g + (kv ? 1 : 0);
+    return static_cast<int>((heads * hd * 4 + heads * 4 + 15) / 16 * 16);
+  }
+
+  // An attention operator fused with its q/k norms, RoPE and KV append (docs/ir.md):
+  // inputs (q, k, v, k_cache, v_cache[, q_norm_w, k_norm_w]).
+  static bool fused_attention(const Operator& op) { return op.kind == OpKind::kAttention && op.inputs.size() >= 5; }
+  // The f32 bits of a fused attention's q/k norm eps, 0 without norms.
+  static int32_t qk_norm_eps_bits(const Operator& op) {
+    return op.inputs.size() >= 7 ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
   }
 
   // x of a linear task sits in shared memory as f32 when that takes at most 48 KiB; a
@@ -286,23 +300,33 @@ struct Builder {
         break;
       }
       case TaskKind::kKvAppend: {
-        const TensorId k = in(0), v = in(1), kc = outp(0), vc = outp(1);
+        // A kv_append operator (k, v -> caches; with rope attrs from fuse-rope), or the
+        // kv_append tasks of a fused attention (q, k, v, caches[, q/k norm weights]).
+        const bool fused = fused_attention(op);
+        const TensorId k = in(fused ? 1 : 0), v = in(fused ? 2 : 1), kc = outp(fused ? 1 : 0),
+                       vc = outp(fused ? 2 : 1);
         const Region& wr = find(t, task.writes, kc, "k_cache");
         const auto& shape = tensor(kc).shape;  // [B, S, nkv, hd]
         const int64_t h = wr.dims[2].lo, hd = shape[3];
         if (wr.dims[2].size() != 1) fail(t, "expects one KV head");
+        check_head_dim(t, hd);
         reloc(t, 0, k, h * hd);
         reloc(t, 1, v, h * hd);
         reloc(t, 2, kc, h * hd);
         reloc(t, 3, vc, h * hd);
-        const bool rope = op.attrs.count("theta") > 0;  // ropes k while appending (fuse-rope)
+        const bool rope = op.attrs.count("theta") > 0;  // ropes k while appending
         if (rope) out.relocations.push_back({t, 4, -1, 0, rope_table(op.attrs)});
-        call = "task_kv_append" + targs({hd, B, shape[1], shape[2], rope ? 1 : 0});
+        const int32_t eps = fused ? qk_norm_eps_bits(op) : 0;
+        if (eps != 0) reloc(t, 5, in(6), 0);
+        call = "task_kv_append" + targs({hd, B, shape[1], shape[2], rope ? 1 : 0, eps});
+        if (rope) scratch(head_scratch(hd, 0, true));
         break;
       }
       case TaskKind::kAttention:
       case TaskKind::kAttentionPartial: {
-        const TensorId q = in(0), kc = in(1), vc = in(2);
+        // A fused attention (fuse-attention) reads raw q, k and v and prepares its heads.
+        const bool fused = fused_attention(op);
+        const TensorId q = in(0), kc = in(fused ? 3 : 1), vc = in(fused ? 4 : 2);
         const Region& kr = find(t, task.reads, kc, "k_cache");
         const auto& shape = tensor(kc).shape;
         const int64_t S = shape[1], nkv = shape[2], hd = shape[3];
@@ -316,10 +340,21 @@ struct Builder {
         reloc(t, 2, vc, h * hd);
         d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "scale")));
         if (G > warps) fail(t, "more query heads per KV head than warps");
+        const int32_t eps = fused ? qk_norm_eps_bits(op) : 0;
+        if (fused) {
+          reloc(t, 4, in(1), h * hd);
+          reloc(t, 5, in(2), h * hd);
+          out.relocations.push_back({t, 6, -1, 0, rope_table(op.attrs)});
+          if (eps != 0) {
+            reloc(t, 7, in(5), 0);
+            reloc(t, 8, in(6), 0);
+          }
+        }
+        const std::string form = std::string(fused ? ", true, " : ", false, ") + std::to_string(eps);
         if (task.kind == TaskKind::kAttention) {
           reloc(t, 3, outp(0), h * G * hd);
-          call = "task_attention" + targs({hd, G, B, S, nkv});
-          scratch(attention_scratch(hd, G, S));
+          call = "task_attention" + targs({hd, G, B, S, nkv}, form);
+          scratch(attention_scratch(hd, G, S) + (fused ? head_scratch(hd, G, true) : 0));
         } else {
           const Region& pr = first_of_dtype(t, task.writes, DType::kF32, "attn_part");
           const Tensor& part = tensor(pr.tensor);  // [B, nq, splits, hd + 2]
@@ -329,8 +364,8 @@ struct Builder {
           d.arg[2] = static_cast<int32_t>(kr.dims[1].hi);
           const int64_t rmax = (S + splits - 1) / splits;  // the longest split range
           if (kr.dims[1].size() > rmax) fail(t, "split range longer than ceil(S / splits)");
-          call = "task_attention_partial" + targs({hd, G, B, S, nkv, splits, rmax});
-          scratch(attention_scratch(hd, G, rmax));
+          call = "task_attention_partial" + targs({hd, G, B, S, nkv, splits, rmax}, form);
+          scratch(attention_scratch(hd, G, rmax) + (fused ? head_scratch(hd, G, false) : 0));
         }
         break;
       }

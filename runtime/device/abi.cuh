@@ -36,7 +36,7 @@ constexpr int kStages = MPK_STAGES;
 constexpr int kSlotBytes = MPK_SLOT_BYTES;
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
 constexpr int kDescSlots = 4;  // descriptors held in shared memory ahead of the bodies
-constexpr int kPtrSlots = 6;
+constexpr int kPtrSlots = 10;
 constexpr int kArgSlots = 5;
 constexpr int kInlineWaits = 2;
 constexpr int kInlineTrigs = 3;
@@ -50,7 +50,7 @@ struct WaitEntry {
   int32_t pad;
 };
 
-// One task, 160 bytes. ptr[] are pre-offset device pointers whose meaning depends on
+// One task, 192 bytes. ptr[] are pre-offset device pointers whose meaning depends on
 // the task kind (the generated dispatch knows it); arg[] are kind-specific integers.
 // The first kInlineWaits waits and kInlineTrigs triggers sit in the descriptor, so the
 // dispatch and stream warps read them from shared memory; the rest are in
@@ -74,7 +74,7 @@ struct TaskDesc {
   int32_t members;     // tasks this descriptor runs: 1, or 2..4 for a linear group
   int32_t member[3];   // TaskIds of members 1..3 (member 0 is `task`)
 };
-static_assert(sizeof(TaskDesc) == 160, "TaskDesc is 160 bytes");
+static_assert(sizeof(TaskDesc) == 192, "TaskDesc is 192 bytes");
 static_assert(sizeof(TaskDesc) % 16 == 0, "TaskDesc is copied by the bulk-copy engine");
 
 // The pointer slot of a linear group member's output: 1, 2, 4, 5 (0 is x, 3 the norm).

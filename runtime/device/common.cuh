@@ -32,6 +32,12 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
   f[6] = bf16_lo(v.w); f[7] = bf16_hi(v.w);
 }
 
+// Element e (0..7, a compile-time constant after unrolling) of 8 bf16 values in a vector.
+__device__ __forceinline__ float bf16_at(const uint4& v, int e) {
+  const uint32_t w = e < 2 ? v.x : e < 4 ? v.y : e < 6 ? v.z : v.w;
+  return e % 2 == 0 ? bf16_lo(w) : bf16_hi(w);
+}
+
 // Loads of data that other SMs write during the launch: through L2 only.
 __device__ __forceinline__ bf16_t ld_cg_bf16(const bf16_t* p) {
   unsigned short v;

@@ -7,13 +7,18 @@
 // over V staged through shared memory in tiles of kTile positions. The merge of
 // partial tasks (attention_partial -> attention_merge) follows docs/ir.md: M = max m_s
 // over non-empty splits, w_s = l_s exp(m_s - M), y = sum_s w_s o_s / sum_s w_s.
+// An attention operator fused with its q/k norms, RoPE and KV append (fuse-attention)
+// prepares its heads first (heads.cuh): its attention task norms and ropes the G query
+// heads and the k head, appends k and v at pos and attends; its partial tasks prepare
+// their query heads (its kv_append tasks the k head).
 #pragma once
 
 #include <cstdint>
 
 #include "runtime/device/common.cuh"
-#include "runtime/device/lane_order.cuh"
 #include "runtime/device/context.cuh"
+#include "runtime/device/heads.cuh"
+#include "runtime/device/lane_order.cuh"
 #include "runtime/device/tasks_elementwise.cuh"
 
 namespace mpk {
@@ -30,27 +35,45 @@ struct AttnScratch {
   static constexpr int kBytes = kQ + kS + kV + 2 * G * 4;
 };
 
-// Attends the G heads of batch row b over [t0, t1), t1 - t0 <= RMAX. Calls
+// The G query heads of batch row b (rows of NKV * G * HD) into qs (the start of the
+// scratch, f32), as attend expects them; ends with the body threads synchronized.
+template <int HD, int G, int NKV>
+__device__ __forceinline__ void load_q(const bf16_t* q, int b, unsigned char* scratch) {
+  float* qs = reinterpret_cast<float*>(scratch);
+#pragma unroll 4
+  for (int u = threadIdx.x; u < G * HD; u += kThreads)
+    qs[u] = bf16_to_f32(ld_cg_bf16(q + static_cast<int64_t>(b) * NKV * G * HD + u));
+  body_sync();
+}
+
+// Where a fused attention's heads come from (heads.cuh), for its tasks' pointer slots:
+// raw q at ptr0, k and v at ptr4 / ptr5, the rope table at ptr6, the q / k norm
+// weights at ptr7 / ptr8.
+template <int HD, int G, int NKV>
+__device__ __forceinline__ HeadIo fused_heads(const TaskDesc& d) {
+  return HeadIo{dptr<const bf16_t>(d, 0), dptr<const bf16_t>(d, 4), dptr<const bf16_t>(d, 5),
+                dptr<const bf16_t>(d, 7), dptr<const bf16_t>(d, 8), dptr<const float2>(d, 6),
+                dptr<bf16_t>(d, 1),       dptr<bf16_t>(d, 2),       NKV * G * HD,
+                NKV * HD};
+}
+
+// Attends the G heads of batch row b, whose roped query heads are in qs (the start of
+// the scratch, f32, from load_q or prepare_heads), over [t0, t1), t1 - t0 <= RMAX. Calls
 // out(g, i, o_i, m, l) for each head g and element i, o normalized (o = 0, m = -inf,
 // l = 0 when the range is empty).
 template <int HD, int G, int S, int NKV, int RMAX, class Out>
-__device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const bf16_t* vc, int b,
-                                       int t0, int t1, float scale, unsigned char* scratch, Out out) {
+__device__ __forceinline__ void attend(const bf16_t* kc, const bf16_t* vc, int b, int t0, int t1, float scale,
+                                       unsigned char* scratch, Out out) {
   using Sh = AttnScratch<HD, G, RMAX>;
   static_assert(HD % 8 == 0, "attention: head_dim must be a multiple of 8");
   static_assert(G <= kWarps, "attention: more query heads per KV head than warps");
-  constexpr int kQStride = NKV * G * HD;
-  float* qs = reinterpret_cast<float*>(scratch);
+  const float* qs = reinterpret_cast<const float*>(scratch);
   float* sc = reinterpret_cast<float*>(scratch + Sh::kQ);
   bf16_t* vt = reinterpret_cast<bf16_t*>(scratch + Sh::kQ + Sh::kS);
   float* ml = reinterpret_cast<float*>(scratch + Sh::kQ + Sh::kS + Sh::kV);  // m[G], l[G]
   const int n = t1 > t0 ? t1 - t0 : 0;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
-  #pragma unroll 4
-  for (int u = threadIdx.x; u < G * HD; u += kThreads)
-    qs[u] = bf16_to_f32(ld_cg_bf16(q + static_cast<int64_t>(b) * kQStride + u));
-  body_sync();
   // Scores, one (head, position) per thread.
   for (int u = threadIdx.x; u < G * n; u += kThreads) {
     const int g = u / n, t = u % n;
@@ -124,18 +147,25 @@ __device__ __forceinline__ void attend(const bf16_t* q, const bf16_t* kc, const 
 }
 
 // ptr: q + h*G*HD (rows of NQ*HD), k_cache + h*HD, v_cache + h*HD, y + h*G*HD.
-// arg0: scale (f32 bits). Positions [0, pos].
-template <int HD, int G, int B, int S, int NKV>
+// arg0: scale (f32 bits). Positions [0, pos]. FUSED (an attention that norms, ropes and
+// appends its heads; EPS_BITS != 0 with q/k norms): q is raw, and ptr4.. as fused_heads.
+template <int HD, int G, int B, int S, int NKV, bool FUSED, int EPS_BITS>
 __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
-  static_assert(AttnScratch<HD, G, S>::kBytes <= kScratchBytes, "attention: scratch too small");
+  static_assert(AttnScratch<HD, G, S>::kBytes + (FUSED ? HeadScratch<HD, G, true>::kBytes : 0) <= kScratchBytes,
+                "attention: scratch too small");
   constexpr int kQStride = NKV * G * HD;
-  const bf16_t* q = dptr<const bf16_t>(d, 0);
   bf16_t* y = dptr<bf16_t>(d, 3);
   const int t1 = c.step + 1 < S ? c.step + 1 : S;
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    attend<HD, G, S, NKV, S>(q, dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, 0, t1,
-                             arg_float(d, 0), c.scratch, [&](int g, int i, float o, float, float) {
+    if constexpr (FUSED)
+      prepare_heads<HD, G, S, NKV, EPS_BITS, true>(fused_heads<HD, G, NKV>(d), b, c.step,
+                                                   reinterpret_cast<float*>(c.scratch),
+                                                   c.scratch + AttnScratch<HD, G, S>::kBytes);
+    else
+      load_q<HD, G, NKV>(dptr<const bf16_t>(d, 0), b, c.scratch);
+    attend<HD, G, S, NKV, S>(dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, 0, t1, arg_float(d, 0),
+                             c.scratch, [&](int g, int i, float o, float, float) {
                                y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(o);
                              });
   }
@@ -143,19 +173,27 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
 
 // As task_attention over [s0, s1) ∩ [0, pos] (s1 - s0 <= RMAX); ptr3:
 // attn_part + (h*G*SPLITS + s)*(HD+2) of attn_part [B, NQ, SPLITS, HD+2] (f32).
-// arg0: scale, arg1: s0, arg2: s1.
-template <int HD, int G, int B, int S, int NKV, int SPLITS, int RMAX>
+// arg0: scale, arg1: s0, arg2: s1. FUSED: q is raw and prepared here (its k and v were
+// appended by the operator's kv_append tasks).
+template <int HD, int G, int B, int S, int NKV, int SPLITS, int RMAX, bool FUSED, int EPS_BITS>
 __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
-  static_assert(AttnScratch<HD, G, RMAX>::kBytes <= kScratchBytes, "attention: scratch too small");
+  static_assert(AttnScratch<HD, G, RMAX>::kBytes + (FUSED ? HeadScratch<HD, G, false>::kBytes : 0) <=
+                    kScratchBytes,
+                "attention: scratch too small");
   constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
-  const bf16_t* q = dptr<const bf16_t>(d, 0);
   float* part = dptr<float>(d, 3);
   const int s0 = d.arg[1];
   const int s1 = min(d.arg[2], c.step + 1);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    attend<HD, G, S, NKV, RMAX>(q, dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, s0, s1,
-                                arg_float(d, 0), c.scratch, [&](int g, int i, float o, float m, float l) {
+    if constexpr (FUSED)
+      prepare_heads<HD, G, S, NKV, EPS_BITS, false>(fused_heads<HD, G, NKV>(d), b, c.step,
+                                                    reinterpret_cast<float*>(c.scratch),
+                                                    c.scratch + AttnScratch<HD, G, RMAX>::kBytes);
+    else
+      load_q<HD, G, NKV>(dptr<const bf16_t>(d, 0), b, c.scratch);
+    attend<HD, G, S, NKV, RMAX>(dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, s0, s1, arg_float(d, 0),
+                                c.scratch, [&](int g, int i, float o, float m, float l) {
                                   float* dst = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
                                   dst[i] = o;
                                   if (i == 0) {

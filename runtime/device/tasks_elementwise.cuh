@@ -11,8 +11,9 @@
 #include <cstdint>
 
 #include "runtime/device/common.cuh"
-#include "runtime/device/lane_order.cuh"
 #include "runtime/device/context.cuh"
+#include "runtime/device/heads.cuh"
+#include "runtime/device/lane_order.cuh"
 
 namespace mpk {
 namespace dev {
@@ -42,14 +43,6 @@ __device__ void task_embedding(const TaskDesc& d, TaskCtx& c) {
     #pragma unroll 4
     for (int i = threadIdx.x; i < COLS; i += kThreads) y[b * H + i] = ld_const_bf16(&row[i]);
   }
-}
-
-// exp rounded once from double: the correctly rounded f32 result the CPU's expf gives.
-__device__ __forceinline__ float exp_rn(float x) { return static_cast<float>(exp(static_cast<double>(x))); }
-
-// 1 / sqrt(ss / n + eps), each operation rounded as the CPU rounds it.
-__device__ __forceinline__ float rms_scale(float ss, int n, float eps) {
-  return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, static_cast<float>(n)), eps)));
 }
 
 template <int H>
@@ -112,17 +105,7 @@ __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
     uint4 xv[HD / 8];  // the head, loaded at once (y may alias x)
 #pragma unroll
     for (int i = 0; i < HD / 8; ++i) xv[i] = ld_cg_v4(x + base + i * 8);
-    float lanes[HD / 8];  // the canonical reduction order, one thread (HD <= 256)
-#pragma unroll
-    for (int i = 0; i < HD / 8; ++i) {
-      float f[8];
-      unpack8(xv[i], f);
-      float l = __fmul_rn(f[0], f[0]);
-#pragma unroll
-      for (int e = 1; e < 8; ++e) l = fmaf(f[e], f[e], l);
-      lanes[i] = l;
-    }
-    const float r = rms_scale(thread_lane_tree(lanes), HD, eps);
+    const float r = head_rms_scale<HD>([&](int i) { return bf16_at(xv[i / 8], i % 8); }, eps);
 #pragma unroll
     for (int i = 0; i < HD / 8; ++i) {
       float f[8], wf[8];
@@ -130,11 +113,9 @@ __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
       unpack8(__ldg(reinterpret_cast<const uint4*>(w + i * 8)), wf);
       uint32_t out[4];
 #pragma unroll
-      for (int e = 0; e < 8; e += 2) {
-        const float lo = __fmul_rn(__fmul_rn(f[e], r), wf[e]);
-        const float hi = __fmul_rn(__fmul_rn(f[e + 1], r), wf[e + 1]);
-        out[e / 2] = static_cast<uint32_t>(f32_to_bf16(lo)) | (static_cast<uint32_t>(f32_to_bf16(hi)) << 16);
-      }
+      for (int e = 0; e < 8; e += 2)
+        out[e / 2] = static_cast<uint32_t>(f32_to_bf16(normed(f[e], r, wf[e]))) |
+                     (static_cast<uint32_t>(f32_to_bf16(normed(f[e + 1], r, wf[e + 1]))) << 16);
       *reinterpret_cast<uint4*>(y + base + i * 8) = make_uint4(out[0], out[1], out[2], out[3]);
     }
   }
@@ -169,40 +150,34 @@ __device__ void task_rope(const TaskDesc& d, TaskCtx& c) {
     if (u < kItems) {
       const int i = u % kHalf, h = (u / kHalf) % NH, b = u / (kHalf * NH);
       const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
-      y[base + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0[j], t[j].x), __fmul_rn(x1[j], t[j].y)));
-      y[base + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1[j], t[j].x), __fmul_rn(x0[j], t[j].y)));
+      rope_rotate(x0[j], x1[j], t[j], y[base + i], y[base + i + kHalf]);
     }
   }
 }
 
 // ptr: k + h*HD, v + h*HD (rows of NKV*HD), k_cache + h*HD, v_cache + h*HD
-// ([B, S, NKV, HD]). Writes position `step`. ROPE: k is roped first (ptr4: the table).
-template <int HD, int B, int S, int NKV, int ROPE>
+// ([B, S, NKV, HD]). Writes position `step`. ROPE: k is roped first (ptr4: the table),
+// after a k norm when EPS_BITS != 0 (ptr5: its weight) — a kv_append of a fused
+// attention operator, or one made by fuse-rope.
+template <int HD, int B, int S, int NKV, int ROPE, int EPS_BITS>
 __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
   const bf16_t* k = dptr<const bf16_t>(d, 0);
   const bf16_t* v = dptr<const bf16_t>(d, 1);
   bf16_t* kc = dptr<bf16_t>(d, 2);
   bf16_t* vc = dptr<bf16_t>(d, 3);
   const int pos = c.step;
-  if (pos >= S) return;  // the host never runs past max_seq_len; stay in bounds anyway
-  #pragma unroll 4
-  for (int u = threadIdx.x; u < B * HD; u += kThreads) {
-    const int b = u / HD, i = u % HD;
-    const int64_t dst = (static_cast<int64_t>(b) * S + pos) * NKV * HD + i;
-    if (!ROPE) kc[dst] = ld_cg_bf16(&k[b * NKV * HD + i]);
-    vc[dst] = ld_cg_bf16(&v[b * NKV * HD + i]);
-  }
-  if constexpr (ROPE) {  // k rotated at pos as task_rope does; ptr4: the (cos, sin) table
-    constexpr int kHalf = HD / 2;
-    const float2* cs_sn = dptr<const float2>(d, 4) + static_cast<int64_t>(pos) * kHalf;
-    for (int u = threadIdx.x; u < B * kHalf; u += kThreads) {
-      const int b = u / kHalf, i = u % kHalf;
-      const int64_t dst = (static_cast<int64_t>(b) * S + pos) * NKV * HD;
-      const float x0 = bf16_to_f32(ld_cg_bf16(&k[b * NKV * HD + i]));
-      const float x1 = bf16_to_f32(ld_cg_bf16(&k[b * NKV * HD + i + kHalf]));
-      const float2 t = __ldg(&cs_sn[i]);
-      kc[dst + i] = f32_to_bf16(__fsub_rn(__fmul_rn(x0, t.x), __fmul_rn(x1, t.y)));
-      kc[dst + i + kHalf] = f32_to_bf16(__fadd_rn(__fmul_rn(x1, t.x), __fmul_rn(x0, t.y)));
+  if constexpr (ROPE) {
+    const HeadIo io{nullptr, k, v, nullptr, dptr<const bf16_t>(d, 5), dptr<const float2>(d, 4), kc, vc, 0, NKV * HD};
+#pragma unroll 1
+    for (int b = 0; b < B; ++b) prepare_heads<HD, 0, S, NKV, EPS_BITS, true>(io, b, pos, nullptr, c.scratch);
+  } else {
+    if (pos >= S) return;  // the host never runs past max_seq_len; stay in bounds anyway
+#pragma unroll 4
+    for (int u = threadIdx.x; u < B * HD; u += kThreads) {
+      const int b = u / HD, i = u % HD;
+      const int64_t dst = (static_cast<int64_t>(b) * S + pos) * NKV * HD + i;
+      kc[dst] = ld_cg_bf16(&k[b * NKV * HD + i]);
+      vc[dst] = ld_cg_bf16(&v[b * NKV * HD + i]);
     }
   }
 }
@@ -221,11 +196,15 @@ __device__ __forceinline__ void binary_elementwise(const TaskDesc& d, F f) {
   }
 }
 
+// silu(g) * u = g / (1 + exp(-g)) * u, as the CPU rounds it.
+__device__ __forceinline__ float silu_mul(float g, float u) {
+  return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, exp_rn(-g))), u);
+}
+
 // ptr: g + c0, u + c0, y + c0 (rows of STRIDE).
 template <int COLS, int B, int STRIDE>
 __device__ void task_silu_mul(const TaskDesc& d, TaskCtx& c) {
-  binary_elementwise<COLS, B, STRIDE>(
-      d, [](float g, float u) { return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, exp_rn(-g))), u); });
+  binary_elementwise<COLS, B, STRIDE>(d, silu_mul);
 }
 
 // ptr: a + c0, b + c0, y + c0 (rows of STRIDE).
