@@ -46,18 +46,12 @@ CriticalPathWalker::CriticalPathWalker(const Module& m, const std::vector<Execut
   if (!std::is_sorted(members_.begin(), members_.end(), before))
     std::sort(members_.begin(), members_.end(), before);
   nodes_.reserve(execs.size());
-  previous_on_worker_.reserve(execs.size());
   for (size_t j = 0; j < members_.size(); ++j) {
     const Execution& x = execs[members_[j]];
     const bool joins = !nodes_.empty() && nodes_.back().worker == x.worker &&
                        nodes_.back().step == x.step && nodes_.back().start_ns == x.start_ns &&
                        nodes_.back().end_ns == x.end_ns;
-    if (!joins) {
-      previous_on_worker_.push_back(!nodes_.empty() && nodes_.back().worker == x.worker
-                                        ? static_cast<int64_t>(nodes_.size()) - 1
-                                        : -1);
-      nodes_.push_back({x.worker, x.step, x.start_ns, x.end_ns, static_cast<int64_t>(j), 0});
-    }
+    if (!joins) nodes_.push_back({x.worker, x.step, x.start_ns, x.end_ns, static_cast<int64_t>(j), 0});
     nodes_.back().count++;
     node_of_[static_cast<size_t>(members_[j])] = static_cast<int64_t>(nodes_.size()) - 1;
   }
@@ -90,7 +84,8 @@ std::pair<int64_t, PathLink> CriticalPathWalker::predecessor(int64_t node) const
     const Blame b = blames_.blame(execs_[x]);
     if (b.event >= 0 && (last.event < 0 || b.producer_end_ns > last.producer_end_ns)) last = b;
   }
-  const int64_t prev = previous_on_worker_[node];
+  // Nodes are ordered by worker, then start: the one before is the worker's previous.
+  const int64_t prev = node > 0 && nodes_[node - 1].worker == nodes_[node].worker ? node - 1 : -1;
   if (last.event >= 0 && (prev < 0 || last.producer_end_ns >= nodes_[prev].end_ns))
     return {node_of(last.producer_exec), PathLink::kDependency};
   if (prev >= 0) return {prev, PathLink::kSameWorker};

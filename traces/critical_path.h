@@ -85,8 +85,7 @@ class CriticalPathWalker {
   BlameIndex blames_;
   std::vector<PathNode> nodes_;
   std::vector<int64_t> members_;           // executions by (worker, start, end, step, task)
-  std::vector<int64_t> node_of_;           // execution -> node
-  std::vector<int64_t> previous_on_worker_;  // node -> node, -1 for a worker's first
+  std::vector<int64_t> node_of_;  // execution -> node
 };
 
 }  // namespace mpk

@@ -61,8 +61,11 @@ class RunWalks {
       : m_(reader.load_graph(run)), execs_(reader.executions(run)), steps_(reader.steps(run)),
         walker_(m_, execs_, num_steps) {
     OpId first_layer_op = static_cast<OpId>(m_.program.ops.size());
-    for (size_t i = m_.program.ops.size(); i-- > 0;)
-      if (m_.program.ops[i].layer >= 0) first_layer_op = static_cast<OpId>(i);
+    for (size_t i = 0; i < m_.program.ops.size(); ++i)
+      if (m_.program.ops[i].layer >= 0) {
+        first_layer_op = static_cast<OpId>(i);
+        break;
+      }
     for (size_t n = 0; n < walker_.nodes().size(); ++n) {
       const OpId op = walker_.op_of(static_cast<int64_t>(n));
       const bool known = op >= 0 && static_cast<size_t>(op) < m_.program.ops.size();
