@@ -32,14 +32,16 @@ constexpr const char* kUsage =
     "       mpk trace diff TRACE.db --run A --run B\n"
     "       mpk trace export --chrome OUT.json TRACE.db [--run N] [--flows last|all|none]\n"
     "                        [--steps A:B]\n\n"
-    "--run defaults to the newest run (diff: the two newest). stats: --step picks the step\n"
-    "whose critical path is shown (default: the median step); --path lists every operator\n"
-    "on it. path: the critical path of each step (default: all but the first) as segments\n"
-    "(each execution and the hop or same-SM gap before it), in microseconds; --layers: the\n"
-    "mean per decoder layer over (step, layer) instances, and the part outside the layers;\n"
-    "--top K keeps the K longest segments per table (default 20 per step, all with\n"
-    "--layers; 0: all); --csv prints the same rows as CSV. export: flow arrows from the producer each task waited for last (last), from\n"
-    "every producer (all), or none; --steps exports steps A..B only (big runs).\n";
+    "--run defaults to the newest run (diff: the two newest).\n"
+    "stats: --step picks the step whose critical path is shown (default: the median\n"
+    "step); --path lists every operator on it.\n"
+    "path: the critical path of each step (default: all but the first) as segments, each\n"
+    "execution and the dependency hop or same-SM gap before it, in microseconds. --layers:\n"
+    "the mean per decoder layer over (step, layer) instances, then the path outside the\n"
+    "layers. --top K keeps the K longest segments per table (default 20 per step, all\n"
+    "with --layers; 0: all). --csv prints the same rows as CSV.\n"
+    "export: flow arrows from the producer each task waited for last (last), from every\n"
+    "producer (all), or none; --steps exports steps A..B only (big runs).\n";
 
 std::string db_path(const Args& args) {
   if (args.positionals().size() != 1)
