@@ -1,18 +1,23 @@
 // `mpk trace`: read a trace.db. `runs` lists its runs, `stats` reports one run
 // (makespan per step, utilization, idle time by cause, longest waits, time per operator
-// kind, critical path), `diff` sets two runs side by side, `export --chrome` writes
+// kind, critical path), `path` splits the critical path into segments per step or
+// per decoder layer, `diff` sets two runs side by side, `export --chrome` writes
 // Chrome trace event JSON for Perfetto.
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "ir/error.h"
 #include "tools/args.h"
 #include "tools/subcommands.h"
 #include "traces/analysis.h"
 #include "traces/chrome_export.h"
+#include "traces/path_split.h"
 #include "traces/text_table.h"
 #include "traces/trace_db.h"
 
@@ -22,13 +27,21 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk trace runs TRACE.db\n"
     "       mpk trace stats TRACE.db [--run N] [--step K] [--path]\n"
+    "       mpk trace path TRACE.db [--run N] [--step S | --steps A:B] [--layers] [--top K]\n"
+    "                       [--csv]\n"
     "       mpk trace diff TRACE.db --run A --run B\n"
     "       mpk trace export --chrome OUT.json TRACE.db [--run N] [--flows last|all|none]\n"
     "                        [--steps A:B]\n\n"
-    "--run defaults to the newest run (diff: the two newest). stats: --step picks the step\n"
-    "whose critical path is shown (default: the median step); --path lists every operator\n"
-    "on it. export: flow arrows from the producer each task waited for last (last), from\n"
-    "every producer (all), or none; --steps exports steps A..B only (big runs).\n";
+    "--run defaults to the newest run (diff: the two newest).\n"
+    "stats: --step picks the step whose critical path is shown (default: the median\n"
+    "step); --path lists every operator on it.\n"
+    "path: the critical path of each step (default: all but the first) as segments, each\n"
+    "execution and the dependency hop or same-SM gap before it, in microseconds. --layers:\n"
+    "the mean per decoder layer over (step, layer) instances, then the path outside the\n"
+    "layers. --top K keeps the K longest segments per table (default 20 per step, all\n"
+    "with --layers; 0: all). --csv prints the same rows as CSV.\n"
+    "export: flow arrows from the producer each task waited for last (last), from every\n"
+    "producer (all), or none; --steps exports steps A..B only (big runs).\n";
 
 std::string db_path(const Args& args) {
   if (args.positionals().size() != 1)
@@ -40,6 +53,16 @@ std::string db_path(const Args& args) {
 
 int64_t run_id(const TraceReader& r, const Args& args) {
   return args.has("run") ? args.get_int("run", 0) : r.last_run();
+}
+
+// --steps A:B (or A) with 0 <= A <= B.
+std::pair<int32_t, int32_t> step_range(const std::string& s) {
+  const size_t colon = s.find(':');
+  const auto a = parse_int_list(s.substr(0, colon), "--steps");
+  const auto b = colon == std::string::npos ? a : parse_int_list(s.substr(colon + 1), "--steps");
+  if (a.size() != 1 || b.size() != 1 || a[0] < 0 || b[0] < a[0] || b[0] > INT32_MAX)
+    throw Error("option '--steps' expects A:B with 0 <= A <= B, got '" + s + "'");
+  return {static_cast<int32_t>(a[0]), static_cast<int32_t>(b[0])};
 }
 
 std::string when(int64_t ns) {
@@ -74,6 +97,28 @@ int trace_stats(int argc, char** argv) {
   return 0;
 }
 
+int trace_path(int argc, char** argv) {
+  const Args args(argc, argv, {"run", "step", "steps", "top"}, {"layers", "csv"});
+  PathSplitOptions options;
+  options.layers = args.flag("layers");
+  if (args.has("step") && args.has("steps")) throw Error("give --step or --steps, not both");
+  if (args.has("step")) {
+    const int64_t k = args.get_int("step", 0);
+    if (k < 0 || k > INT32_MAX) throw Error("option '--step' expects a step >= 0, got " + std::to_string(k));
+    options.steps = {{static_cast<int32_t>(k), static_cast<int32_t>(k)}};
+  }
+  if (args.has("steps")) options.steps = step_range(args.get("steps"));
+  const int64_t top = args.get_int("top", options.layers ? 0 : 20);
+  if (top < 0 || top > INT32_MAX)
+    throw Error("option '--top' expects a count >= 0 (0: every segment), got " + std::to_string(top));
+  const TraceReader r(db_path(args));
+  const PathSplit split = compute_path_split(r, run_id(r, args), options);
+  const int k = static_cast<int>(top);
+  std::fputs((args.flag("csv") ? format_path_split_csv(split, k) : format_path_split(split, k)).c_str(),
+             stdout);
+  return 0;
+}
+
 int trace_diff(int argc, char** argv) {
   const Args args(argc, argv, {}, {}, {"run"});
   const TraceReader r(db_path(args));
@@ -101,16 +146,7 @@ int trace_export(int argc, char** argv) {
   if (flows_s == "all") options.flows = FlowMode::kAll;
   else if (flows_s == "none") options.flows = FlowMode::kNone;
   else if (flows_s != "last") throw Error("option '--flows' expects last, all or none, got '" + flows_s + "'");
-  if (args.has("steps")) {
-    const std::string s = args.get("steps");
-    const size_t colon = s.find(':');
-    const auto a = parse_int_list(s.substr(0, colon), "--steps");
-    const auto b = colon == std::string::npos ? a : parse_int_list(s.substr(colon + 1), "--steps");
-    if (a.size() != 1 || b.size() != 1 || a[0] < 0 || b[0] < a[0])
-      throw Error("option '--steps' expects A:B with 0 <= A <= B, got '" + s + "'");
-    options.first_step = static_cast<int32_t>(a[0]);
-    options.last_step = static_cast<int32_t>(b[0]);
-  }
+  if (args.has("steps")) std::tie(options.first_step, options.last_step) = step_range(args.get("steps"));
   const TraceReader r(db_path(args));
   const int64_t id = run_id(r, args);
   const std::string out_path = args.get("chrome");
@@ -143,12 +179,13 @@ int cmd_trace(int argc, char** argv) {
     }
   if (sub == "runs") return trace_runs(argc - 1, argv + 1);
   if (sub == "stats") return trace_stats(argc - 1, argv + 1);
+  if (sub == "path") return trace_path(argc - 1, argv + 1);
   if (sub == "diff") return trace_diff(argc - 1, argv + 1);
   if (sub == "export") return trace_export(argc - 1, argv + 1);
-  throw Error("unknown trace command '" + sub + "' (runs, stats, diff, export)");
+  throw Error("unknown trace command '" + sub + "' (runs, stats, path, diff, export)");
 }
 
 }  // namespace
 }  // namespace mpk
 
-MPK_SUBCOMMAND(trace, "read a trace.db: runs, stats, diff, export --chrome", mpk::cmd_trace);
+MPK_SUBCOMMAND(trace, "read a trace.db: runs, stats, path, diff, export --chrome", mpk::cmd_trace);

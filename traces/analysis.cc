@@ -5,12 +5,14 @@
 #include <map>
 
 #include "ir/error.h"
-#include "traces/run_derive.h"
+#include "traces/critical_path.h"
 
 namespace mpk {
 namespace {
 
-void walk_critical_path(const Module& m, const std::vector<Execution>& execs,
+// The critical path of one step, from its last-ending execution back to its start;
+// consecutive nodes with the same name are one segment.
+void step_critical_path(const Module& m, const std::vector<Execution>& execs,
                         const StepRecord& step, RunStats& s) {
   const int32_t k = step.step;
   int64_t last = -1;
@@ -18,52 +20,33 @@ void walk_critical_path(const Module& m, const std::vector<Execution>& execs,
     if (execs[i].step == k && (last < 0 || execs[i].end_ns > execs[last].end_ns))
       last = static_cast<int64_t>(i);
   if (last < 0) return;
-  const BlameIndex blames(m, execs, static_cast<int32_t>(s.run.steps));
-  std::vector<int64_t> chain;
-  for (int64_t x = last; x >= 0;) {
-    chain.push_back(x);
-    const Execution& e = execs[x];
-    // execs are ordered by (worker, start): the previous entry is the worker's previous task.
-    const int64_t prev = x > 0 && execs[x - 1].worker == e.worker ? x - 1 : -1;
-    const Blame blame = blames.blame(e);
-    int64_t next = prev;
-    if (blame.event >= 0 && (prev < 0 || blame.producer_end_ns >= execs[prev].end_ns))
-      next = blame.producer_exec;
-    if (next < 0 || execs[next].step != k) break;
-    x = next;
-  }
-  std::reverse(chain.begin(), chain.end());
+  const CriticalPathWalker walker(m, execs, static_cast<int32_t>(s.run.steps));
+  const CriticalPath path = walker.walk(
+      walker.node_of(last), [&](int64_t n) { return walker.nodes()[n].step != k; }, step.start_ns);
   s.path_step = k;
-  int64_t cursor = step.start_ns;
-  std::map<std::string, int64_t> by_kind;
-  for (int64_t x : chain) {
-    const Execution& e = execs[x];
-    const OpId op = m.graph.tasks[e.task].op;
-    const int64_t gap = std::max<int64_t>(0, e.start_ns - cursor);
-    const int64_t busy = e.end_ns - e.start_ns;
-    cursor = e.end_ns;
-    if (s.path.empty() || s.path.back().op != op) {
+  std::map<std::string, std::pair<int64_t, int64_t>> by_kind;  // kind -> (nodes, busy)
+  for (const PathEntry& e : path.entries) {
+    const OpId op = walker.op_of(e.node);
+    const std::string name = walker.name_of(e.node, false);
+    if (s.path.empty() || s.path.back().name != name) {
       PathSegment seg;
       seg.op = op;
-      if (op >= 0 && static_cast<size_t>(op) < m.program.ops.size()) {
-        seg.name = m.program.ops[op].name;
+      seg.name = name;
+      if (op >= 0 && static_cast<size_t>(op) < m.program.ops.size())
         seg.kind = std::string(name_of(m.program.ops[op].kind));
-      }
       s.path.push_back(seg);
     }
     PathSegment& seg = s.path.back();
     seg.tasks++;
-    seg.busy_ns += busy;
-    seg.gap_ns += gap;
-    s.path_busy_ns += busy;
-    s.path_gap_ns += gap;
+    seg.busy_ns += e.run_ns;
+    seg.gap_ns += e.gap_ns;
+    s.path_busy_ns += e.run_ns;
+    s.path_gap_ns += e.gap_ns;
     s.path_tasks++;
-    by_kind[seg.kind] += busy;
+    by_kind[seg.kind].first++;
+    by_kind[seg.kind].second += e.run_ns;
   }
-  for (const auto& [kind, ns] : by_kind) s.path_kinds.push_back({kind, 0, ns, 0});
-  for (const PathSegment& seg : s.path)
-    for (KindTime& kt : s.path_kinds)
-      if (kt.kind == seg.kind) kt.executions += seg.tasks;
+  for (const auto& [kind, v] : by_kind) s.path_kinds.push_back({kind, v.first, v.second, 0});
   std::sort(s.path_kinds.begin(), s.path_kinds.end(),
             [](const KindTime& a, const KindTime& b) { return a.total_ns > b.total_ns; });
 }
@@ -137,7 +120,7 @@ RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step) {
     if (k >= static_cast<int32_t>(s.steps.size()))
       throw Error("run " + std::to_string(run) + " has no step " + std::to_string(k) +
                   " (it ran " + std::to_string(s.steps.size()) + ")");
-    walk_critical_path(m, execs, s.steps[k], s);
+    step_critical_path(m, execs, s.steps[k], s);
   }
   return s;
 }

@@ -1,9 +1,9 @@
 // Analyses of one stored run: per-step makespan, SM utilization, bubble time by cause,
 // the longest waits with the event and producer they waited for, time per operator
-// kind, and the critical path of a step walked back from its last task (each task's
-// predecessor is whichever let it start last: the producer whose release it waited
-// for, or the task before it on its worker). Shared by `mpk trace`, `mpk experiment`
-// and the studio.
+// kind, and the critical path of a step walked back from its last task (the walk of
+// traces/critical_path.h: each task's predecessor is whichever let it start last, the
+// producer whose release it waited for or the task before it on its worker). Shared
+// by `mpk trace`, `mpk experiment` and the studio.
 #pragma once
 
 #include <array>
@@ -31,11 +31,12 @@ struct KindTime {
   int64_t executions = 0, total_ns = 0, wait_ns = 0;
 };
 
-// Consecutive critical-path tasks of one operator, in time order.
+// Consecutive critical-path nodes of one name (an operator, or the members of a linear
+// group: "L3.q_proj+L3.k_proj"), in time order.
 struct PathSegment {
-  OpId op = -1;
+  OpId op = -1;           // the (first member's) operator
   std::string name, kind;
-  int64_t tasks = 0;
+  int64_t tasks = 0;      // nodes: a linear group counts once
   int64_t busy_ns = 0;  // execution time of these tasks
   int64_t gap_ns = 0;   // time between the previous segment's end and this one's start
 };
@@ -53,7 +54,7 @@ struct RunStats {
   int32_t path_step = -1;                 // the step whose critical path is shown
   int64_t path_busy_ns = 0;               // execution time on the path
   int64_t path_gap_ns = 0;                // waits and latency on the path
-  int64_t path_tasks = 0;
+  int64_t path_tasks = 0;                 // nodes on the path
   std::vector<PathSegment> path;
   std::vector<KindTime> path_kinds;       // busy time on the path by operator kind
 };
@@ -62,6 +63,8 @@ struct RunStats {
 RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step = -1);
 
 // Human-readable reports: short aligned tables.
+// "run 3  sim  tiny  critical-path  batch 1  4 steps  4 workers  H100-SXM (model)\n".
+std::string format_run_title(const RunRecord& r);
 std::string format_stats(const RunStats& s, bool full_path);
 // Four lines: makespan per step, utilization, idle time by cause, critical path.
 std::string format_brief(const RunStats& s);

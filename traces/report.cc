@@ -37,8 +37,9 @@ double per_step(const RunStats& s, double v) {
   return s.run.steps > 0 ? v / static_cast<double>(s.run.steps) : v;
 }
 
-std::string run_title(const RunStats& s) {
-  const RunRecord& r = s.run;
+}  // namespace
+
+std::string format_run_title(const RunRecord& r) {
   std::string t = strf("run %lld  %s  %s  %s", static_cast<long long>(r.id), r.kind.c_str(),
                        r.model.c_str(), r.policy.c_str());
   if (!r.policy_params.empty() && r.policy_params != "{}") t += " " + r.policy_params;
@@ -48,10 +49,8 @@ std::string run_title(const RunStats& s) {
   return t + "\n";
 }
 
-}  // namespace
-
 std::string format_stats(const RunStats& s, bool full_path) {
-  std::string out = run_title(s);
+  std::string out = format_run_title(s.run);
   out += strf("  makespan per step  mean %s, median %s\n", format_ns(s.mean_step_ns).c_str(),
               format_ns(s.median_step_ns).c_str());
   out += strf("  SM utilization     %s of %d workers x %s\n", pct(s.utilization).c_str(),
@@ -145,7 +144,7 @@ std::string format_brief(const RunStats& s) {
 }
 
 std::string format_diff(const RunStats& a, const RunStats& b) {
-  std::string out = "A: " + run_title(a) + "B: " + run_title(b) + "\n";
+  std::string out = "A: " + format_run_title(a.run) + "B: " + format_run_title(b.run) + "\n";
   TextTable t({"metric", "A", "B", "B - A", "change"});
   auto time_row = [&](const std::string& name, double va, double vb) {
     t.add({name, format_ns(va), format_ns(vb), format_ns(vb - va),

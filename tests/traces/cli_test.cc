@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,61 @@ TEST_F(Cli, BadFilesGiveOneLineAndNonZeroExit) {
   r = run("calibrate " + junk.str() + " -o /dev/null");
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.out.find("not a trace.db"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, TracePathPrintsStepsLayersAndCsv) {
+  TempPath db("cli_path.db");
+  Result r = run("run --backend sim --model tiny --steps 4 --trace " + db.str());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  r = run("trace path " + db.str() + " --top 0");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  for (const char* s : {"step 1  critical path", "step 3  critical path", "run argmax", "total"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  EXPECT_EQ(r.out.find("step 0  critical path"), std::string::npos) << r.out;
+  r = run("trace path " + db.str() + " --step 2 --top 3");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("step 2  critical path"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("shorter segments)"), std::string::npos) << r.out;
+  r = run("trace path " + db.str() + " --layers");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  for (const char* s : {"critical path per decoder layer: mean of 3 instances (steps 1..3, layers 1..1)",
+                        "layer period", "outside the layers", "run embed", "3/3"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  r = run("trace path " + db.str() + " --layers --csv --steps 1:2");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "section,step,position,kind,segment,us,share,instances,of");
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 8) << line;
+    EXPECT_TRUE(line.rfind("layer,,", 0) == 0 || line.rfind("outside,,", 0) == 0) << line;
+    EXPECT_EQ(line.substr(line.size() - 2), ",2") << line;  // means of two steps
+  }
+  EXPECT_GT(rows, 6);
+}
+
+TEST_F(Cli, TracePathBadArgumentsGiveOneLine) {
+  TempPath db("cli_path_bad.db"), junk("cli_path_junk.db");
+  Result r = run("run --backend sim --model tiny --steps 2 --trace " + db.str());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  { std::ofstream(junk.str()) << std::string(200, 'j'); }
+  const std::pair<std::string, std::string> cases[] = {
+      {db.str() + " --run 99", db.str() + ": no run 99"},
+      {db.str() + " --step -1", "option '--step' expects a step >= 0, got -1"},
+      {db.str() + " --step 5", "run 1 has no step 5 (steps 0..1)"},
+      {db.str() + " --steps 2:1", "option '--steps' expects A:B with 0 <= A <= B, got '2:1'"},
+      {db.str() + " --top -1", "option '--top' expects a count >= 0"},
+      {db.str() + " --step 1 --steps 0:1", "give --step or --steps, not both"},
+      {junk.str(), junk.str() + ": not a trace.db"}};
+  for (const auto& [args, message] : cases) {
+    r = run("trace path " + args);
+    EXPECT_NE(r.rc, 0) << args;
+    EXPECT_EQ(r.out.rfind("mpk trace: error: " + message, 0), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
 }
 
 TEST_F(Cli, ExperimentSweepsAndCalibrateFits) {
