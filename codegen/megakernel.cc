@@ -51,10 +51,10 @@ struct Builder {
     fail(t, std::string("no ") + role + " region on tensor '" + tensor(id).name + "'");
   }
 
-  const Region& first_of_dtype(TaskId t, const std::vector<Region>& regions, DType d,
-                               const char* role) const {
+  const Region& first_of_dtype(TaskId t, const std::vector<Region>& regions, DType d, const char* role,
+                               TensorId except = -1) const {
     for (const Region& r : regions)
-      if (tensor(r.tensor).dtype == d) return r;
+      if (tensor(r.tensor).dtype == d && r.tensor != except) return r;
     fail(t, std::string("no ") + role + " region of dtype " + std::string(name_of(d)));
   }
 
@@ -131,10 +131,31 @@ struct Builder {
     return std::clamp<int64_t>(fit >= 4 ? fit / 4 * 4 : fit, 1, K / 64);
   }
 
+  // The operands of a linear or lm_head operator (docs/ir.md): x, the weight, and the
+  // SwiGLU up weight, the fused norm's weight or the residual where the form has one.
+  struct LinearOperands {
+    TensorId x = -1, weight = -1, up = -1, norm = -1, residual = -1;
+  };
+  LinearOperands linear_operands(const Operator& op) const {
+    LinearOperands lo;
+    const auto in = [&](size_t i) { return i < op.inputs.size() ? op.inputs[i] : -1; };
+    lo.x = in(0);
+    lo.weight = in(1);
+    if (attr_str_or(op.attrs, "activation", "") == "swiglu") {
+      lo.up = in(2);
+      lo.norm = in(3);
+    } else if (op.inputs.size() == 3) {
+      (op.attrs.count("eps") ? lo.norm : lo.residual) = in(2);
+    }
+    if (lo.x < 0 || lo.weight < 0 || (attr_str_or(op.attrs, "activation", "") == "swiglu" && lo.up < 0))
+      throw Error("codegen: operator '" + op.name + "' has too few inputs");
+    return lo;
+  }
+
   // The f32 bits of a fused norm's eps (a template argument of the linear bodies), 0
   // without one.
   int32_t norm_eps_bits(const Operator& op) const {
-    return linear_extra(op) == LinearExtra::kNorm ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
+    return linear_operands(op).norm >= 0 ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
   }
 
   // Linear task t's K, x tensor and rows, when it may join a group (bf16 output).
@@ -150,13 +171,13 @@ struct Builder {
     const Task& task = m.graph.tasks[t];
     if (task.kind != TaskKind::kLinear) return std::nullopt;
     const Operator& op = m.program.ops.at(task.op);
-    if (linear_extra(op) == LinearExtra::kResidual) return std::nullopt;  // its epilogue runs alone
+    const LinearOperands lo = linear_operands(op);
+    if (lo.residual >= 0 || lo.up >= 0) return std::nullopt;  // their epilogues run alone
     const Tensor& y = tensor(op.outputs.at(0));
     if (y.dtype != DType::kBF16) return std::nullopt;
     for (const Region& r : task.reads)
-      if (r.tensor == op.inputs.at(1))
-        return LinearShape{tensor(op.inputs[1]).shape[1], r.dims[0].size(), y.shape[1], op.inputs[0],
-                           linear_extra(op) == LinearExtra::kNorm ? op.inputs[2] : -1, norm_eps_bits(op)};
+      if (r.tensor == lo.weight)
+        return LinearShape{tensor(lo.weight).shape[1], r.dims[0].size(), y.shape[1], lo.x, lo.norm, norm_eps_bits(op)};
     return std::nullopt;
   }
 
@@ -236,45 +257,67 @@ struct Builder {
       }
       case TaskKind::kLinear:
       case TaskKind::kLmHead: {
-        const TensorId x = in(0), W = in(1), y = outp(0);
+        const LinearOperands lo = linear_operands(op);
+        const TensorId x = lo.x, W = lo.weight, y = outp(0);
         const Region& wr = find(t, task.reads, W, "weight");
         const int64_t n0 = wr.dims[0].lo, n1 = wr.dims[0].hi, K = tensor(W).shape[1];
         const Region& yr = find(t, task.writes, y, "output");
         if (yr.dims[1].lo != n0 || yr.dims[1].hi != n1)
           fail(t, "output columns do not match the weight rows");
+        if (lo.up >= 0 && find(t, task.reads, lo.up, "up weight").dims[0] != wr.dims[0])
+          fail(t, "the gate and up weight rows differ");
         if (K % 64 != 0) fail(t, "K = " + std::to_string(K) + " is not a multiple of 64");
+        const bool f32 = tensor(y).dtype == DType::kF32, swiglu = lo.up >= 0;
+        const bool residual = lo.residual >= 0, norm = lo.norm >= 0;
+        if ((residual || swiglu) && f32) fail(t, "a linear with a residual or SwiGLU needs a bf16 output");
+        if ((residual && tensor(lo.residual).dtype != DType::kBF16) || (norm && tensor(lo.norm).dtype != DType::kBF16))
+          fail(t, "a linear's residual or norm weight must be bf16");
         const int64_t rows = n1 - n0;
-        const int64_t box_rows =
-            std::min<int64_t>({abi::max_linear_rows(warps, B), out.slot_bytes / 128, (rows + 7) / 8 * 8});
-        const int64_t boxes = chunk_boxes(box_rows, K);
+        // A SwiGLU task streams each row group's gate rows then its up rows.
+        const int64_t max_rows = abi::max_linear_rows(warps, B) / (swiglu ? 2 : 1);
+        const int64_t box_rows = std::min<int64_t>({max_rows, out.slot_bytes / 128, (rows + 7) / 8 * 8});
+        const int64_t boxes = chunk_boxes(box_rows * (swiglu ? 2 : 1), K);
         const int64_t groups = (rows + box_rows - 1) / box_rows;
-        const int64_t last_rows = (rows - (groups - 1) * box_rows + 7) / 8 * 8;
         const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
-        const bool f32 = tensor(y).dtype == DType::kF32;
-        const LinearExtra extra = task.kind == TaskKind::kLinear ? linear_extra(op) : LinearExtra::kNone;
-        const bool residual = extra == LinearExtra::kResidual, norm = extra == LinearExtra::kNorm;
-        if (extra != LinearExtra::kNone && (f32 || tensor(in(2)).dtype != DType::kBF16))
-          fail(t, "a linear with a residual or a norm needs a bf16 output and third input");
         reloc(t, 0, x, 0);
         reloc(t, 1, y, n0);
-        if (residual) reloc(t, 2, in(2), n0);
-        if (norm) reloc(t, 3, in(2), 0);
+        if (residual) reloc(t, 2, lo.residual, n0);
+        if (norm) reloc(t, 3, lo.norm, 0);
         StreamShape& st = out.stream.at(t);
         st.weight = W;
+        st.weight2 = lo.up;
         st.row0 = static_cast<int32_t>(n0);
         st.groups = static_cast<int32_t>(groups);
         st.box_rows = static_cast<int32_t>(box_rows);
-        st.last_rows = static_cast<int32_t>(last_rows);
+        st.last_rows = static_cast<int32_t>((rows - (groups - 1) * box_rows + 7) / 8 * 8);
         st.col_chunks = static_cast<int32_t>(col_chunks);
         st.boxes = static_cast<int32_t>(boxes);
         st.boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
         d.arg[0] = static_cast<int32_t>(n0);
-        out.stream_bytes_per_step += rows * K * 2;
-        call = "task_linear<" + std::to_string(K) + ", " + std::to_string(rows) + ", " + std::to_string(B) +
-               ", " + std::to_string(tensor(y).shape[1]) + (f32 ? ", true, " : ", false, ") +
-               std::to_string(box_rows) + ", " + std::to_string(boxes) + (x_f32(K) ? ", true" : ", false") +
-               (residual ? ", true, " : ", false, ") + std::to_string(norm_eps_bits(op)) + ">";
-        scratch(linear_scratch(K, norm));
+        out.stream_bytes_per_step += rows * K * 2 * (swiglu ? 2 : 1);
+        const int32_t eps = norm ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
+        const std::string x_type = x_f32(K) ? "true" : "false";
+        int extra_scratch = 0;
+        if (swiglu) {
+          call = "task_linear_swiglu" +
+                 targs({K, rows, B, tensor(y).shape[1], box_rows, boxes}, ", " + x_type + ", " + std::to_string(eps));
+          extra_scratch = static_cast<int>(2 * 2 * B * box_rows * 4);
+        } else {
+          int64_t np = 0;  // an lm_head fused with its argmax: its partial slot
+          if (op.outputs.size() == 2) {
+            const Region& vr = first_of_dtype(t, task.writes, DType::kF32, "argmax_val", y);
+            const Region& ir = first_of_dtype(t, task.writes, DType::kI32, "argmax_idx");
+            np = tensor(vr.tensor).shape[1];
+            reloc(t, 4, vr.tensor, vr.dims[1].lo);
+            reloc(t, 5, ir.tensor, ir.dims[1].lo);
+            extra_scratch = 2 * warps * 4;
+          }
+          call = "task_linear" + targs({K, rows, B, tensor(y).shape[1]},
+                                       std::string(f32 ? ", true, " : ", false, ") + std::to_string(box_rows) + ", " +
+                                           std::to_string(boxes) + ", " + x_type + (residual ? ", true, " : ", false, ") +
+                                           std::to_string(eps) + ", " + std::to_string(np));
+        }
+        scratch(linear_scratch(K, norm) + extra_scratch);
         break;
       }
       case TaskKind::kQkNorm:

@@ -29,9 +29,12 @@ struct MegakernelOptions {
 // multiples of 8), each group into `col_chunks` chunks of `boxes` boxes of 64 columns
 // (the last chunk `boxes_last`); chunks go in (group, column) order. A linear group has
 // one row group per member and each of its chunks holds every member's boxes for the
-// same columns (the members' own shapes give their rows).
+// same columns (the members' own shapes give their rows). A SwiGLU linear streams two
+// weights: each chunk holds the row group's rows of `weight`, then the same rows of
+// `weight2`.
 struct StreamShape {
-  TensorId weight = -1;  // -1: streams nothing
+  TensorId weight = -1;   // -1: streams nothing
+  TensorId weight2 = -1;  // the up weight of a SwiGLU linear
   int32_t row0 = 0, groups = 0, box_rows = 0, last_rows = 0;
   int32_t col_chunks = 0, boxes = 0, boxes_last = 0;
   std::vector<TaskId> members;  // a group's member descriptors, leader first; empty otherwise

@@ -23,14 +23,17 @@ StreamPlan plan_stream(const Megakernel& k, const Program& program) {
           const int32_t boxes = c == st.col_chunks - 1 ? st.boxes_last : st.boxes;
           for (TaskId m : members) {
             const StreamShape& ms = k.stream.at(m);
-            const Tensor& w = program.tensor(ms.weight);
             const int32_t rows = group ? ms.box_rows : g == st.groups - 1 ? st.last_rows : st.box_rows;
             const int64_t row = ms.row0 + (group ? 0 : static_cast<int64_t>(g) * st.box_rows);
-            const int32_t valid = static_cast<int32_t>(std::clamp<int64_t>(w.shape[0] - row, 0, rows));
-            for (int32_t b = 0; b < boxes; ++b) {
-              plan.boxes.push_back({ms.weight, row, (static_cast<int64_t>(c) * st.boxes + b) * abi::kBoxCols, rows,
-                                    valid, plan.bytes});
-              plan.bytes += static_cast<uint64_t>(rows) * 128;
+            for (TensorId weight : {ms.weight, ms.weight2}) {
+              if (weight < 0) continue;
+              const int32_t valid =
+                  static_cast<int32_t>(std::clamp<int64_t>(program.tensor(weight).shape[0] - row, 0, rows));
+              for (int32_t b = 0; b < boxes; ++b) {
+                plan.boxes.push_back(
+                    {weight, row, (static_cast<int64_t>(c) * st.boxes + b) * abi::kBoxCols, rows, valid, plan.bytes});
+                plan.bytes += static_cast<uint64_t>(rows) * 128;
+              }
             }
           }
           plan.chunks.push_back({chunk_start, static_cast<uint32_t>(plan.bytes - chunk_start)});

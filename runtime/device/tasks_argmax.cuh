@@ -45,8 +45,8 @@ __device__ void task_argmax_partial(const TaskDesc& d, TaskCtx& c) {
   const int32_t v0 = d.arg[0];
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    float bv = -INFINITY;
-    int32_t bi = 0x7fffffff;
+    float bv = -INFINITY;  // a range of NaN / -inf gives (-inf, v0), as on the CPU
+    int32_t bi = v0;
     for (int j = threadIdx.x; j < COLS; j += kThreads)
       argmax_combine(bv, bi, ld_cg_f32(&logits[static_cast<int64_t>(b) * VSTRIDE + j]), v0 + j);
     block_argmax(bv, bi, c.scratch);

@@ -21,6 +21,7 @@
 #include "runtime/device/context.cuh"
 #include "runtime/device/lane_order.cuh"
 #include "runtime/device/stream.cuh"
+#include "runtime/device/tasks_argmax.cuh"
 #include "runtime/device/tasks_elementwise.cuh"
 
 namespace mpk {
@@ -178,14 +179,17 @@ __device__ __forceinline__ void accumulate_row_group(TaskCtx& c, const int (&row
 // RESIDUAL, ptr2: residual + n0 (bf16, rows of YSTRIDE), added to the bf16-rounded
 // product in f32 (as linear then residual_add); with EPS_BITS, x is rms-normed first
 // (load_x_normed); stream: W[n0:n0+ROWS, 0:K] in row groups of BOX_ROWS. arg0: n0 (for
-// the logits history).
+// the logits history). With NP > 0 (an lm_head fused with its argmax), also the largest
+// value and its lowest index over the task's rows, as argmax_partial computes them, to
+// ptr4 / ptr5: argmax_val + p, argmax_idx + p (rows of NP).
 template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32, bool RESIDUAL,
-          int EPS_BITS>
+          int EPS_BITS, int NP>
 __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256, "linear: bad box rows");
   static_assert(BOX_ROWS * 128 * BOXES <= kSlotBytes, "linear: chunk larger than a stream slot");
   static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
+  static_assert(NP == 0 || F32_OUT, "linear: an argmax epilogue needs f32 logits");
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
   constexpr int RW = (BOX_ROWS + kWarps - 1) / kWarps;
 
@@ -196,6 +200,13 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
                     ? p.logits_history + static_cast<int64_t>(c.step) * B * p.vocab + d.arg[0]
                     : nullptr;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  float best[B];  // the argmax epilogue: this warp's best (value, index) per batch row
+  int32_t best_i[B];
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    best[b] = -INFINITY;
+    best_i[b] = d.arg[0];
+  }
 #pragma unroll 1
   for (int g = 0; g < kGroups; ++g) {
     const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
@@ -229,16 +240,84 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 #pragma unroll
       for (int b = 0; b < B; ++b) {
         const float v = warp_lane_finish(acc[i][b]);
+        if constexpr (NP > 0) argmax_combine(best[b], best_i[b], v, d.arg[0] + n);
         if (lane != 0) continue;
+        const int64_t at = static_cast<int64_t>(b) * YSTRIDE + n;
         if constexpr (F32_OUT) {
-          dptr<float>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = v;
+          dptr<float>(d, 1)[at] = v;
           if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = v;
         } else if constexpr (RESIDUAL) {
-          dptr<bf16_t>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + res[i][b]);
+          dptr<bf16_t>(d, 1)[at] = f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + res[i][b]);
         } else {
-          dptr<bf16_t>(d, 1)[static_cast<int64_t>(b) * YSTRIDE + n] = f32_to_bf16(v);
+          dptr<bf16_t>(d, 1)[at] = f32_to_bf16(v);
         }
       }
+    }
+  }
+  if constexpr (NP > 0) {
+    unsigned char* red = c.scratch + LinearScratch<K, B, X_F32>::kBytes + (EPS_BITS != 0 ? B * K * 2 : 0);
+#pragma unroll 1
+    for (int b = 0; b < B; ++b) {
+      block_argmax(best[b], best_i[b], red);
+      if (threadIdx.x == 0) {
+        dptr<float>(d, 4)[b * NP] = best[b];
+        dptr<int32_t>(d, 5)[b * NP] = best_i[b];
+      }
+    }
+  }
+}
+
+// A linear with a SwiGLU epilogue (fuse-swiglu): y[0:B, n0:n0+ROWS] = silu(g) * u with
+// g = round_bf16(x Wg^T) and u = round_bf16(x Wu^T) over the same rows, exactly as
+// linear, linear, silu_mul. The stream holds each row group's gate rows then its up rows
+// for the same columns (a chunk of 2 x BOX_ROWS rows); the warps' rows are dealt over
+// both; the rounded sums meet in shared memory (double-buffered by row group), where
+// the body threads apply the activation. ptr0: x; ptr1: y + n0 (rows of YSTRIDE);
+// ptr3: the norm weight with EPS_BITS.
+template <int K, int ROWS, int B, int YSTRIDE, int BOX_ROWS, int BOXES, bool X_F32, int EPS_BITS>
+__device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
+  static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
+  static_assert(BOX_ROWS % 8 == 0, "linear: bad box rows");
+  static_assert(2 * BOX_ROWS * 128 * BOXES <= kSlotBytes, "swiglu: chunk larger than a stream slot");
+  constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
+  constexpr int RW = (2 * BOX_ROWS + kWarps - 1) / kWarps;
+  constexpr int kX = LinearScratch<K, B, X_F32>::kBytes + (EPS_BITS != 0 ? B * K * 2 : 0);
+  static_assert(kX + 2 * 2 * B * BOX_ROWS * 4 <= kScratchBytes, "swiglu: scratch too small");
+
+  load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
+  body_sync();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  bf16_t* y = dptr<bf16_t>(d, 1);
+#pragma unroll 1
+  for (int g = 0; g < kGroups; ++g) {
+    float* gu = reinterpret_cast<float*>(c.scratch + kX) + (g & 1) * 2 * B * BOX_ROWS;  // [2][B][BOX_ROWS]
+    const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
+    const int padded = (rows + 7) / 8 * 8;
+    int row[RW], pad[RW], before[RW], part[RW];
+#pragma unroll
+    for (int i = 0; i < RW; ++i) {
+      const int q = warp + i * kWarps;
+      part[i] = q >= rows ? 1 : 0;
+      row[i] = q < 2 * rows ? q - part[i] * rows : -1;
+      pad[i] = padded;
+      before[i] = part[i] * padded;
+    }
+    float acc[RW][B][8];
+    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, row, pad, before, lane, acc);
+#pragma unroll
+    for (int i = 0; i < RW; ++i) {
+      if (row[i] < 0) continue;
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const float v = warp_lane_finish(acc[i][b]);
+        if (lane == 0) gu[(part[i] * B + b) * BOX_ROWS + row[i]] = bf16_to_f32(f32_to_bf16(v));
+      }
+    }
+    body_sync();
+    for (int u = threadIdx.x; u < B * rows; u += kThreads) {
+      const int b = u / rows, r = u % rows;
+      y[static_cast<int64_t>(b) * YSTRIDE + g * BOX_ROWS + r] =
+          f32_to_bf16(silu_mul(gu[b * BOX_ROWS + r], gu[(B + b) * BOX_ROWS + r]));
     }
   }
 }
