@@ -143,6 +143,8 @@ class Signature {
       rank(p_.tensors[f.up], "Wu", 2);
       floating(p_.tensors[f.up], "Wu");
       same_shape(p_.tensors[f.up], "Wu", in(1), "Wg");
+      for (TensorId t : op_.inputs)  // its tasks read all of x and write columns of y
+        if (t == f.y) bad("y '" + out(0).name + "' is also an input");
     }
     if (f.residual >= 0) {
       floating(p_.tensors[f.residual], "residual");
