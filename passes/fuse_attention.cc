@@ -11,13 +11,12 @@
 namespace mpk {
 namespace {
 
-// The qk_norm that alone writes `t` and whose output only `reader` reads, or -1.
+// The qk_norm that alone writes `t`, read only by `reader`, or -1.
 OpId norm_of(const Program& p, TensorId t, OpId reader) {
   if (p.writers[t].size() != 1) return -1;
   const OpId n = p.writers[t][0];
   const Operator& op = p.ops[n];
-  if (op.kind != OpKind::kQkNorm || op.inputs.size() != 2 || !only_link(p, t, n, reader)) return -1;
-  return p.tensor(t).dtype == DType::kBF16 ? n : -2;  // the fused op rounds the normed heads to bf16
+  return op.kind == OpKind::kQkNorm && op.inputs.size() == 2 && only_link(p, t, n, reader) ? n : -1;
 }
 
 // The parts of one attention block around attention operator `a`.
@@ -45,13 +44,15 @@ bool find_block(const Program& p, OpId a, Block& blk) {
     return false;
   blk.q_norm = norm_of(p, rope.inputs[0], blk.q_rope);
   blk.k_norm = norm_of(p, kv.inputs[0], blk.kv_append);
-  if (blk.q_norm == -2 || blk.k_norm == -2 || (blk.q_norm < 0) != (blk.k_norm < 0)) return false;
+  if ((blk.q_norm < 0) != (blk.k_norm < 0)) return false;
   if (blk.q_norm < 0) return true;
+  // The fused operator rounds the normed heads to bf16, as qn and kn store them.
+  if (p.tensor(rope.inputs[0]).dtype != DType::kBF16 || p.tensor(kv.inputs[0]).dtype != DType::kBF16) return false;
   const Attrs &qa = p.ops[blk.q_norm].attrs, &ka = p.ops[blk.k_norm].attrs;
   // Both norms alike, over the heads the rope turns.
   return qa.count("eps") && qa.count("head_dim") && ka.count("eps") && ka.count("head_dim") &&
          qa.at("eps") == ka.at("eps") && qa.at("head_dim") == ka.at("head_dim") &&
-         qa.at("head_dim") == rope.attrs.at("head_dim");
+         rope.attrs.count("head_dim") && qa.at("head_dim") == rope.attrs.at("head_dim");
 }
 
 bool fuse_attention(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead_tensor) {

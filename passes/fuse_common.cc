@@ -112,7 +112,9 @@ PassInfo fuse_pass_info(const char* name, const char* summary, FuseFn fn) {
   PassInfo info;
   info.name = name;
   info.summary = summary;
-  info.create = [name, fn](const PassOptions&) -> std::unique_ptr<Pass> { return std::make_unique<FusePass>(name, fn); };
+  info.create = [name, fn](const PassOptions&) -> std::unique_ptr<Pass> {
+    return std::make_unique<FusePass>(name, fn);
+  };
   return info;
 }
 

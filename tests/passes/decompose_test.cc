@@ -25,7 +25,8 @@ Module imported(const std::string& preset, int64_t batch = 1, int64_t seq = 0, i
 }
 
 // Every fusion, as the CPU bit-identity tests run them.
-const char* const kAllFusions = "fuse-residual,fuse-norm{lm-head=true},fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax";
+const char* const kAllFusions =
+    "fuse-residual,fuse-norm{lm-head=true},fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax";
 
 void fuse(Module& m, const std::string& pipeline) {
   PassManagerConfig cfg;
@@ -425,7 +426,8 @@ TEST(Decompose, FusedAttentionAppendsInItsTasks) {
   const auto split = tasks_of(four, "L1.attention");
   ASSERT_EQ(split.size(), 2u + 2 * 4 + 2);
   for (size_t i = 0; i < split.size(); ++i) {
-    const TaskKind want = i < 2 ? TaskKind::kKvAppend : i < 10 ? TaskKind::kAttentionPartial : TaskKind::kAttentionMerge;
+    const TaskKind want =
+        i < 2 ? TaskKind::kKvAppend : i < 10 ? TaskKind::kAttentionPartial : TaskKind::kAttentionMerge;
     EXPECT_EQ(split[i]->kind, want) << i;
   }
   EXPECT_EQ(split[0]->reads.size(), 3u);  // k, v, k_norm_w

@@ -61,8 +61,9 @@ class FusedExecutor : public ::testing::TestWithParam<std::tuple<std::string, in
 TEST_P(FusedExecutor, AllFusionsChangeNoBitUnderEveryPolicy) {
   const Module fused = test::compile(m_, kAllFusions);
   const int64_t layers = attr_int(m_.attrs, "num_layers");
-  // Per layer: the attention block, the MLP and both residual adds are one operator
-  // each (q, k, v, attention, o, swiglu, down); the final norm and the argmax are gone.
+  // Seven operators per layer remain (q, k, v, attention, o, swiglu, down), and the
+  // embedding and the lm_head: the norms, ropes, kv_appends, silu_muls, residual adds
+  // and the argmax are gone.
   EXPECT_EQ(fused.program.ops.size(), static_cast<size_t>(1 + 7 * layers + 1));
   for (OpKind gone : {OpKind::kRmsNorm, OpKind::kQkNorm, OpKind::kRope, OpKind::kKvAppend, OpKind::kSiluMul,
                       OpKind::kResidualAdd, OpKind::kArgmax})
@@ -110,7 +111,8 @@ TEST_P(FusedExecutor, EachFusionAloneChangesNoBit) {
 INSTANTIATE_TEST_SUITE_P(Presets, FusedExecutor,
                          ::testing::Combine(::testing::Values("tiny", "tiny-qwen3"), ::testing::Values(1, 4)),
                          [](const auto& info) {
-                           std::string name = std::get<0>(info.param) + "_batch" + std::to_string(std::get<1>(info.param));
+                           std::string name =
+                               std::get<0>(info.param) + "_batch" + std::to_string(std::get<1>(info.param));
                            for (char& c : name)
                              if (c == '-') c = '_';
                            return name;

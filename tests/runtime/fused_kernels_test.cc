@@ -116,7 +116,8 @@ TEST(FusedKernels, FusedAttentionSplits) {
       FusedAttentionBench a(normed);
       const TensorId part = a.o.tensor("part", DType::kF32, {kB, 4, splits, 18}, TensorRole::kScratch);
       for (int64_t h = 0; h < 2; ++h) {
-        std::vector<Region> reads = {R(a.k, {{0, kB}, {h * 16, h * 16 + 16}}), R(a.v, {{0, kB}, {h * 16, h * 16 + 16}})};
+        const Range cols{h * 16, h * 16 + 16};
+        std::vector<Region> reads = {R(a.k, {{0, kB}, cols}), R(a.v, {{0, kB}, cols})};
         for (const Region& n : a.norms(false, true)) reads.push_back(n);
         a.o.task(TaskKind::kKvAppend, reads,
                  {R(a.kc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}}), R(a.vc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}})});
@@ -126,7 +127,8 @@ TEST(FusedKernels, FusedAttentionSplits) {
           const Range pr{s * 8 / splits, (s + 1) * 8 / splits};
           std::vector<Region> reads = {R(a.q, {{0, kB}, {h * 32, h * 32 + 32}})};
           for (const Region& n : a.norms(true, false)) reads.push_back(n);
-          reads.insert(reads.end(), {R(a.kc, {{0, kB}, pr, {h, h + 1}, {0, 16}}), R(a.vc, {{0, kB}, pr, {h, h + 1}, {0, 16}})});
+          reads.insert(reads.end(),
+                       {R(a.kc, {{0, kB}, pr, {h, h + 1}, {0, 16}}), R(a.vc, {{0, kB}, pr, {h, h + 1}, {0, 16}})});
           a.o.task(TaskKind::kAttentionPartial, reads, {R(part, {{0, kB}, {2 * h, 2 * h + 2}, {s, s + 1}, {0, 18}})});
         }
       for (int64_t h = 0; h < 2; ++h)
