@@ -120,10 +120,43 @@ struct Module {
 // "mpk <version>", the tool version recorded in every artifact.
 std::string tool_version();
 
-// A linear's optional third input (docs/ir.md): a residual added in its epilogue
-// (fuse-residual), or, with attr `eps`, the weight of an rms_norm of x in its prologue
-// (fuse-norm).
+// The operands of a linear or lm_head operator by role (docs/ir.md, "Operators"):
+//   linear(x, W) -> (y), lm_head(x, W) -> (logits)
+//   with a residual (fuse-residual):   linear(x, W, residual) -> (y)
+//   with a norm (fuse-norm):           linear(x, W, norm_w){eps}, lm_head(x, W, norm_w){eps}
+//   swiglu (fuse-swiglu):              linear(x, Wg, Wu[, norm_w]){activation="swiglu"[, eps]} -> (act)
+//   with argmax (fuse-argmax):         lm_head(...) -> (logits, tokens)
+// Tensor ids, -1 where absent (and for every other operator kind). The form is read
+// from the arity and the attrs `activation` and `eps`; the verifier checks the rest.
+struct LinearForm {
+  TensorId x = -1;
+  TensorId weight = -1;    // inputs[1]: W, or the gate weight Wg of a swiglu
+  TensorId up = -1;        // swiglu: inputs[2], the up weight Wu
+  TensorId norm = -1;      // with attr eps: inputs[2] (swiglu: inputs[3]); its eps is attr `eps`
+  TensorId residual = -1;  // without attr eps: inputs[2] of a plain linear
+  TensorId y = -1;         // outputs[0]: y, act or logits
+  TensorId tokens = -1;    // lm_head with argmax: outputs[1]
+  bool swiglu() const { return up >= 0; }
+  // The number of inputs this form has.
+  size_t num_inputs() const { return 2 + (up >= 0) + (norm >= 0 || residual >= 0); }
+};
+LinearForm linear_form(const Operator& op);
+
+// A linear's optional third input, as LinearForm tells it: the residual or the norm
+// weight (for a linear that is not a swiglu, inputs[2]; a swiglu's norm is inputs[3]).
 enum class LinearExtra { kNone, kResidual, kNorm };
 LinearExtra linear_extra(const Operator& op);
+
+// The operands of an attention operator (docs/ir.md):
+//   attention(q, k_cache, v_cache) -> (y)
+//   fused (fuse-attention): attention(q, k, v, k_cache, v_cache[, q_norm_w, k_norm_w])
+//     -> (y, k_cache, v_cache), with the rope attrs (and eps when normed): it norms and
+//     ropes q and k at pos, appends k and v to the caches, then attends.
+// Tensor ids, -1 where absent (and for every other operator kind).
+struct AttentionForm {
+  TensorId q = -1, k = -1, v = -1, k_cache = -1, v_cache = -1, q_norm = -1, k_norm = -1, y = -1;
+  bool fused() const { return k >= 0; }
+};
+AttentionForm attention_form(const Operator& op);
 
 }  // namespace mpk

@@ -24,8 +24,10 @@ bool attr_key_ok(const std::string& key) {
   return true;
 }
 
-bool task_kind_matches(OpKind op, TaskKind task) {
-  switch (op) {
+// The task kinds of an operator (docs/ir.md, "Tasks"): a fused attention also appends
+// (kv_append tasks), an lm_head with argmax also reduces (argmax_reduce).
+bool task_kind_matches(const Operator& op, TaskKind task) {
+  switch (op.kind) {
     case OpKind::kEmbedding: return task == TaskKind::kEmbedding;
     case OpKind::kRmsNorm: return task == TaskKind::kRmsNorm;
     case OpKind::kLinear: return task == TaskKind::kLinear;
@@ -34,10 +36,11 @@ bool task_kind_matches(OpKind op, TaskKind task) {
     case OpKind::kKvAppend: return task == TaskKind::kKvAppend;
     case OpKind::kAttention:
       return task == TaskKind::kAttention || task == TaskKind::kAttentionPartial ||
-             task == TaskKind::kAttentionMerge;
+             task == TaskKind::kAttentionMerge || (task == TaskKind::kKvAppend && attention_form(op).fused());
     case OpKind::kSiluMul: return task == TaskKind::kSiluMul;
     case OpKind::kResidualAdd: return task == TaskKind::kResidualAdd;
-    case OpKind::kLmHead: return task == TaskKind::kLmHead;
+    case OpKind::kLmHead:
+      return task == TaskKind::kLmHead || (task == TaskKind::kArgmaxReduce && linear_form(op).tokens >= 0);
     case OpKind::kArgmax:
       return task == TaskKind::kArgmaxPartial || task == TaskKind::kArgmaxReduce;
   }
@@ -160,7 +163,7 @@ class StructureChecker {
       if (!enum_ok(t.kind, kNumTaskKinds)) {
         sink_.add("structure.bad-enum", what + " has kind value " + std::to_string(int(t.kind)));
       } else if (op_ok && enum_ok(p_.ops[t.op].kind, kNumOpKinds) &&
-                 !task_kind_matches(p_.ops[t.op].kind, t.kind)) {
+                 !task_kind_matches(p_.ops[t.op], t.kind)) {
         sink_.add("structure.task-kind", what + " of kind " + std::string(name_of(t.kind)) +
                                              " belongs to operator '" + p_.ops[t.op].name +
                                              "' of kind " + std::string(name_of(p_.ops[t.op].kind)));

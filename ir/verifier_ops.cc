@@ -112,30 +112,54 @@ class Signature {
     positive_float("eps");
   }
 
-  // linear: x [B,K], W [N,K] -> y [B,N]; lm_head: the same with y f32.
+  // linear: x [B,K], W [N,K] -> y [B,N]; lm_head: the same with y f32. The forms of
+  // ir/module.h LinearForm: a residual or a norm weight, swiglu, lm_head with tokens.
   void linear(bool lm_head) {
-    const LinearExtra extra = linear_extra(op_);
-    arity(extra == LinearExtra::kNone ? 2 : 3, 1);
+    const LinearForm f = linear_form(op_);
+    if (op_.attrs.count("activation")) {
+      if (lm_head) bad("an lm_head takes no attribute 'activation'");
+      if (attr_str(op_.attrs, "activation") != "swiglu")
+        bad("attribute 'activation' = \"" + attr_str(op_.attrs, "activation") + "\" is not \"swiglu\"");
+      if (op_.inputs.size() < 3) bad("a swiglu linear expects inputs (x, Wg, Wu) or (x, Wg, Wu, norm_w)");
+    }
+    if (f.residual >= 0 && (lm_head || f.swiglu()))
+      bad(std::string(lm_head ? "an lm_head" : "a swiglu linear") +
+          " takes no residual (a norm weight needs attribute 'eps')");
+    arity(f.num_inputs(), lm_head && op_.outputs.size() == 2 ? 2 : 1);
     const auto& x = rank(in(0), "x", 2);
-    const auto& w = rank(in(1), "W", 2);
+    const std::string wname = f.swiglu() ? "Wg" : "W";
+    const auto& w = rank(in(1), wname, 2);
     const auto& y = rank(out(0), lm_head ? "logits" : "y", 2);
     floating(in(0), "x");
-    floating(in(1), "W");
+    floating(in(1), wname);
     if (lm_head)
       dtype(out(0), "logits", DType::kF32);
     else
       floating(out(0), "y");
-    dim(w[1], x[1], "W dimension 1 (K)");
+    dim(w[1], x[1], wname + " dimension 1 (K)");
     dim(y[0], x[0], "output dimension 0 (batch)");
     dim(y[1], w[0], "output dimension 1 (N)");
-    if (extra == LinearExtra::kResidual) {
-      floating(in(2), "residual");
-      same_shape(in(2), "residual", out(0), "y");
-    } else if (extra == LinearExtra::kNorm) {
-      const auto& nw = rank(in(2), "norm_w", 1);
-      floating(in(2), "norm_w");
+    if (f.swiglu()) {
+      rank(p_.tensors[f.up], "Wu", 2);
+      floating(p_.tensors[f.up], "Wu");
+      same_shape(p_.tensors[f.up], "Wu", in(1), "Wg");
+      for (TensorId t : op_.inputs)  // its tasks read all of x and write columns of y
+        if (t == f.y) bad("y '" + out(0).name + "' is also an input");
+    }
+    if (f.residual >= 0) {
+      floating(p_.tensors[f.residual], "residual");
+      same_shape(p_.tensors[f.residual], "residual", out(0), "y");
+    } else if (f.norm >= 0) {
+      const Tensor& nt = p_.tensors[f.norm];
+      const auto& nw = rank(nt, "norm_w", 1);
+      floating(nt, "norm_w");
       dim(nw[0], x[1], "norm_w dimension 0 (K)");
       positive_float("eps");
+    }
+    if (f.tokens >= 0) {
+      const auto& t = rank(out(1), "tokens", 1);
+      dtype(out(1), "tokens", DType::kI32);
+      dim(t[0], x[0], "tokens length (batch)");
     }
   }
 
@@ -207,13 +231,20 @@ class Signature {
     if (op_.attrs.count("theta")) dim(rope_attrs(), c[3], "head_dim");  // ropes k (fuse-rope)
   }
 
+  // Plain, or fused by fuse-attention (ir/module.h AttentionForm): then it also reads
+  // k and v (and the norm weights), and writes the caches it reads.
   void attention() {
-    arity(3, 1);
-    const auto& q = rank(in(0), "q", 2);
-    floating(in(0), "q");
-    caches(in(1), in(2), q[0]);
+    const AttentionForm f = attention_form(op_);
+    if (op_.inputs.size() >= 5)
+      arity(op_.inputs.size() >= 7 ? 7 : 5, 3);
+    else
+      arity(3, 1);
+    const Tensor& qt = p_.tensors[f.q];
+    const auto& q = rank(qt, "q", 2);
+    floating(qt, "q");
+    caches(p_.tensors[f.k_cache], p_.tensors[f.v_cache], q[0]);
     floating(out(0), "y");
-    same_shape(out(0), "y", in(0), "q");
+    same_shape(out(0), "y", qt, "q");
     const int64_t nq = positive_int("num_q_heads");
     const int64_t nkv = positive_int("num_kv_heads");
     const int64_t hd = positive_int("head_dim");
@@ -222,9 +253,35 @@ class Signature {
       bad("num_q_heads " + std::to_string(nq) + " is not a multiple of num_kv_heads " +
           std::to_string(nkv));
     dim(q[1], nq * hd, "q width (num_q_heads x head_dim)");
-    const auto& c = in(1).shape;
+    const auto& c = p_.tensors[f.k_cache].shape;
     dim(c[2], nkv, "cache dimension 2 (num_kv_heads)");
     dim(c[3], hd, "cache dimension 3 (head_dim)");
+    if (f.fused()) fused_attention(f, q[0], nkv * hd, hd);
+  }
+
+  void fused_attention(const AttentionForm& f, int64_t b, int64_t kv_width, int64_t hd) {
+    if (op_.outputs[1] != f.k_cache || op_.outputs[2] != f.v_cache)
+      bad("outputs 1 and 2 must be the caches it reads (inputs 3 and 4)");
+    for (TensorId t : {f.q, f.k, f.v, f.q_norm, f.k_norm, op_.outputs[0]})
+      if (t == f.k_cache || t == f.v_cache)
+        bad("only the caches may be both read and written; '" + p_.tensors[t].name + "' is a cache");
+    for (TensorId t : {f.q, f.k, f.v})
+      if (t == op_.outputs[0]) bad("y '" + p_.tensors[t].name + "' is also an input");
+    const Tensor& kt = p_.tensors[f.k];
+    const auto& k = rank(kt, "k", 2);
+    floating(kt, "k");
+    floating(p_.tensors[f.v], "v");
+    same_shape(p_.tensors[f.v], "v", kt, "k");
+    dim(k[0], b, "k dimension 0 (batch)");
+    dim(k[1], kv_width, "k width (num_kv_heads x head_dim)");
+    dim(rope_attrs(), hd, "rope head_dim");
+    if (f.q_norm < 0) return;
+    positive_float("eps");
+    for (auto [t, role] : {std::pair{f.q_norm, "q_norm_w"}, {f.k_norm, "k_norm_w"}}) {
+      const auto& w = rank(p_.tensors[t], role, 1);
+      floating(p_.tensors[t], role);
+      dim(w[0], hd, std::string(role) + " length (head_dim)");
+    }
   }
 
   void elementwise() {

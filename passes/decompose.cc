@@ -119,6 +119,11 @@ class Decomposer {
   // ---- task construction ----
   static Region reg(TensorId t, std::vector<Range> dims) { return Region{t, std::move(dims)}; }
   int64_t region_bytes(const Region& r) const { return r.volume() * esize(r.tensor); }
+  int64_t regions_bytes(const std::vector<Region>& rs) const {
+    int64_t n = 0;
+    for (const Region& r : rs) n += region_bytes(r);
+    return n;
+  }
 
   // bytes: reads + writes of the regions unless given.
   void task(TaskKind kind, std::vector<Region> reads, std::vector<Region> writes, int64_t flops,
@@ -126,11 +131,7 @@ class Decomposer {
     Task t;
     t.op = op_;
     t.kind = kind;
-    if (bytes < 0) {
-      bytes = 0;
-      for (const Region& r : reads) bytes += region_bytes(r);
-      for (const Region& r : writes) bytes += region_bytes(r);
-    }
+    if (bytes < 0) bytes = regions_bytes(reads) + regions_bytes(writes);
     t.reads = std::move(reads);
     t.writes = std::move(writes);
     t.bytes = bytes;
@@ -194,22 +195,35 @@ class Decomposer {
          {reg(y, {{0, b}, {0, h}})}, 4 * b * h);
   }
 
-  // A linear may carry a third input: a residual added in its epilogue (fuse-residual)
-  // or the weight of an rms_norm of x in its prologue (fuse-norm).
+  // The forms of ir/module.h LinearForm: a residual (read per column tile) or a norm
+  // weight (read whole); a swiglu also reads its up weight rows; an lm_head with argmax
+  // also writes each task's argmax partial, then one argmax_reduce follows.
   void linear(const Operator& op, TaskKind kind, int64_t tile_opt) {
-    const LinearExtra extra = linear_extra(op);
-    arity(op, extra == LinearExtra::kNone ? 2 : 3, 1);
-    const TensorId x = op.inputs[0], w = op.inputs[1], y = op.outputs[0];
-    const int64_t b = shape(op, x, 2)[0], k = shape(op, x, 2)[1];
-    const int64_t n = shape(op, w, 2)[0];
-    shape(op, y, 2);
+    const LinearForm f = linear_form(op);
+    arity(op, f.num_inputs(), f.tokens >= 0 ? 2 : 1);
+    const int64_t b = shape(op, f.x, 2)[0], k = shape(op, f.x, 2)[1];
+    const int64_t n = shape(op, f.weight, 2)[0];
+    shape(op, f.y, 2);
     const int64_t tile = tile_opt ? tile_opt : auto_linear_tile(n, sms_);
+    const int64_t products = f.swiglu() ? 2 : 1;
+    const ArgmaxScratch am = f.tokens >= 0 ? argmax_scratch(op, b, ceil_div(n, tile)) : ArgmaxScratch{};
+    int64_t part = 0;
     tiles(n, tile, [&](int64_t n0, int64_t n1) {
-      std::vector<Region> reads = {reg(x, {{0, b}, {0, k}}), reg(w, {{n0, n1}, {0, k}})};
-      if (extra == LinearExtra::kResidual) reads.push_back(reg(op.inputs[2], {{0, b}, {n0, n1}}));
-      if (extra == LinearExtra::kNorm) reads.push_back(reg(op.inputs[2], {{0, k}}));
-      task(kind, std::move(reads), {reg(y, {{0, b}, {n0, n1}})}, 2 * b * (n1 - n0) * k);
+      std::vector<Region> reads = {reg(f.x, {{0, b}, {0, k}}), reg(f.weight, {{n0, n1}, {0, k}})};
+      if (f.swiglu()) reads.push_back(reg(f.up, {{n0, n1}, {0, k}}));
+      if (f.residual >= 0) reads.push_back(reg(f.residual, {{0, b}, {n0, n1}}));
+      if (f.norm >= 0) reads.push_back(reg(f.norm, {{0, k}}));
+      std::vector<Region> writes = {reg(f.y, {{0, b}, {n0, n1}})};
+      int64_t flops = products * 2 * b * (n1 - n0) * k + (f.swiglu() ? 4 * b * (n1 - n0) : 0);
+      if (f.tokens >= 0) {
+        writes.push_back(reg(am.val, {{0, b}, {part, part + 1}}));
+        writes.push_back(reg(am.idx, {{0, b}, {part, part + 1}}));
+        flops += b * (n1 - n0);
+        ++part;
+      }
+      task(kind, std::move(reads), std::move(writes), flops);
     });
+    if (f.tokens >= 0) argmax_reduce(am, b, f.tokens);
   }
 
   void qk_norm(const Operator& op) {
@@ -247,9 +261,16 @@ class Decomposer {
     }
   }
 
+  // Plain or fused (ir/module.h AttentionForm). A fused attention also norms and ropes
+  // its q heads from raw q, and appends k and v: in its attention tasks (one split), or
+  // in one kv_append task per kv head that precedes the partials (several splits).
   void attention(const Operator& op) {
-    arity(op, 3, 1);
-    const TensorId q = op.inputs[0], kc = op.inputs[1], vc = op.inputs[2], y = op.outputs[0];
+    const AttentionForm f = attention_form(op);
+    if (f.fused())
+      arity(op, f.q_norm >= 0 ? 7 : 5, 3);
+    else
+      arity(op, 3, 1);
+    const TensorId q = f.q, kc = f.k_cache, vc = f.v_cache, y = f.y;
     const auto& cs = shape(op, kc, 4);
     shape(op, vc, 4);
     shape(op, q, 2);
@@ -263,18 +284,39 @@ class Decomposer {
       throw Error("option 'attention-splits' (" + std::to_string(splits) +
                   ") exceeds max_seq_len (" + std::to_string(s) + ") of operator '" + op.name + "'");
     auto qcols = [&](int64_t h) { return Range{h * g * hd, (h + 1) * g * hd}; };
+    auto kcols = [&](int64_t h) { return Range{h * hd, (h + 1) * hd}; };
     auto cache = [&](TensorId t, int64_t h, int64_t s0, int64_t s1) {
       return reg(t, {{0, b}, {s0, s1}, {h, h + 1}, {0, hd}});
     };
     // Per (row, query head, position): q.k, p.v (2 hd each) and the softmax update.
     auto attn_flops = [&](int64_t positions) { return b * g * positions * (4 * hd + 5); };
+    // Per fused head (norm 4, RoPE 6 per element); the bytes of one stored position.
+    const int64_t prep_flops = f.fused() ? b * hd * (6 + (f.q_norm >= 0 ? 4 : 0)) : 0;
+    const int64_t append_bytes = 2 * b * hd * esize(kc);
+    auto norm_w = [&](TensorId w) { return reg(w, {{0, hd}}); };
     if (splits == 1) {
-      for (int64_t h = 0; h < nkv; ++h)
-        task(TaskKind::kAttention,
-             {reg(q, {{0, b}, qcols(h)}), cache(kc, h, 0, s), cache(vc, h, 0, s)},
-             {reg(y, {{0, b}, qcols(h)})}, attn_flops(s));
+      for (int64_t h = 0; h < nkv; ++h) {
+        std::vector<Region> reads = {reg(q, {{0, b}, qcols(h)})};
+        std::vector<Region> writes = {reg(y, {{0, b}, qcols(h)})};
+        if (f.fused()) {
+          reads.push_back(reg(f.k, {{0, b}, kcols(h)}));
+          reads.push_back(reg(f.v, {{0, b}, kcols(h)}));
+          if (f.q_norm >= 0) reads.insert(reads.end(), {norm_w(f.q_norm), norm_w(f.k_norm)});
+          writes.insert(writes.end(), {cache(kc, h, 0, s), cache(vc, h, 0, s)});
+        }
+        reads.insert(reads.end(), {cache(kc, h, 0, s), cache(vc, h, 0, s)});
+        const int64_t bytes = f.fused() ? regions_bytes(reads) + region_bytes(writes[0]) + append_bytes : -1;
+        task(TaskKind::kAttention, std::move(reads), std::move(writes), attn_flops(s) + (g + 1) * prep_flops, bytes);
+      }
       return;
     }
+    if (f.fused())
+      for (int64_t h = 0; h < nkv; ++h) {
+        std::vector<Region> reads = {reg(f.k, {{0, b}, kcols(h)}), reg(f.v, {{0, b}, kcols(h)})};
+        if (f.k_norm >= 0) reads.push_back(norm_w(f.k_norm));
+        const int64_t bytes = regions_bytes(reads) + append_bytes;
+        task(TaskKind::kKvAppend, std::move(reads), {cache(kc, h, 0, s), cache(vc, h, 0, s)}, prep_flops, bytes);
+      }
     const std::string part_name =
         "attn_part." + (op.layer >= 0 ? std::to_string(op.layer) : op.name);
     const TensorId part = add_scratch(op, part_name, DType::kF32, {b, nq, splits, hd + 2});
@@ -282,10 +324,12 @@ class Decomposer {
     for (int64_t h = 0; h < nkv; ++h)
       for (int64_t i = 0; i < splits; ++i) {
         const int64_t s0 = i * s / splits, s1 = (i + 1) * s / splits;
-        task(TaskKind::kAttentionPartial,
-             {reg(q, {{0, b}, qcols(h)}), cache(kc, h, s0, s1), cache(vc, h, s0, s1)},
+        std::vector<Region> reads = {reg(q, {{0, b}, qcols(h)})};
+        if (f.q_norm >= 0) reads.push_back(norm_w(f.q_norm));
+        reads.insert(reads.end(), {cache(kc, h, s0, s1), cache(vc, h, s0, s1)});
+        task(TaskKind::kAttentionPartial, std::move(reads),
              {reg(part, {{0, b}, {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})},
-             attn_flops(s1 - s0));
+             attn_flops(s1 - s0) + g * prep_flops);
       }
     for (int64_t h = 0; h < nkv; ++h)
       task(TaskKind::kAttentionMerge,
@@ -305,23 +349,35 @@ class Decomposer {
     });
   }
 
+  // The argmax partials of `parts` vocabulary tiles: f32 values and i32 indices [B, P].
+  struct ArgmaxScratch {
+    TensorId val = -1, idx = -1;
+    int64_t parts = 0;
+  };
+  ArgmaxScratch argmax_scratch(const Operator& op, int64_t b, int64_t parts) {
+    return {add_scratch(op, "argmax_val", DType::kF32, {b, parts}),
+            add_scratch(op, "argmax_idx", DType::kI32, {b, parts}), parts};
+  }
+  void argmax_reduce(const ArgmaxScratch& am, int64_t b, TensorId tokens) {
+    task(TaskKind::kArgmaxReduce,
+         {reg(am.val, {{0, b}, {0, am.parts}}), reg(am.idx, {{0, b}, {0, am.parts}})},
+         {reg(tokens, {{0, b}})}, b * am.parts);
+  }
+
   void argmax(const Operator& op) {
     arity(op, 1, 1);
     const TensorId logits = op.inputs[0], tokens = op.outputs[0];
     const int64_t b = shape(op, logits, 2)[0], v = shape(op, logits, 2)[1];
     shape(op, tokens, 1);
     const int64_t tile = o_.argmax_tile ? o_.argmax_tile : auto_argmax_tile(v, sms_);
-    const int64_t parts = ceil_div(v, tile);
-    const TensorId val = add_scratch(op, "argmax_val", DType::kF32, {b, parts});
-    const TensorId idx = add_scratch(op, "argmax_idx", DType::kI32, {b, parts});
+    const ArgmaxScratch am = argmax_scratch(op, b, ceil_div(v, tile));
     int64_t p = 0;
     tiles(v, tile, [&](int64_t v0, int64_t v1) {
       task(TaskKind::kArgmaxPartial, {reg(logits, {{0, b}, {v0, v1}})},
-           {reg(val, {{0, b}, {p, p + 1}}), reg(idx, {{0, b}, {p, p + 1}})}, b * (v1 - v0));
+           {reg(am.val, {{0, b}, {p, p + 1}}), reg(am.idx, {{0, b}, {p, p + 1}})}, b * (v1 - v0));
       ++p;
     });
-    task(TaskKind::kArgmaxReduce, {reg(val, {{0, b}, {0, parts}}), reg(idx, {{0, b}, {0, parts}})},
-         {reg(tokens, {{0, b}})}, b * parts);
+    argmax_reduce(am, b, tokens);
   }
 
   Module& m_;

@@ -135,6 +135,34 @@ void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& 
   }
 }
 
+namespace {
+
+// out[b][n - n0] = xs[b] . W[n]^T for rows of xs, in the canonical lane order.
+void products(const float* xs, int64_t rows, int64_t k_len, const TensorBuffer& w, int64_t n0, int64_t n1,
+              float* out) {
+  switch (w.dtype) {
+    case DType::kBF16: {
+      const auto* wp = static_cast<const uint16_t*>(w.data);
+      if (!linear_bf16_simd(xs, rows, k_len, wp, n0, n1, out)) linear_bf16_scalar(xs, rows, k_len, wp, n0, n1, out);
+      return;
+    }
+    case DType::kF16:
+      linear_typed(xs, rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, out,
+                   [](uint16_t v) { return f16_to_f32(v); });
+      return;
+    case DType::kF32:
+      linear_typed(xs, rows, k_len, static_cast<const float*>(w.data), n0, n1, out, [](float v) { return v; });
+      return;
+    case DType::kI32:
+      throw Error("linear: integer weights are not supported");
+  }
+}
+
+// silu_mul of one element: (g / (1 + exp(-g))) * u.
+float silu_mul_value(float g, float u) { return g / (1.0f + std::exp(-g)) * u; }
+
+}  // namespace
+
 void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                   int64_t b1, int64_t n0, int64_t n1, const LinearExtras& extras) {
   const int64_t k_len = x.shape[1], rows = b1 - b0, width = n1 - n0;
@@ -144,32 +172,31 @@ void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y,
   x.load_row(b0 * k_len, rows * k_len, xs.data());
   if (extras.norm)
     for (int64_t b = 0; b < rows; ++b) rms_norm_row_bf16(xs.data() + b * k_len, k_len, *extras.norm, extras.eps);
-  switch (w.dtype) {
-    case DType::kBF16: {
-      const auto* wp = static_cast<const uint16_t*>(w.data);
-      if (!linear_bf16_simd(xs.data(), rows, k_len, wp, n0, n1, out.data()))
-        linear_bf16_scalar(xs.data(), rows, k_len, wp, n0, n1, out.data());
-      break;
-    }
-    case DType::kF16:
-      linear_typed(xs.data(), rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, out.data(),
-                   [](uint16_t v) { return f16_to_f32(v); });
-      break;
-    case DType::kF32:
-      linear_typed(xs.data(), rows, k_len, static_cast<const float*>(w.data), n0, n1, out.data(),
-                   [](float v) { return v; });
-      break;
-    case DType::kI32:
-      throw Error("linear: integer weights are not supported");
-  }
+  products(xs.data(), rows, k_len, w, n0, n1, out.data());
+  std::vector<float>& up = scratch(2, extras.up ? static_cast<size_t>(rows * width) : 0);
+  if (extras.up) products(xs.data(), rows, k_len, *extras.up, n0, n1, up.data());
   const int64_t n_out = y.shape[1];
   for (int64_t b = 0; b < rows; ++b)
     for (int64_t n = n0; n < n1; ++n) {
-      const int64_t i = (b0 + b) * n_out + n;
-      y.store(i, out[b * width + n - n0]);
+      const int64_t i = (b0 + b) * n_out + n, o = b * width + n - n0;
+      if (extras.up) {  // the gate and up products as their bf16 tensors hold them, then silu_mul
+        y.store(i, silu_mul_value(round_bf16(out[o]), round_bf16(up[o])));
+        continue;
+      }
+      y.store(i, out[o]);
       if (extras.residual) y.store(i, y.load(i) + extras.residual->load(i));
     }
 }
+
+namespace {
+
+// row[0:hd] = row * rms_scale(row) * w: one head of qk_norm in f32 (the caller rounds).
+void norm_head(float* row, int64_t hd, const TensorBuffer& w, double eps) {
+  const float r = rms_scale(row, hd, eps);
+  for (int64_t i = 0; i < hd; ++i) row[i] = row[i] * r * w.load(i);
+}
+
+}  // namespace
 
 void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                    int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps) {
@@ -178,9 +205,8 @@ void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t c = c0; c < c1; c += head_dim) {
       x.load_row(b * width + c, head_dim, row.data());
-      const float ss = lane_sum_squares(row.data(), head_dim);
-      const float r = 1.0f / std::sqrt(ss / static_cast<float>(head_dim) + static_cast<float>(eps));
-      for (int64_t i = 0; i < head_dim; ++i) y.store(b * width + c + i, row[i] * r * w.load(i));
+      norm_head(row.data(), head_dim, w, eps);
+      for (int64_t i = 0; i < head_dim; ++i) y.store(b * width + c + i, row[i]);
     }
   }
 }
@@ -222,14 +248,33 @@ void rope_cos_sin_at(const std::vector<float>& inv, int64_t pos, std::vector<flo
   }
 }
 
-// Rotate-half RoPE of one head `row` (f32) into y[at, at + head_dim), rounded by y.
-void rope_head(const float* row, int64_t head_dim, const std::vector<float>& cs, TensorBuffer& y, int64_t at) {
+// Rotate-half RoPE of one head `row` (f32) into out[0:head_dim] (f32; the caller rounds).
+void rope_head(const float* row, int64_t head_dim, const std::vector<float>& cs, float* out) {
   const int64_t half = head_dim / 2;
   for (int64_t i = 0; i < half; ++i) {
     const float co = cs[2 * i], si = cs[2 * i + 1];
-    y.store(at + i, row[i] * co - row[i + half] * si);
-    y.store(at + i + half, row[i + half] * co + row[i] * si);
+    out[i] = row[i] * co - row[i + half] * si;
+    out[i + half] = row[i + half] * co + row[i] * si;
   }
+}
+
+// One q or k head (f32, loaded from its tensor) through `prep` into out[0:hd], before the
+// final rounding: the normed head rounded to bf16, then roped at the angles `cs`. `row`
+// is overwritten.
+void prep_head(float* row, int64_t hd, const HeadPrep& prep, const std::vector<float>& cs, float* out) {
+  if (prep.norm) {
+    norm_head(row, hd, *prep.norm, prep.eps);
+    for (int64_t i = 0; i < hd; ++i) row[i] = round_bf16(row[i]);
+  }
+  if (prep.rope_inv)
+    rope_head(row, hd, cs, out);
+  else
+    std::copy(row, row + hd, out);
+}
+
+// The (cos, sin) table of `prep` at pos, when it ropes.
+void prep_angles(const HeadPrep& prep, int64_t pos, std::vector<float>& cs) {
+  if (prep.rope_inv) rope_cos_sin_at(*prep.rope_inv, pos, cs);
 }
 
 }  // namespace
@@ -240,41 +285,57 @@ void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, 
   std::vector<float>& cs = scratch(1, static_cast<size_t>(head_dim));
   rope_cos_sin_at(inv, pos, cs);
   std::vector<float>& row = scratch(0, static_cast<size_t>(head_dim));
+  std::vector<float>& out = scratch(2, static_cast<size_t>(head_dim));
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t c = c0; c < c1; c += head_dim) {
       x.load_row(b * width + c, head_dim, row.data());
-      rope_head(row.data(), head_dim, cs, y, b * width + c);
+      rope_head(row.data(), head_dim, cs, out.data());
+      for (int64_t i = 0; i < head_dim; ++i) y.store(b * width + c + i, out[i]);
     }
   }
 }
 
 void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
                      TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos,
-                     const std::vector<float>* rope_inv) {
+                     const HeadPrep& prep) {
   const int64_t seq = kc.shape[1], nkv = kc.shape[2], hd = kc.shape[3], width = k.shape[1];
   if (pos < 0 || pos >= seq)
     throw Error("kv_append: position " + std::to_string(pos) + " is past max_seq_len " +
                 std::to_string(seq));
   std::vector<float>& cs = scratch(1, static_cast<size_t>(hd));
   std::vector<float>& row = scratch(0, static_cast<size_t>(hd));
-  if (rope_inv) rope_cos_sin_at(*rope_inv, pos, cs);
+  std::vector<float>& out = scratch(2, static_cast<size_t>(hd));
+  prep_angles(prep, pos, cs);
   for (int64_t b = b0; b < b1; ++b)
     for (int64_t h = h0; h < h1; ++h) {
-      const int64_t dst = ((b * seq + pos) * nkv + h) * hd;
-      if (rope_inv) {
-        k.load_row(b * width + h * hd, hd, row.data());
-        rope_head(row.data(), hd, cs, kc, dst);
-      }
+      const int64_t dst = ((b * seq + pos) * nkv + h) * hd, src = b * width + h * hd;
+      k.load_row(src, hd, row.data());
+      prep_head(row.data(), hd, prep, cs, out.data());
       for (int64_t d = 0; d < hd; ++d) {
-        if (!rope_inv) kc.store(dst + d, k.load(b * width + h * hd + d));
-        vc.store(dst + d, v.load(b * width + h * hd + d));
+        kc.store(dst + d, out[d]);
+        vc.store(dst + d, v.load(src + d));
       }
     }
 }
 
+void load_q_heads(const TensorBuffer& q, int64_t b, int64_t j0, int64_t j1, int64_t hd, const HeadPrep* prep,
+                  int64_t pos, float* out) {
+  const int64_t width = q.shape[1];
+  q.load_row(b * width + j0 * hd, (j1 - j0) * hd, out);
+  if (!prep) return;
+  std::vector<float> cs(static_cast<size_t>(hd)), row(static_cast<size_t>(hd));
+  prep_angles(*prep, pos, cs);
+  for (int64_t j = j0; j < j1; ++j) {
+    float* head = out + (j - j0) * hd;
+    std::copy(head, head + hd, row.begin());
+    prep_head(row.data(), hd, *prep, cs, head);
+    for (int64_t d = 0; d < hd; ++d) head[d] = round_bf16(head[d]);  // as the roped q is stored
+  }
+}
+
 void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                      TensorBuffer& y, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
-                     const AttentionShape& a, int64_t pos) {
+                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep) {
   const int64_t hd = a.head_dim, width = q.shape[1];
   if (pos < 0 || pos >= kc.shape[1])
     throw Error("attention: position " + std::to_string(pos) + " is past max_seq_len " +
@@ -283,7 +344,7 @@ void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const Tensor
   for (int64_t b = b0; b < b1; ++b)
     for (int64_t h = h0; h < h1; ++h)
       for (int64_t j = h * a.group; j < (h + 1) * a.group; ++j) {
-        q.load_row(b * width + j * hd, hd, qrow.data());
+        load_q_heads(q, b, j, j + 1, hd, q_prep, pos, qrow.data());
         float m, l;
         attend(qrow.data(), kc, vc, b, h, 0, pos + 1, hd, a.scale, o.data(), &m, &l);
         for (int64_t d = 0; d < hd; ++d) y.store(b * width + j * hd + d, o[d]);
@@ -293,8 +354,8 @@ void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const Tensor
 void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                              TensorBuffer& part, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
                              const AttentionShape& a, int64_t pos, int64_t s0, int64_t s1,
-                             int64_t split) {
-  const int64_t hd = a.head_dim, width = q.shape[1];
+                             int64_t split, const HeadPrep* q_prep) {
+  const int64_t hd = a.head_dim;
   const int64_t nq = part.shape[1], splits = part.shape[2], rec = part.shape[3];
   const int64_t t1 = std::min(s1, pos + 1);
   std::vector<float> qrow(static_cast<size_t>(hd)), o(static_cast<size_t>(hd));
@@ -303,7 +364,7 @@ void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, cons
       for (int64_t j = h * a.group; j < (h + 1) * a.group; ++j) {
         float m = kNegInf, l = 0;
         if (t1 > s0) {
-          q.load_row(b * width + j * hd, hd, qrow.data());
+          load_q_heads(q, b, j, j + 1, hd, q_prep, pos, qrow.data());
           attend(qrow.data(), kc, vc, b, h, s0, t1, hd, a.scale, o.data(), &m, &l);
         } else {
           std::fill(o.begin(), o.end(), 0.0f);
@@ -344,8 +405,7 @@ void silu_mul_block(const TensorBuffer& g, const TensorBuffer& u, TensorBuffer& 
   const int64_t width = y.shape[1];
   for (int64_t b = b0; b < b1; ++b)
     for (int64_t c = c0; c < c1; ++c) {
-      const float gv = g.load(b * width + c);
-      y.store(b * width + c, gv / (1.0f + std::exp(-gv)) * u.load(b * width + c));
+      y.store(b * width + c, silu_mul_value(g.load(b * width + c), u.load(b * width + c)));
     }
 }
 
@@ -371,6 +431,18 @@ void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, f
   }
   *value = best;
   *index = static_cast<int32_t>(idx);
+}
+
+void argmax_partial_block(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0,
+                          int64_t b1, int64_t v0, int64_t v1, int64_t slot) {
+  const int64_t parts = val.shape[1];
+  for (int64_t b = b0; b < b1; ++b) {
+    float v;
+    int32_t i;
+    argmax_row(logits, b, v0, v1, &v, &i);
+    val.store(b * parts + slot, v);
+    idx.store_i32(b * parts + slot, i);
+  }
 }
 
 }  // namespace mpk

@@ -54,15 +54,17 @@ void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, Tens
 // Whole rows b0:b1.
 void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                     int64_t b1, double eps);
-// A linear's optional third input (ir/module.h LinearExtra).
+// What a linear computes besides x . W^T (ir/module.h LinearForm).
 struct LinearExtras {
   const TensorBuffer* residual = nullptr;  // added to the product rounded to y's dtype
   const TensorBuffer* norm = nullptr;      // x is first rms-normed with this weight
   double eps = 0;
+  const TensorBuffer* up = nullptr;        // swiglu: the up weight
 };
 // y[b0:b1, n0:n1] = x[b0:b1, :] . W[n0:n1, :]^T; with a norm, x rows are replaced by
 // rms_norm(x, norm, eps) rounded to bf16 first; with a residual, the product is rounded
-// to y's dtype and residual[b0:b1, n0:n1] added in f32. Both exactly as the unfused ops.
+// to y's dtype and residual[b0:b1, n0:n1] added in f32; with an up weight (swiglu),
+// y = silu_mul(round_bf16(x . W^T), round_bf16(x . up^T)). All exactly as the unfused ops.
 void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                   int64_t b1, int64_t n0, int64_t n1, const LinearExtras& extras = {});
 // Whole heads within columns c0:c1.
@@ -74,26 +76,43 @@ std::vector<float> rope_inv_freq(const Attrs& rope_attrs);
 void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
                 int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos);
 
-// cache[b, pos, h, :] = k[b, h*hd:(h+1)*hd] for kv heads h0:h1 (k and v alike); with
-// rope_inv, k is roped at pos first, exactly as rope_block does (fuse-rope).
+// What happens to a q or k head before attention uses it, in a kv_append that ropes k
+// (fuse-rope) or a fused attention (fuse-attention): with a norm weight, the head is
+// qk-normed and rounded to bf16 (as qk_norm stores it); with rope frequencies it is then
+// roped at pos (as rope does). Nothing when both are absent.
+struct HeadPrep {
+  const std::vector<float>* rope_inv = nullptr;
+  const TensorBuffer* norm = nullptr;
+  double eps = 0;
+};
+
+// cache[b, pos, h, :] = k[b, h*hd:(h+1)*hd] for kv heads h0:h1 (k and v alike), k first
+// prepared by `prep`, the result rounded to the cache's dtype.
 void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
                      TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos,
-                     const std::vector<float>* rope_inv = nullptr);
+                     const HeadPrep& prep = {});
+
+// Query heads j0:j1 of batch row b as attention reads them: prepared by `prep` and rounded
+// to bf16 (a fused attention's q; exactly qk_norm, rope and their bf16 stores), or as
+// stored in q when `prep` is null. out[(j - j0) * hd + d].
+void load_q_heads(const TensorBuffer& q, int64_t b, int64_t j0, int64_t j1, int64_t hd, const HeadPrep* prep,
+                  int64_t pos, float* out);
 
 struct AttentionShape {
   int64_t group = 1;  // query heads per kv head
   int64_t head_dim = 0;
   float scale = 1;
 };
-// Whole attention over positions 0..pos for kv heads h0:h1 (query heads h0*G:h1*G).
+// Whole attention over positions 0..pos for kv heads h0:h1 (query heads h0*G:h1*G); q
+// heads as load_q_heads gives them.
 void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                      TensorBuffer& y, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
-                     const AttentionShape& a, int64_t pos);
+                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep = nullptr);
 // Positions [s0, s1) ∩ [0, pos] into part[b, j, split, 0:hd+2] = (o, m, l).
 void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                              TensorBuffer& part, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
                              const AttentionShape& a, int64_t pos, int64_t s0, int64_t s1,
-                             int64_t split);
+                             int64_t split, const HeadPrep* q_prep = nullptr);
 // y[b, j*hd:(j+1)*hd] for query heads j0:j1 from all splits of part.
 void attention_merge_block(const TensorBuffer& part, TensorBuffer& y, int64_t b0, int64_t b1,
                            int64_t j0, int64_t j1, int64_t head_dim);
@@ -107,5 +126,8 @@ void residual_add_block(const TensorBuffer& a, const TensorBuffer& b, TensorBuff
 // a row of NaN / -inf gives (-inf, v0).
 void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, float* value,
                 int32_t* index);
+// argmax_row of rows b0:b1 over [v0, v1) into slot `slot` of val / idx [B, P].
+void argmax_partial_block(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0,
+                          int64_t b1, int64_t v0, int64_t v1, int64_t slot);
 
 }  // namespace mpk

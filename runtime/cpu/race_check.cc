@@ -10,10 +10,14 @@
 namespace mpk {
 namespace {
 
-// Position in sequential order within one step: (op, phase).
-int64_t rank_of(const Task& t) {
-  const bool combine = t.kind == TaskKind::kAttentionMerge || t.kind == TaskKind::kArgmaxReduce;
-  return 2 * static_cast<int64_t>(t.op) + (combine ? 1 : 0);
+// Position in sequential order within one step: (op, phase). A fused attention appends
+// before its partials, which come before the merge; an argmax's (or an lm_head's)
+// partials come before the reduce.
+int64_t rank_of(const Module& m, const Task& t) {
+  int64_t phase = 1;
+  if (t.kind == TaskKind::kKvAppend && m.program.ops[t.op].kind == OpKind::kAttention) phase = 0;
+  if (t.kind == TaskKind::kAttentionMerge || t.kind == TaskKind::kArgmaxReduce) phase = 2;
+  return 3 * static_cast<int64_t>(t.op) + phase;
 }
 
 struct Access {
@@ -38,7 +42,7 @@ RaceChecker::RaceChecker(const Module& m) {
       for (size_t j = 0; j < acc.size(); ++j) {
         if (j == i || (acc[j].write && j < i)) continue;  // each write pair once
         const TaskId a = acc[i].task, b = acc[j].task;
-        const int64_t ra = rank_of(tasks[a]), rb = rank_of(tasks[b]);
+        const int64_t ra = rank_of(m, tasks[a]), rb = rank_of(m, tasks[b]);
         if (a == b || ra == rb || !acc[i].region->overlaps(*acc[j].region)) continue;
         conflicts_[a].push_back({b, rb < ra ? 1 : 0});
         conflicts_[b].push_back({a, ra < rb ? 1 : 0});

@@ -4,56 +4,10 @@
 #include <string>
 
 #include "ir/error.h"
+#include "ir/verifier.h"
 
 namespace mpk {
 namespace {
-
-class OpChecker {
- public:
-  OpChecker(const Program& p, const Operator& op) : p_(p), op_(op) {}
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error("op '" + op_.name + "' (" + std::string(name_of(op_.kind)) + "): " + what);
-  }
-  void arity(size_t in, size_t out) const {
-    if (op_.inputs.size() != in || op_.outputs.size() != out)
-      fail("expects " + std::to_string(in) + " inputs and " + std::to_string(out) + " outputs");
-    for (TensorId t : op_.inputs) valid(t);
-    for (TensorId t : op_.outputs) valid(t);
-  }
-  const Tensor& in(size_t i) const { return p_.tensors[op_.inputs[i]]; }
-  const Tensor& out(size_t i) const { return p_.tensors[op_.outputs[i]]; }
-  void shape(const Tensor& t, const std::vector<int64_t>& want) const {
-    if (t.shape != want) fail("tensor '" + t.name + "' has shape " + str(t.shape) + ", expected " + str(want));
-  }
-  void rank(const Tensor& t, size_t r) const {
-    if (t.shape.size() != r) fail("tensor '" + t.name + "' must have rank " + std::to_string(r));
-    for (int64_t d : t.shape)
-      if (d <= 0) fail("tensor '" + t.name + "' has an empty dimension");
-  }
-  void floating(const Tensor& t) const {
-    if (t.dtype == DType::kI32) fail("tensor '" + t.name + "' must be floating point");
-  }
-  void i32(const Tensor& t) const {
-    if (t.dtype != DType::kI32) fail("tensor '" + t.name + "' must be i32");
-  }
-  void require(bool ok, const std::string& what) const {
-    if (!ok) fail(what);
-  }
-
- private:
-  void valid(TensorId t) const {
-    if (t < 0 || t >= static_cast<TensorId>(p_.tensors.size()))
-      fail("refers to tensor id " + std::to_string(t) + ", which does not exist");
-  }
-  static std::string str(const std::vector<int64_t>& s) {
-    std::string o = "[";
-    for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
-    return o + "]";
-  }
-  const Program& p_;
-  const Operator& op_;
-};
 
 AttentionShape attention_shape(const Operator& op) {
   const int64_t nq = attr_int(op.attrs, "num_q_heads"), nkv = attr_int(op.attrs, "num_kv_heads");
@@ -65,103 +19,35 @@ AttentionShape attention_shape(const Operator& op) {
 void check_op(const Program& p, OpId id) {
   if (id < 0 || id >= static_cast<OpId>(p.ops.size())) throw Error("no operator " + std::to_string(id));
   const Operator& op = p.ops[id];
-  OpChecker c(p, op);
-  switch (op.kind) {
-    case OpKind::kEmbedding: {
-      c.arity(2, 1);
-      c.rank(c.in(0), 2);
-      c.rank(c.in(1), 1);
-      c.i32(c.in(1));
-      c.floating(c.out(0));
-      c.shape(c.out(0), {c.in(1).shape[0], c.in(0).shape[1]});
-      return;
+  auto fail = [&](const std::string& what) {
+    throw Error("op '" + op.name + "' (" + std::string(name_of(op.kind)) + "): " + what);
+  };
+  if (static_cast<int>(op.kind) >= kNumOpKinds) fail("unknown operator kind");
+  for (const auto* list : {&op.inputs, &op.outputs})
+    for (TensorId t : *list) {
+      if (t < 0 || t >= static_cast<TensorId>(p.tensors.size()))
+        fail("refers to tensor id " + std::to_string(t) + ", which does not exist");
+      for (int64_t d : p.tensors[t].shape)
+        if (d <= 0) fail("tensor '" + p.tensors[t].name + "' has an empty dimension");
     }
-    case OpKind::kRmsNorm:
-    case OpKind::kQkNorm: {
-      c.arity(2, 1);
-      c.rank(c.in(0), 2);
-      c.rank(c.in(1), 1);
-      c.floating(c.out(0));
-      c.shape(c.out(0), c.in(0).shape);
-      attr_float(op.attrs, "eps");
-      if (op.kind == OpKind::kRmsNorm) {
-        c.shape(c.in(1), {c.in(0).shape[1]});
-      } else {
-        const int64_t hd = attr_int(op.attrs, "head_dim");
-        c.shape(c.in(1), {hd});
-        c.require(c.in(0).shape[1] % hd == 0, "width is not a multiple of head_dim");
-      }
-      return;
-    }
-    case OpKind::kLinear:
-    case OpKind::kLmHead: {
-      const LinearExtra extra = linear_extra(op);
-      c.arity(extra == LinearExtra::kNone ? 2 : 3, 1);
-      c.rank(c.in(0), 2);
-      c.rank(c.in(1), 2);
-      c.floating(c.out(0));
-      c.require(c.in(1).shape[1] == c.in(0).shape[1], "weight width does not match the input width");
-      c.shape(c.out(0), {c.in(0).shape[0], c.in(1).shape[0]});
-      if (extra == LinearExtra::kResidual) c.shape(c.in(2), c.out(0).shape);
-      if (extra == LinearExtra::kNorm) c.shape(c.in(2), {c.in(0).shape[1]});
-      return;
-    }
-    case OpKind::kRope: {
-      c.arity(1, 1);
-      c.rank(c.in(0), 2);
-      c.floating(c.out(0));
-      c.shape(c.out(0), c.in(0).shape);
-      const int64_t hd = attr_int(op.attrs, "head_dim");
-      c.require(hd > 0 && hd % 2 == 0 && c.in(0).shape[1] % hd == 0,
-                "head_dim must be even and divide the width");
-      rope_inv_freq(op.attrs);
-      return;
-    }
-    case OpKind::kKvAppend: {
-      c.arity(2, 2);
-      c.rank(c.out(0), 4);
-      c.shape(c.out(1), c.out(0).shape);
-      const auto& cs = c.out(0).shape;
-      c.shape(c.in(0), {cs[0], cs[2] * cs[3]});
-      c.shape(c.in(1), {cs[0], cs[2] * cs[3]});
-      c.floating(c.out(0));
-      c.floating(c.out(1));
-      return;
-    }
-    case OpKind::kAttention: {
-      c.arity(3, 1);
-      const int64_t nq = attr_int(op.attrs, "num_q_heads"), nkv = attr_int(op.attrs, "num_kv_heads");
-      const int64_t hd = attr_int(op.attrs, "head_dim");
-      attr_float(op.attrs, "scale");
-      c.require(nq > 0 && nkv > 0 && hd > 0 && nq % nkv == 0, "bad head counts");
-      c.rank(c.in(1), 4);
-      const auto& cs = c.in(1).shape;
-      c.shape(c.in(1), {cs[0], cs[1], nkv, hd});
-      c.shape(c.in(2), cs);
-      c.shape(c.in(0), {cs[0], nq * hd});
-      c.shape(c.out(0), {cs[0], nq * hd});
-      c.floating(c.out(0));
-      return;
-    }
-    case OpKind::kSiluMul:
-    case OpKind::kResidualAdd: {
-      c.arity(2, 1);
-      c.rank(c.in(0), 2);
-      c.shape(c.in(1), c.in(0).shape);
-      c.shape(c.out(0), c.in(0).shape);
-      c.floating(c.out(0));
-      return;
-    }
-    case OpKind::kArgmax: {
-      c.arity(1, 1);
-      c.rank(c.in(0), 2);
-      c.i32(c.out(0));
-      c.shape(c.out(0), {c.in(0).shape[0]});
-      return;
-    }
-  }
-  c.fail("unknown operator kind");
+  const std::string problem = op_signature_problem(p, op);
+  if (!problem.empty()) fail(problem);
 }
+
+namespace {
+
+// tokens[b] = the argmax of logits row b, recorded for the step.
+void argmax_rows(const TensorBuffer& logits, TensorBuffer& tokens, const StepContext& ctx) {
+  for (int64_t b = 0; b < logits.shape[0]; ++b) {
+    float v;
+    int32_t i;
+    argmax_row(logits, b, 0, logits.shape[1], &v, &i);
+    tokens.store_i32(b, i);
+    if (ctx.recorder) ctx.recorder->record(ctx.step, b, i, v);
+  }
+}
+
+}  // namespace
 
 void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) {
   const Operator& op = p.ops[id];
@@ -177,10 +63,13 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       return;
     case OpKind::kLinear:
     case OpKind::kLmHead: {
+      const LinearForm f = linear_form(op);
       LinearExtras e;
-      if (linear_extra(op) == LinearExtra::kResidual) e.residual = &in(2);
-      if (linear_extra(op) == LinearExtra::kNorm) e.norm = &in(2), e.eps = attr_float(op.attrs, "eps");
+      if (f.residual >= 0) e.residual = &st.at(f.residual);
+      if (f.norm >= 0) e.norm = &st.at(f.norm), e.eps = attr_float(op.attrs, "eps");
+      if (f.up >= 0) e.up = &st.at(f.up);
       linear_block(in(0), in(1), y, 0, rows, 0, y.shape[1], e);
+      if (f.tokens >= 0) argmax_rows(y, st.at(f.tokens), ctx);  // fuse-argmax
       return;
     }
     case OpKind::kQkNorm:
@@ -193,13 +82,27 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       return;
     case OpKind::kKvAppend: {
       const std::vector<float> inv = op.attrs.count("theta") ? rope_inv_freq(op.attrs) : std::vector<float>{};
-      kv_append_block(in(0), in(1), y, st.at(op.outputs[1]), 0, rows, 0, y.shape[2], ctx.step,
-                      inv.empty() ? nullptr : &inv);
+      HeadPrep prep;
+      if (!inv.empty()) prep.rope_inv = &inv;
+      kv_append_block(in(0), in(1), y, st.at(op.outputs[1]), 0, rows, 0, y.shape[2], ctx.step, prep);
       return;
     }
     case OpKind::kAttention: {
+      const AttentionForm f = attention_form(op);
       const AttentionShape a = attention_shape(op);
-      attention_block(in(0), in(1), in(2), y, 0, rows, 0, in(1).shape[2], a, ctx.step);
+      TensorBuffer& kc = st.at(f.k_cache);
+      TensorBuffer& vc = st.at(f.v_cache);
+      if (!f.fused()) {
+        attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, kc.shape[2], a, ctx.step);
+        return;
+      }
+      // fuse-attention: k (normed, roped) and v appended, then attention with q normed and roped.
+      const std::vector<float> inv = rope_inv_freq(op.attrs);
+      const double eps = f.q_norm >= 0 ? attr_float(op.attrs, "eps") : 0;
+      HeadPrep q_prep{&inv, nullptr, eps}, k_prep{&inv, nullptr, eps};
+      if (f.q_norm >= 0) q_prep.norm = &st.at(f.q_norm), k_prep.norm = &st.at(f.k_norm);
+      kv_append_block(st.at(f.k), st.at(f.v), kc, vc, 0, rows, 0, kc.shape[2], ctx.step, k_prep);
+      attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, kc.shape[2], a, ctx.step, &q_prep);
       return;
     }
     case OpKind::kSiluMul:
@@ -208,17 +111,9 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
     case OpKind::kResidualAdd:
       residual_add_block(in(0), in(1), y, 0, rows, 0, y.shape[1]);
       return;
-    case OpKind::kArgmax: {
-      const TensorBuffer& logits = in(0);
-      for (int64_t b = 0; b < rows; ++b) {
-        float v;
-        int32_t i;
-        argmax_row(logits, b, 0, logits.shape[1], &v, &i);
-        y.store_i32(b, i);
-        if (ctx.recorder) ctx.recorder->record(ctx.step, b, i, v);
-      }
+    case OpKind::kArgmax:
+      argmax_rows(in(0), y, ctx);
       return;
-    }
   }
 }
 

@@ -20,17 +20,18 @@ RunTensors find_run_tensors(const Program& p) {
   for (const Operator& op : p.ops) {
     if (op.kind == OpKind::kEmbedding && op.inputs.size() == 2) rt.tokens = op.inputs[1];
     if (op.kind == OpKind::kArgmax && op.inputs.size() == 1) rt.logits = op.inputs[0];
-    if (op.kind == OpKind::kKvAppend && op.outputs.size() == 2) {
-      const TensorId kc = op.outputs[0];
-      if (kc >= 0 && kc < static_cast<TensorId>(p.tensors.size()) && p.tensors[kc].shape.size() == 4) {
-        const int64_t s = p.tensors[kc].shape[1];
-        rt.max_seq_len = rt.max_seq_len ? std::min(rt.max_seq_len, s) : s;
-      }
+    if (linear_form(op).tokens >= 0) rt.logits = linear_form(op).y;  // an lm_head with argmax
+    TensorId kc = -1;  // the k cache of a kv_append or a fused attention
+    if (op.kind == OpKind::kKvAppend && op.outputs.size() == 2) kc = op.outputs[0];
+    if (attention_form(op).fused()) kc = attention_form(op).k_cache;
+    if (kc >= 0 && kc < static_cast<TensorId>(p.tensors.size()) && p.tensors[kc].shape.size() == 4) {
+      const int64_t s = p.tensors[kc].shape[1];
+      rt.max_seq_len = rt.max_seq_len ? std::min(rt.max_seq_len, s) : s;
     }
   }
   const auto n = static_cast<TensorId>(p.tensors.size());
   if (rt.tokens < 0 || rt.tokens >= n) throw Error("program has no embedding operator");
-  if (rt.logits < 0 || rt.logits >= n) throw Error("program has no argmax operator");
+  if (rt.logits < 0 || rt.logits >= n) throw Error("program has no argmax operator (nor an lm_head with one)");
   const Tensor& tok = p.tensors[rt.tokens];
   const Tensor& logits = p.tensors[rt.logits];
   if (tok.shape.size() != 1 || tok.dtype != DType::kI32)

@@ -27,8 +27,9 @@ struct CpuRunResult {
 std::vector<int32_t> generated_tokens(const CpuRunResult& r, size_t prompt_len, int64_t row = 0);
 
 // The tensors a run reads and writes by name-independent roles: the embedding's token
-// input (== argmax output) and the argmax's logits input. Throws mpk::Error when the
-// program lacks an embedding, lm_head or argmax operator.
+// input (== argmax output) and the argmax's logits input (or, after fuse-argmax, the
+// logits of the lm_head that writes the tokens). Throws mpk::Error when the program
+// lacks an embedding or an argmax.
 struct RunTensors {
   TensorId tokens = -1;
   TensorId logits = -1;

@@ -94,6 +94,296 @@ class TaskResolver {
   const Operator& op_;
 };
 
+// The argmax partial slot a task writes (an argmax_partial, or an lm_head's with
+// fuse-argmax): out1 = the f32 values, out2 = the i32 indices, both [B, P]; its rows.
+void argmax_slot(const TaskResolver& r, TaskPlan& plan) {
+  plan.out1 = r.scratch(true, DType::kF32);
+  plan.out2 = r.scratch(true, DType::kI32);
+  const Region& wv = r.write_on(plan.out1);
+  r.require(r.tensor(plan.out1).shape.size() == 2 && r.tensor(plan.out2).shape == r.tensor(plan.out1).shape,
+            "argmax partial tensors must both be [B, P]");
+  r.require(r.write_on(plan.out2).dims == wv.dims && wv.dims[1].size() == 1,
+            "must write one partial slot of both argmax tensors");
+  plan.b0 = wv.dims[0].lo;
+  plan.b1 = wv.dims[0].hi;
+  plan.slot = wv.dims[1].lo;
+}
+
+// A task that appends k and v (a kv_append, or a fused attention's): the batch rows and
+// kv heads it writes (both caches alike, all positions, whole heads); checks that it
+// reads those columns of k and v and the norm weight, if any.
+std::pair<Range, Range> appended(const TaskResolver& r, TensorId k, TensorId v, TensorId kc, TensorId vc,
+                                 TensorId norm) {
+  const Region& wk = r.write_on(kc);
+  const auto& cs = r.tensor(kc).shape;
+  r.require(r.write_on(vc).dims == wk.dims, "must write the same region of both caches");
+  r.require(wk.dims[1] == Range{0, cs[1]} && wk.dims[3] == Range{0, cs[3]},
+            "must declare all positions and the whole head of its cache rows");
+  const Range rows = wk.dims[0], heads = wk.dims[2];
+  const Range cols{heads.lo * cs[3], heads.hi * cs[3]};
+  r.need(box(k, {rows, cols}));
+  r.need(box(v, {rows, cols}));
+  if (norm >= 0) r.need(box(norm, {{0, cs[3]}}));
+  return {rows, heads};
+}
+
+// The rope frequencies and norm eps of a fused attention (fuse-attention).
+void fused_attention_attrs(const Operator& op, TaskPlan& plan) {
+  plan.inv_freq = rope_inv_freq(op.attrs);
+  if (attention_form(op).q_norm >= 0) plan.eps = attr_float(op.attrs, "eps");
+}
+
+// Resolves one task into its plan: one method per task kind.
+class Planner {
+ public:
+  Planner(const Module& m, TaskId id) : r_(m, id), task_(m.graph.tasks[id]), op_(r_.op()) {
+    plan_.id = id;
+    plan_.kind = task_.kind;
+    plan_.op = task_.op;
+  }
+
+  TaskPlan run() {
+    r_.check_regions();
+    plan();
+    return std::move(plan_);
+  }
+
+ private:
+  void plan() {
+    switch (task_.kind) {
+      case TaskKind::kEmbedding:
+        return embedding();
+      case TaskKind::kRmsNorm:
+      case TaskKind::kQkNorm:
+        return norm();
+      case TaskKind::kLinear:
+      case TaskKind::kLmHead:
+        return linear();
+      case TaskKind::kRope:
+        return rope();
+      case TaskKind::kKvAppend:
+        return kv_append();
+      case TaskKind::kAttention:
+      case TaskKind::kAttentionPartial:
+        return attention();
+      case TaskKind::kAttentionMerge:
+        return attention_merge();
+      case TaskKind::kSiluMul:
+      case TaskKind::kResidualAdd:
+        return elementwise();
+      case TaskKind::kArgmaxPartial:
+        return argmax_partial();
+      case TaskKind::kArgmaxReduce:
+        return argmax_reduce();
+    }
+  }
+
+  void rows_cols(const Region& w) {
+    plan_.b0 = w.dims[0].lo;
+    plan_.b1 = w.dims[0].hi;
+    if (w.dims.size() > 1) {
+      plan_.c0 = w.dims[1].lo;
+      plan_.c1 = w.dims[1].hi;
+    }
+  }
+
+  void embedding() {
+    r_.kind_of_op({OpKind::kEmbedding});
+    plan_.in0 = op_.inputs[0];
+    plan_.in1 = op_.inputs[1];
+    plan_.out0 = op_.outputs[0];
+    rows_cols(r_.write_on(plan_.out0));
+    r_.need(box(plan_.in0, {{0, r_.tensor(plan_.in0).shape[0]}, {plan_.c0, plan_.c1}}));
+    r_.need(box(plan_.in1, {{plan_.b0, plan_.b1}}));
+  }
+
+  void norm() {
+    const bool qk = task_.kind == TaskKind::kQkNorm;
+    r_.kind_of_op({qk ? OpKind::kQkNorm : OpKind::kRmsNorm});
+    plan_.in0 = op_.inputs[0];
+    plan_.in1 = op_.inputs[1];
+    plan_.out0 = op_.outputs[0];
+    plan_.eps = attr_float(op_.attrs, "eps");
+    rows_cols(r_.write_on(plan_.out0));
+    const int64_t width = r_.tensor(plan_.out0).shape[1];
+    plan_.head_dim = qk ? attr_int(op_.attrs, "head_dim") : width;
+    r_.require(plan_.c0 % plan_.head_dim == 0 && plan_.c1 % plan_.head_dim == 0,
+               qk ? "must write whole heads" : "must write whole rows");
+    r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}}));
+    r_.need(box(plan_.in1, {{0, plan_.head_dim}}));
+  }
+
+  void linear() {
+    r_.kind_of_op({task_.kind == TaskKind::kLinear ? OpKind::kLinear : OpKind::kLmHead});
+    const LinearForm f = linear_form(op_);
+    plan_.in0 = f.x;
+    plan_.in1 = f.weight;
+    plan_.out0 = f.y;
+    rows_cols(r_.write_on(plan_.out0));
+    const int64_t k = r_.tensor(plan_.in0).shape[1];
+    r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {0, k}}));
+    r_.need(box(plan_.in1, {{plan_.c0, plan_.c1}, {0, k}}));
+    plan_.up = f.up;
+    plan_.residual = f.residual;
+    plan_.norm = f.norm;
+    if (f.up >= 0) r_.need(box(f.up, {{plan_.c0, plan_.c1}, {0, k}}));
+    if (f.residual >= 0) r_.need(box(f.residual, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}}));
+    if (f.norm >= 0) {
+      plan_.eps = attr_float(op_.attrs, "eps");
+      r_.need(box(f.norm, {{0, k}}));
+    }
+    if (f.tokens >= 0) {  // also the argmax partial of its vocabulary rows (fuse-argmax)
+      const int64_t b0 = plan_.b0, b1 = plan_.b1;
+      argmax_slot(r_, plan_);
+      r_.require(plan_.b0 == b0 && plan_.b1 == b1, "must write the argmax partial of the rows it computes");
+    }
+  }
+
+  void rope() {
+    r_.kind_of_op({OpKind::kRope});
+    plan_.in0 = op_.inputs[0];
+    plan_.out0 = op_.outputs[0];
+    plan_.head_dim = attr_int(op_.attrs, "head_dim");
+    plan_.inv_freq = rope_inv_freq(op_.attrs);
+    rows_cols(r_.write_on(plan_.out0));
+    r_.require(plan_.c0 % plan_.head_dim == 0 && plan_.c1 % plan_.head_dim == 0, "must write whole heads");
+    r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}}));
+  }
+
+  void kv_append() {
+    r_.kind_of_op({OpKind::kKvAppend, OpKind::kAttention});
+    if (op_.kind == OpKind::kAttention) {  // a fused attention appends (several splits)
+      const AttentionForm f = attention_form(op_);
+      r_.require(f.fused(), "a kv_append task belongs to a fused attention only");
+      plan_.in0 = f.k, plan_.in1 = f.v, plan_.out0 = f.k_cache, plan_.out1 = f.v_cache, plan_.norm = f.k_norm;
+      fused_attention_attrs(op_, plan_);
+    } else {
+      if (op_.attrs.count("theta")) plan_.inv_freq = rope_inv_freq(op_.attrs);  // ropes k (fuse-rope)
+      plan_.in0 = op_.inputs[0], plan_.in1 = op_.inputs[1], plan_.out0 = op_.outputs[0], plan_.out1 = op_.outputs[1];
+    }
+    const auto [rows, heads] = appended(r_, plan_.in0, plan_.in1, plan_.out0, plan_.out1, plan_.norm);
+    plan_.b0 = rows.lo, plan_.b1 = rows.hi, plan_.c0 = heads.lo, plan_.c1 = heads.hi;
+  }
+
+  void attention() {
+    r_.kind_of_op({OpKind::kAttention});
+    const AttentionForm f = attention_form(op_);
+    plan_.in0 = f.q;
+    plan_.in1 = f.k_cache;
+    plan_.in2 = f.v_cache;
+    const int64_t nq = attr_int(op_.attrs, "num_q_heads"), nkv = attr_int(op_.attrs, "num_kv_heads");
+    plan_.attention = {nq / nkv, attr_int(op_.attrs, "head_dim"),
+                       static_cast<float>(attr_float(op_.attrs, "scale"))};
+    const int64_t g = plan_.attention.group, hd = plan_.attention.head_dim;
+    const int64_t seq = r_.tensor(plan_.in1).shape[1];
+    if (f.fused()) {
+      plan_.norm = f.q_norm;
+      fused_attention_attrs(op_, plan_);
+      if (f.q_norm >= 0) r_.need(box(f.q_norm, {{0, hd}}));
+    }
+    int64_t j0, j1;  // query heads
+    if (task_.kind == TaskKind::kAttention) {
+      plan_.out0 = f.y;
+      const Region& w = r_.write_on(plan_.out0);
+      r_.require(w.dims[1].lo % (g * hd) == 0 && w.dims[1].hi % (g * hd) == 0,
+                 "must write whole kv-head groups of query heads");
+      plan_.b0 = w.dims[0].lo;
+      plan_.b1 = w.dims[0].hi;
+      j0 = w.dims[1].lo / hd;
+      j1 = w.dims[1].hi / hd;
+      plan_.s0 = 0;
+      plan_.s1 = seq;
+    } else {
+      plan_.out0 = r_.scratch(true, DType::kF32);
+      const auto& ps = r_.tensor(plan_.out0).shape;
+      r_.require(ps.size() == 4 && ps[0] == r_.tensor(plan_.in0).shape[0] && ps[1] == nq && ps[3] == hd + 2,
+                 "partial tensor '" + r_.tensor(plan_.out0).name + "' must be [B, nq, splits, hd+2]");
+      const Region& w = r_.write_on(plan_.out0);
+      r_.require(w.dims[2].size() == 1 && w.dims[3] == Range{0, hd + 2},
+                 "must write one split slot of whole partial records");
+      r_.require(w.dims[1].lo % g == 0 && w.dims[1].hi % g == 0,
+                 "must write whole kv-head groups of query heads");
+      plan_.b0 = w.dims[0].lo;
+      plan_.b1 = w.dims[0].hi;
+      j0 = w.dims[1].lo;
+      j1 = w.dims[1].hi;
+      plan_.slot = w.dims[2].lo;
+      const Region& kr = r_.read_on(plan_.in1);
+      plan_.s0 = kr.dims[1].lo;
+      plan_.s1 = kr.dims[1].hi;
+    }
+    plan_.c0 = j0 / g;
+    plan_.c1 = j1 / g;
+    r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {j0 * hd, j1 * hd}}));
+    for (TensorId cache : {plan_.in1, plan_.in2})
+      r_.need(box(cache, {{plan_.b0, plan_.b1}, {plan_.s0, plan_.s1}, {plan_.c0, plan_.c1}, {0, hd}}));
+    if (task_.kind == TaskKind::kAttention && f.fused()) {  // appends its heads first (one split)
+      plan_.k = f.k, plan_.v = f.v, plan_.k_norm = f.k_norm;
+      const auto [rows, heads] = appended(r_, f.k, f.v, f.k_cache, f.v_cache, f.k_norm);
+      r_.require(rows == Range{plan_.b0, plan_.b1} && heads == Range{plan_.c0, plan_.c1},
+                 "must append the rows and kv heads it attends with");
+    }
+  }
+
+  void attention_merge() {
+    r_.kind_of_op({OpKind::kAttention});
+    plan_.head_dim = attr_int(op_.attrs, "head_dim");
+    plan_.out0 = op_.outputs[0];
+    plan_.in0 = r_.scratch(false, DType::kF32);
+    const auto& ps = r_.tensor(plan_.in0).shape;
+    const int64_t hd = plan_.head_dim;
+    r_.require(ps.size() == 4 && ps[0] == r_.tensor(plan_.out0).shape[0] &&
+                   ps[1] * hd == r_.tensor(plan_.out0).shape[1] && ps[3] == hd + 2,
+               "partial tensor '" + r_.tensor(plan_.in0).name + "' must be [B, nq, splits, hd+2]");
+    const Region& w = r_.write_on(plan_.out0);
+    r_.require(w.dims[1].lo % hd == 0 && w.dims[1].hi % hd == 0, "must write whole query heads");
+    plan_.b0 = w.dims[0].lo;
+    plan_.b1 = w.dims[0].hi;
+    plan_.c0 = w.dims[1].lo / hd;
+    plan_.c1 = w.dims[1].hi / hd;
+    r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}, {0, ps[2]}, {0, hd + 2}}));
+  }
+
+  void elementwise() {
+    r_.kind_of_op({task_.kind == TaskKind::kSiluMul ? OpKind::kSiluMul : OpKind::kResidualAdd});
+    plan_.in0 = op_.inputs[0];
+    plan_.in1 = op_.inputs[1];
+    plan_.out0 = op_.outputs[0];
+    rows_cols(r_.write_on(plan_.out0));
+    r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}}));
+    r_.need(box(plan_.in1, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}}));
+  }
+
+  void argmax_partial() {
+    r_.kind_of_op({OpKind::kArgmax});
+    plan_.in0 = op_.inputs[0];
+    argmax_slot(r_, plan_);
+    const Region& lr = r_.read_on(plan_.in0);
+    plan_.c0 = lr.dims[1].lo;
+    plan_.c1 = lr.dims[1].hi;
+    r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}}));
+  }
+
+  void argmax_reduce() {
+    r_.kind_of_op({OpKind::kArgmax, OpKind::kLmHead});
+    plan_.out0 = op_.kind == OpKind::kArgmax ? op_.outputs[0] : linear_form(op_).tokens;
+    r_.require(plan_.out0 >= 0, "an argmax_reduce task belongs to an lm_head with an argmax only");
+    plan_.in0 = r_.scratch(false, DType::kF32);
+    plan_.in1 = r_.scratch(false, DType::kI32);
+    const auto& vs = r_.tensor(plan_.in0).shape;
+    r_.require(vs.size() == 2 && r_.tensor(plan_.in1).shape == vs && vs[0] == r_.tensor(plan_.out0).shape[0] &&
+                   vs[1] >= 1,
+               "argmax partial tensors must both be [B, P]");
+    rows_cols(r_.write_on(plan_.out0));
+    for (TensorId t : {plan_.in0, plan_.in1}) r_.need(box(t, {{plan_.b0, plan_.b1}, {0, vs[1]}}));
+  }
+
+  TaskResolver r_;
+  const Task& task_;
+  const Operator& op_;
+  TaskPlan plan_;
+};
+
 }  // namespace
 
 TaskPlan prepare_task(const Module& m, TaskId id) {
@@ -103,216 +393,20 @@ TaskPlan prepare_task(const Module& m, TaskId id) {
   if (task.op < 0 || task.op >= static_cast<OpId>(m.program.ops.size()))
     throw Error(describe_task(m, id) + ": refers to op " + std::to_string(task.op) + ", which does not exist");
   check_op(m.program, task.op);
-  TaskResolver r(m, id);
-  r.check_regions();
-  const Operator& op = r.op();
-  TaskPlan plan;
-  plan.id = id;
-  plan.kind = task.kind;
-  plan.op = task.op;
-  auto rows_cols = [&](const Region& w) {
-    plan.b0 = w.dims[0].lo;
-    plan.b1 = w.dims[0].hi;
-    if (w.dims.size() > 1) {
-      plan.c0 = w.dims[1].lo;
-      plan.c1 = w.dims[1].hi;
-    }
-  };
-  switch (task.kind) {
-    case TaskKind::kEmbedding: {
-      r.kind_of_op({OpKind::kEmbedding});
-      plan.in0 = op.inputs[0];
-      plan.in1 = op.inputs[1];
-      plan.out0 = op.outputs[0];
-      rows_cols(r.write_on(plan.out0));
-      r.need(box(plan.in0, {{0, r.tensor(plan.in0).shape[0]}, {plan.c0, plan.c1}}));
-      r.need(box(plan.in1, {{plan.b0, plan.b1}}));
-      break;
-    }
-    case TaskKind::kRmsNorm:
-    case TaskKind::kQkNorm: {
-      const bool qk = task.kind == TaskKind::kQkNorm;
-      r.kind_of_op({qk ? OpKind::kQkNorm : OpKind::kRmsNorm});
-      plan.in0 = op.inputs[0];
-      plan.in1 = op.inputs[1];
-      plan.out0 = op.outputs[0];
-      plan.eps = attr_float(op.attrs, "eps");
-      rows_cols(r.write_on(plan.out0));
-      const int64_t width = r.tensor(plan.out0).shape[1];
-      plan.head_dim = qk ? attr_int(op.attrs, "head_dim") : width;
-      r.require(plan.c0 % plan.head_dim == 0 && plan.c1 % plan.head_dim == 0,
-                qk ? "must write whole heads" : "must write whole rows");
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
-      r.need(box(plan.in1, {{0, plan.head_dim}}));
-      break;
-    }
-    case TaskKind::kLinear:
-    case TaskKind::kLmHead: {
-      r.kind_of_op({task.kind == TaskKind::kLinear ? OpKind::kLinear : OpKind::kLmHead});
-      plan.in0 = op.inputs[0];
-      plan.in1 = op.inputs[1];
-      plan.out0 = op.outputs[0];
-      rows_cols(r.write_on(plan.out0));
-      const int64_t k = r.tensor(plan.in0).shape[1];
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {0, k}}));
-      r.need(box(plan.in1, {{plan.c0, plan.c1}, {0, k}}));
-      plan.extra = linear_extra(op);
-      if (plan.extra == LinearExtra::kResidual) {
-        plan.in2 = op.inputs[2];
-        r.need(box(plan.in2, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
-      } else if (plan.extra == LinearExtra::kNorm) {
-        plan.in2 = op.inputs[2];
-        plan.eps = attr_float(op.attrs, "eps");
-        r.need(box(plan.in2, {{0, k}}));
-      }
-      break;
-    }
-    case TaskKind::kRope: {
-      r.kind_of_op({OpKind::kRope});
-      plan.in0 = op.inputs[0];
-      plan.out0 = op.outputs[0];
-      plan.head_dim = attr_int(op.attrs, "head_dim");
-      plan.inv_freq = rope_inv_freq(op.attrs);
-      rows_cols(r.write_on(plan.out0));
-      r.require(plan.c0 % plan.head_dim == 0 && plan.c1 % plan.head_dim == 0, "must write whole heads");
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
-      break;
-    }
-    case TaskKind::kKvAppend: {
-      r.kind_of_op({OpKind::kKvAppend});
-      if (op.attrs.count("theta")) plan.inv_freq = rope_inv_freq(op.attrs);  // ropes k (fuse-rope)
-      plan.in0 = op.inputs[0];
-      plan.in1 = op.inputs[1];
-      plan.out0 = op.outputs[0];
-      plan.out1 = op.outputs[1];
-      const Region& wk = r.write_on(plan.out0);
-      const auto& cs = r.tensor(plan.out0).shape;
-      r.require(r.write_on(plan.out1).dims == wk.dims, "must write the same region of both caches");
-      r.require(wk.dims[1] == Range{0, cs[1]} && wk.dims[3] == Range{0, cs[3]},
-                "must declare all positions and the whole head of its cache rows");
-      plan.b0 = wk.dims[0].lo;
-      plan.b1 = wk.dims[0].hi;
-      plan.c0 = wk.dims[2].lo;
-      plan.c1 = wk.dims[2].hi;
-      const int64_t hd = cs[3];
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {plan.c0 * hd, plan.c1 * hd}}));
-      r.need(box(plan.in1, {{plan.b0, plan.b1}, {plan.c0 * hd, plan.c1 * hd}}));
-      break;
-    }
-    case TaskKind::kAttention:
-    case TaskKind::kAttentionPartial: {
-      r.kind_of_op({OpKind::kAttention});
-      plan.in0 = op.inputs[0];
-      plan.in1 = op.inputs[1];
-      plan.in2 = op.inputs[2];
-      const int64_t nq = attr_int(op.attrs, "num_q_heads"), nkv = attr_int(op.attrs, "num_kv_heads");
-      plan.attention = {nq / nkv, attr_int(op.attrs, "head_dim"),
-                        static_cast<float>(attr_float(op.attrs, "scale"))};
-      const int64_t g = plan.attention.group, hd = plan.attention.head_dim;
-      const int64_t seq = r.tensor(plan.in1).shape[1];
-      int64_t j0, j1;  // query heads
-      if (task.kind == TaskKind::kAttention) {
-        plan.out0 = op.outputs[0];
-        const Region& w = r.write_on(plan.out0);
-        r.require(w.dims[1].lo % (g * hd) == 0 && w.dims[1].hi % (g * hd) == 0,
-                  "must write whole kv-head groups of query heads");
-        plan.b0 = w.dims[0].lo;
-        plan.b1 = w.dims[0].hi;
-        j0 = w.dims[1].lo / hd;
-        j1 = w.dims[1].hi / hd;
-        plan.s0 = 0;
-        plan.s1 = seq;
-      } else {
-        plan.out0 = r.scratch(true, DType::kF32);
-        const auto& ps = r.tensor(plan.out0).shape;
-        r.require(ps.size() == 4 && ps[0] == r.tensor(plan.in0).shape[0] && ps[1] == nq && ps[3] == hd + 2,
-                  "partial tensor '" + r.tensor(plan.out0).name + "' must be [B, nq, splits, hd+2]");
-        const Region& w = r.write_on(plan.out0);
-        r.require(w.dims[2].size() == 1 && w.dims[3] == Range{0, hd + 2},
-                  "must write one split slot of whole partial records");
-        r.require(w.dims[1].lo % g == 0 && w.dims[1].hi % g == 0,
-                  "must write whole kv-head groups of query heads");
-        plan.b0 = w.dims[0].lo;
-        plan.b1 = w.dims[0].hi;
-        j0 = w.dims[1].lo;
-        j1 = w.dims[1].hi;
-        plan.slot = w.dims[2].lo;
-        const Region& kr = r.read_on(plan.in1);
-        plan.s0 = kr.dims[1].lo;
-        plan.s1 = kr.dims[1].hi;
-      }
-      plan.c0 = j0 / g;
-      plan.c1 = j1 / g;
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {j0 * hd, j1 * hd}}));
-      for (TensorId cache : {plan.in1, plan.in2})
-        r.need(box(cache, {{plan.b0, plan.b1}, {plan.s0, plan.s1}, {plan.c0, plan.c1}, {0, hd}}));
-      break;
-    }
-    case TaskKind::kAttentionMerge: {
-      r.kind_of_op({OpKind::kAttention});
-      plan.head_dim = attr_int(op.attrs, "head_dim");
-      plan.out0 = op.outputs[0];
-      plan.in0 = r.scratch(false, DType::kF32);
-      const auto& ps = r.tensor(plan.in0).shape;
-      const int64_t hd = plan.head_dim;
-      r.require(ps.size() == 4 && ps[0] == r.tensor(plan.out0).shape[0] &&
-                    ps[1] * hd == r.tensor(plan.out0).shape[1] && ps[3] == hd + 2,
-                "partial tensor '" + r.tensor(plan.in0).name + "' must be [B, nq, splits, hd+2]");
-      const Region& w = r.write_on(plan.out0);
-      r.require(w.dims[1].lo % hd == 0 && w.dims[1].hi % hd == 0, "must write whole query heads");
-      plan.b0 = w.dims[0].lo;
-      plan.b1 = w.dims[0].hi;
-      plan.c0 = w.dims[1].lo / hd;
-      plan.c1 = w.dims[1].hi / hd;
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {plan.c0, plan.c1}, {0, ps[2]}, {0, hd + 2}}));
-      break;
-    }
-    case TaskKind::kSiluMul:
-    case TaskKind::kResidualAdd: {
-      r.kind_of_op({task.kind == TaskKind::kSiluMul ? OpKind::kSiluMul : OpKind::kResidualAdd});
-      plan.in0 = op.inputs[0];
-      plan.in1 = op.inputs[1];
-      plan.out0 = op.outputs[0];
-      rows_cols(r.write_on(plan.out0));
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
-      r.need(box(plan.in1, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
-      break;
-    }
-    case TaskKind::kArgmaxPartial: {
-      r.kind_of_op({OpKind::kArgmax});
-      plan.in0 = op.inputs[0];
-      plan.out0 = r.scratch(true, DType::kF32);
-      plan.out1 = r.scratch(true, DType::kI32);
-      const Region& wv = r.write_on(plan.out0);
-      r.require(r.tensor(plan.out0).shape.size() == 2 && r.tensor(plan.out1).shape == r.tensor(plan.out0).shape,
-                "argmax partial tensors must both be [B, P]");
-      r.require(r.write_on(plan.out1).dims == wv.dims && wv.dims[1].size() == 1,
-                "must write one partial slot of both argmax tensors");
-      plan.b0 = wv.dims[0].lo;
-      plan.b1 = wv.dims[0].hi;
-      plan.slot = wv.dims[1].lo;
-      const Region& lr = r.read_on(plan.in0);
-      plan.c0 = lr.dims[1].lo;
-      plan.c1 = lr.dims[1].hi;
-      r.need(box(plan.in0, {{plan.b0, plan.b1}, {plan.c0, plan.c1}}));
-      break;
-    }
-    case TaskKind::kArgmaxReduce: {
-      r.kind_of_op({OpKind::kArgmax});
-      plan.out0 = op.outputs[0];
-      plan.in0 = r.scratch(false, DType::kF32);
-      plan.in1 = r.scratch(false, DType::kI32);
-      const auto& vs = r.tensor(plan.in0).shape;
-      r.require(vs.size() == 2 && r.tensor(plan.in1).shape == vs && vs[0] == r.tensor(plan.out0).shape[0] &&
-                    vs[1] >= 1,
-                "argmax partial tensors must both be [B, P]");
-      rows_cols(r.write_on(plan.out0));
-      for (TensorId t : {plan.in0, plan.in1}) r.need(box(t, {{plan.b0, plan.b1}, {0, vs[1]}}));
-      break;
-    }
-  }
-  return plan;
+  return Planner(m, id).run();
 }
+
+namespace {
+
+// How a kv_append or a fused attention prepares its k or q heads (numerics.h HeadPrep).
+HeadPrep head_prep(const TaskPlan& p, const TensorStore& st, TensorId norm) {
+  HeadPrep prep;
+  if (!p.inv_freq.empty()) prep.rope_inv = &p.inv_freq;
+  if (norm >= 0) prep.norm = &st.at(norm), prep.eps = p.eps;
+  return prep;
+}
+
+}  // namespace
 
 void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
   switch (p.kind) {
@@ -328,26 +422,36 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
     case TaskKind::kLinear:
     case TaskKind::kLmHead: {
       LinearExtras e;
-      if (p.extra == LinearExtra::kResidual) e.residual = &st.at(p.in2);
-      if (p.extra == LinearExtra::kNorm) e.norm = &st.at(p.in2), e.eps = p.eps;
+      if (p.residual >= 0) e.residual = &st.at(p.residual);
+      if (p.norm >= 0) e.norm = &st.at(p.norm), e.eps = p.eps;
+      if (p.up >= 0) e.up = &st.at(p.up);
       linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, e);
+      if (p.out1 >= 0)  // fuse-argmax: the argmax partial of the logits just written
+        argmax_partial_block(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot);
       return;
     }
     case TaskKind::kRope:
       rope_block(st.at(p.in0), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, p.head_dim, p.inv_freq, ctx.step);
       return;
     case TaskKind::kKvAppend:
-      kv_append_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), st.at(p.out1), p.b0, p.b1, p.c0,
-                      p.c1, ctx.step, p.inv_freq.empty() ? nullptr : &p.inv_freq);
+      kv_append_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), st.at(p.out1), p.b0, p.b1, p.c0, p.c1,
+                      ctx.step, head_prep(p, st, p.norm));
       return;
-    case TaskKind::kAttention:
-      attention_block(st.at(p.in0), st.at(p.in1), st.at(p.in2), st.at(p.out0), p.b0, p.b1, p.c0,
-                      p.c1, p.attention, ctx.step);
+    case TaskKind::kAttention: {
+      const HeadPrep q_prep = head_prep(p, st, p.norm);
+      if (p.k >= 0)  // a fused attention appends its kv heads first
+        kv_append_block(st.at(p.k), st.at(p.v), st.at(p.in1), st.at(p.in2), p.b0, p.b1, p.c0, p.c1, ctx.step,
+                        head_prep(p, st, p.k_norm));
+      attention_block(st.at(p.in0), st.at(p.in1), st.at(p.in2), st.at(p.out0), p.b0, p.b1, p.c0, p.c1,
+                      p.attention, ctx.step, p.inv_freq.empty() ? nullptr : &q_prep);
       return;
-    case TaskKind::kAttentionPartial:
-      attention_partial_block(st.at(p.in0), st.at(p.in1), st.at(p.in2), st.at(p.out0), p.b0, p.b1,
-                              p.c0, p.c1, p.attention, ctx.step, p.s0, p.s1, p.slot);
+    }
+    case TaskKind::kAttentionPartial: {
+      const HeadPrep q_prep = head_prep(p, st, p.norm);
+      attention_partial_block(st.at(p.in0), st.at(p.in1), st.at(p.in2), st.at(p.out0), p.b0, p.b1, p.c0, p.c1,
+                              p.attention, ctx.step, p.s0, p.s1, p.slot, p.inv_freq.empty() ? nullptr : &q_prep);
       return;
+    }
     case TaskKind::kAttentionMerge:
       attention_merge_block(st.at(p.in0), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, p.head_dim);
       return;
@@ -357,19 +461,9 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
     case TaskKind::kResidualAdd:
       residual_add_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1);
       return;
-    case TaskKind::kArgmaxPartial: {
-      TensorBuffer& val = st.at(p.out0);
-      TensorBuffer& idx = st.at(p.out1);
-      const int64_t parts = val.shape[1];
-      for (int64_t b = p.b0; b < p.b1; ++b) {
-        float v;
-        int32_t i;
-        argmax_row(st.at(p.in0), b, p.c0, p.c1, &v, &i);
-        val.store(b * parts + p.slot, v);
-        idx.store_i32(b * parts + p.slot, i);
-      }
+    case TaskKind::kArgmaxPartial:
+      argmax_partial_block(st.at(p.in0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot);
       return;
-    }
     case TaskKind::kArgmaxReduce: {
       const TensorBuffer& val = st.at(p.in0);
       const TensorBuffer& idx = st.at(p.in1);

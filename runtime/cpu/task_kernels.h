@@ -20,17 +20,20 @@ struct TaskPlan {
   TaskKind kind = TaskKind::kLinear;
   OpId op = -1;
   TensorId in0 = -1, in1 = -1, in2 = -1;  // by kind: the operands the kernel reads
-  TensorId out0 = -1, out1 = -1;          // and writes
+  TensorId out0 = -1, out1 = -1, out2 = -1;  // and writes (an lm_head's argmax partial: out1, out2)
   int64_t b0 = 0, b1 = 0;                 // batch rows
   int64_t c0 = 0, c1 = 0;                 // columns; kv heads for kv_append / attention*;
                                           // query heads for attention_merge; vocab range for argmax_partial
   int64_t s0 = 0, s1 = 0;                 // attention_partial: position range
-  int64_t slot = 0;                       // attention_partial: split; argmax_partial: partial index
+  int64_t slot = 0;                       // attention_partial: split; argmax partial: partial index
   double eps = 0;
-  LinearExtra extra = LinearExtra::kNone;  // linear: what in2 is
+  TensorId residual = -1, up = -1;        // linear (ir/module.h LinearForm)
+  TensorId norm = -1;                     // linear, lm_head: its norm weight; a fused attention's
+                                          // kv_append: k's, attention*: q's
+  TensorId k = -1, v = -1, k_norm = -1;   // a fused attention task with one split: what it appends
   int64_t head_dim = 0;
   AttentionShape attention;
-  std::vector<float> inv_freq;            // rope
+  std::vector<float> inv_freq;            // rope; a kv_append or fused attention that ropes
 };
 
 // Throws mpk::Error("<task>: <problem>").

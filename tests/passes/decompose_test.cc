@@ -9,6 +9,8 @@
 #include "ir/error.h"
 #include "ir/import/import.h"
 #include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
 #include "passes/registry.h"
 
 namespace mpk {
@@ -20,6 +22,16 @@ Module imported(const std::string& preset, int64_t batch = 1, int64_t seq = 0, i
   o.max_seq_len = seq;
   o.machine.sm_count = sms;
   return build_module(*find_preset(preset), o, "preset:" + preset);
+}
+
+// Every fusion, as the CPU bit-identity tests run them.
+const char* const kAllFusions =
+    "fuse-residual,fuse-norm{lm-head=true},fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax";
+
+void fuse(Module& m, const std::string& pipeline) {
+  PassManagerConfig cfg;
+  cfg.verify_each = true;
+  PassManager(parse_pipeline(pipeline), cfg).run(m);
 }
 
 void decompose(Module& m, const PassOptions& opts = {}) {
@@ -44,6 +56,52 @@ struct Expected {
   std::vector<Region> reads, writes;
 };
 
+// kv_append tasks (of a kv_append, or of a fused attention) and attention tasks.
+Expected expected_attention_regions(const Module& m, const Task& t) {
+  const Program& p = m.program;
+  const Operator& op = p.ops.at(t.op);
+  const Region& w0 = t.writes.at(0);
+  const AttentionForm f = attention_form(op);
+  const TensorId kc = op.kind == OpKind::kKvAppend ? op.outputs[0] : f.k_cache;
+  const TensorId vc = op.kind == OpKind::kKvAppend ? op.outputs[1] : f.v_cache;
+  const auto cs = p.tensor(kc).shape;
+  const int64_t b = cs[0], s = cs[1], hd = cs[3];
+  auto cache = [&](TensorId c, int64_t h, Range pos) { return reg(c, {{0, b}, pos, {h, h + 1}, {0, hd}}); };
+  auto norm = [&](TensorId w) { return reg(w, {{0, hd}}); };
+  if (t.kind == TaskKind::kKvAppend) {
+    const int64_t h = w0.dims.at(2).lo;
+    const Range cols{h * hd, (h + 1) * hd};
+    const TensorId k = op.kind == OpKind::kKvAppend ? op.inputs[0] : f.k;
+    const TensorId v = op.kind == OpKind::kKvAppend ? op.inputs[1] : f.v;
+    std::vector<Region> reads = {reg(k, {{0, b}, cols}), reg(v, {{0, b}, cols})};
+    if (f.k_norm >= 0) reads.push_back(norm(f.k_norm));
+    return {reads, {cache(kc, h, {0, s}), cache(vc, h, {0, s})}};
+  }
+  const int64_t g = attr_int(op.attrs, "num_q_heads") / attr_int(op.attrs, "num_kv_heads");
+  const TensorId part = p.find_tensor("attn_part." + std::to_string(op.layer));
+  const int64_t h = t.kind == TaskKind::kAttentionPartial ? w0.dims.at(1).lo / g : w0.dims.at(1).lo / (g * hd);
+  const Range qc{h * g * hd, (h + 1) * g * hd}, qh{h * g, (h + 1) * g}, kcols{h * hd, (h + 1) * hd};
+  if (t.kind == TaskKind::kAttentionMerge) {
+    const int64_t splits = p.tensor(part).shape.at(2);
+    return {{reg(part, {{0, b}, qh, {0, splits}, {0, hd + 2}})}, {reg(f.y, {{0, b}, qc})}};
+  }
+  std::vector<Region> reads = {reg(f.q, {{0, b}, qc})};
+  if (t.kind == TaskKind::kAttention) {
+    std::vector<Region> writes = {reg(f.y, {{0, b}, qc})};
+    if (f.fused()) {
+      reads.insert(reads.end(), {reg(f.k, {{0, b}, kcols}), reg(f.v, {{0, b}, kcols})});
+      if (f.q_norm >= 0) reads.insert(reads.end(), {norm(f.q_norm), norm(f.k_norm)});
+      writes.insert(writes.end(), {cache(kc, h, {0, s}), cache(vc, h, {0, s})});
+    }
+    reads.insert(reads.end(), {cache(kc, h, {0, s}), cache(vc, h, {0, s})});
+    return {reads, writes};
+  }
+  if (f.q_norm >= 0) reads.push_back(norm(f.q_norm));
+  const Range pos = t.reads.at(reads.size()).dims.at(1);
+  reads.insert(reads.end(), {cache(kc, h, pos), cache(vc, h, pos)});
+  return {reads, {reg(part, {{0, b}, qh, w0.dims.at(2), {0, hd + 2}})}};
+}
+
 Expected expected_regions(const Module& m, const Task& t) {
   const Program& p = m.program;
   const Operator& op = p.ops.at(t.op);
@@ -63,9 +121,20 @@ Expected expected_regions(const Module& m, const Task& t) {
               {full_region(out[0], shape(out[0]))}};
     case TaskKind::kLinear:
     case TaskKind::kLmHead: {
+      const LinearForm f = linear_form(op);
       const Range n = w0.dims.at(1);
-      const int64_t k = shape(in[0])[1];
-      return {{reg(in[0], {{0, b}, {0, k}}), reg(in[1], {n, {0, k}})}, {reg(out[0], {{0, b}, n})}};
+      const int64_t k = shape(f.x)[1];
+      std::vector<Region> reads = {reg(f.x, {{0, b}, {0, k}}), reg(f.weight, {n, {0, k}})};
+      if (f.swiglu()) reads.push_back(reg(f.up, {n, {0, k}}));
+      if (f.residual >= 0) reads.push_back(reg(f.residual, {{0, b}, n}));
+      if (f.norm >= 0) reads.push_back(reg(f.norm, {{0, k}}));
+      std::vector<Region> writes = {reg(f.y, {{0, b}, n})};
+      if (f.tokens >= 0) {
+        const Range part = t.writes.at(1).dims.at(1);
+        writes.push_back(reg(p.find_tensor("argmax_val"), {{0, b}, part}));
+        writes.push_back(reg(p.find_tensor("argmax_idx"), {{0, b}, part}));
+      }
+      return {reads, writes};
     }
     case TaskKind::kQkNorm:
     case TaskKind::kRope: {
@@ -77,41 +146,11 @@ Expected expected_regions(const Module& m, const Task& t) {
       if (t.kind == TaskKind::kQkNorm) reads.push_back(reg(in[1], {{0, hd}}));
       return {reads, {reg(out[0], {{0, b}, c})}};
     }
-    case TaskKind::kKvAppend: {
-      const auto cs = shape(out[0]);
-      const Range h = w0.dims.at(2);
-      const Range cols{h.lo * cs[3], h.hi * cs[3]};
-      EXPECT_EQ(h.size(), 1);
-      return {{reg(in[0], {{0, b}, cols}), reg(in[1], {{0, b}, cols})},
-              {reg(out[0], {{0, b}, {0, cs[1]}, h, {0, cs[3]}}),
-               reg(out[1], {{0, b}, {0, cs[1]}, h, {0, cs[3]}})}};
-    }
+    case TaskKind::kKvAppend:
     case TaskKind::kAttention:
     case TaskKind::kAttentionPartial:
-    case TaskKind::kAttentionMerge: {
-      const auto cs = shape(in[1]);
-      const int64_t hd = cs[3], s = cs[1];
-      const int64_t g = attr_int(op.attrs, "num_q_heads") / attr_int(op.attrs, "num_kv_heads");
-      const TensorId part = p.find_tensor("attn_part." + std::to_string(op.layer));
-      int64_t h = 0;
-      if (t.kind == TaskKind::kAttentionPartial) h = w0.dims.at(1).lo / g;
-      else h = w0.dims.at(1).lo / (g * hd);
-      const Range qc{h * g * hd, (h + 1) * g * hd};
-      const Range qh{h * g, (h + 1) * g};
-      if (t.kind == TaskKind::kAttention)
-        return {{reg(in[0], {{0, b}, qc}), reg(in[1], {{0, b}, {0, s}, {h, h + 1}, {0, hd}}),
-                 reg(in[2], {{0, b}, {0, s}, {h, h + 1}, {0, hd}})},
-                {reg(out[0], {{0, b}, qc})}};
-      if (t.kind == TaskKind::kAttentionMerge) {
-        const int64_t splits = p.tensor(part).shape.at(2);
-        return {{reg(part, {{0, b}, qh, {0, splits}, {0, hd + 2}})}, {reg(out[0], {{0, b}, qc})}};
-      }
-      const Range pos = t.reads.at(1).dims.at(1);
-      const Range split = w0.dims.at(2);
-      return {{reg(in[0], {{0, b}, qc}), reg(in[1], {{0, b}, pos, {h, h + 1}, {0, hd}}),
-               reg(in[2], {{0, b}, pos, {h, h + 1}, {0, hd}})},
-              {reg(part, {{0, b}, qh, split, {0, hd + 2}})}};
-    }
+    case TaskKind::kAttentionMerge:
+      return expected_attention_regions(m, t);
     case TaskKind::kSiluMul:
     case TaskKind::kResidualAdd: {
       const Range c = w0.dims.at(1);
@@ -127,8 +166,8 @@ Expected expected_regions(const Module& m, const Task& t) {
     case TaskKind::kArgmaxReduce: {
       const TensorId val = p.find_tensor("argmax_val"), idx = p.find_tensor("argmax_idx");
       const int64_t parts = p.tensor(val).shape.at(1);
-      return {{reg(val, {{0, b}, {0, parts}}), reg(idx, {{0, b}, {0, parts}})},
-              {reg(out[0], {{0, b}})}};
+      const TensorId tokens = op.kind == OpKind::kArgmax ? out[0] : linear_form(op).tokens;
+      return {{reg(val, {{0, b}, {0, parts}}), reg(idx, {{0, b}, {0, parts}})}, {reg(tokens, {{0, b}})}};
     }
   }
   ADD_FAILURE() << "unknown task kind";
@@ -167,7 +206,8 @@ void check_decomposition(const Module& m, const std::string& what) {
     EXPECT_EQ(t.reads, e.reads) << "task " << i << " of " << p.ops[t.op].name << " reads";
     EXPECT_EQ(t.writes, e.writes) << "task " << i << " of " << p.ops[t.op].name << " writes";
     EXPECT_GT(t.bytes, 0) << "task " << i;
-    const bool copy = t.kind == TaskKind::kEmbedding || t.kind == TaskKind::kKvAppend;
+    const bool copy = t.kind == TaskKind::kEmbedding ||
+                      (t.kind == TaskKind::kKvAppend && p.ops[t.op].kind == OpKind::kKvAppend);
     EXPECT_EQ(t.flops > 0, !copy) << "task " << i << " " << name_of(t.kind);
   }
   for (size_t o = 0; o < p.ops.size(); ++o) EXPECT_GT(tasks_per_op[o], 0) << p.ops[o].name;
@@ -198,25 +238,32 @@ void check_decomposition(const Module& m, const std::string& what) {
   for (size_t o = 0; o < p.ops.size(); ++o)
     EXPECT_EQ(outputs_covered[o], static_cast<int>(p.ops[o].outputs.size())) << p.ops[o].name;
 
-  // Attention partials of one kv head tile [0, S) in split order; argmax partials tile
-  // [0, V) in partial order.
+  // Attention partials of one kv head tile [0, S) in split order; argmax partials (of an
+  // argmax, or the lm_head tasks of an lm_head with argmax) tile [0, V) in partial order.
   for (const Operator& op : p.ops) {
-    if (op.kind != OpKind::kAttention && op.kind != OpKind::kArgmax) continue;
+    const bool argmax_partials = op.kind == OpKind::kArgmax || linear_form(op).tokens >= 0;
+    if (op.kind != OpKind::kAttention && !argmax_partials) continue;
     std::map<int64_t, int64_t> next;  // kv head (attention) or 0 (argmax) -> next position
     for (const Task* t : tasks_of(m, op.name)) {
       if (t->kind == TaskKind::kAttentionPartial) {
-        const int64_t h = t->reads[1].dims[2].lo;
-        EXPECT_EQ(t->reads[1].dims[1].lo, next[h]) << op.name;
+        const Region& kr = *std::find_if(t->reads.begin(), t->reads.end(), [&](const Region& r) {
+          return r.tensor == attention_form(op).k_cache;
+        });
+        const int64_t h = kr.dims[2].lo;
+        EXPECT_EQ(kr.dims[1].lo, next[h]) << op.name;
         EXPECT_EQ(t->writes[0].dims[2].lo, next[-1 - h]++) << op.name << " split index";
-        next[h] = t->reads[1].dims[1].hi;
-      } else if (t->kind == TaskKind::kArgmaxPartial) {
-        EXPECT_EQ(t->reads[0].dims[1].lo, next[0]) << op.name;
-        EXPECT_EQ(t->writes[0].dims[1].lo, next[1]++) << op.name << " partial index";
-        next[0] = t->reads[0].dims[1].hi;
+        next[h] = kr.dims[1].hi;
+      } else if (t->kind == TaskKind::kArgmaxPartial || t->kind == TaskKind::kLmHead) {
+        const bool head = t->kind == TaskKind::kLmHead;  // its vocab rows: the logits it writes
+        const Range vocab = head ? t->writes[0].dims[1] : t->reads[0].dims[1];
+        EXPECT_EQ(vocab.lo, next[0]) << op.name;
+        EXPECT_EQ(t->writes[head ? 1 : 0].dims[1].lo, next[1]++) << op.name << " partial index";
+        next[0] = vocab.hi;
       }
     }
-    if (op.kind == OpKind::kArgmax) {
-      EXPECT_EQ(next[0], p.tensor(op.inputs[0]).shape[1]);
+    if (argmax_partials) {
+      EXPECT_EQ(next[0], p.tensor(linear_form(op).tokens >= 0 ? op.outputs[0] : op.inputs[0]).shape[1]) << op.name;
+      EXPECT_EQ(next[1], p.tensor(p.find_tensor("argmax_val")).shape[1]) << op.name;
     }
   }
 }
@@ -226,11 +273,13 @@ struct Case {
   PassOptions options;
   int64_t batch = 1, seq = 0;
   int32_t sms = 132;
+  std::string fuse = "";  // a fusion pipeline run before decompose
 };
 
 // One line per case in test listings (a byte dump would break ctest's test discovery).
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.preset << " batch=" << c.batch << " seq=" << c.seq << " sms=" << c.sms;
+  if (!c.fuse.empty()) *os << " fuse=" << c.fuse;
   for (const auto& [k, v] : c.options) *os << " " << k << "=" << v;
 }
 
@@ -239,8 +288,9 @@ class DecomposeCoverage : public testing::TestWithParam<Case> {};
 TEST_P(DecomposeCoverage, TasksCoverOutputsWithTheSpecifiedRegions) {
   const Case& c = GetParam();
   Module m = imported(c.preset, c.batch, c.seq, c.sms);
+  if (!c.fuse.empty()) fuse(m, c.fuse);
   decompose(m, c.options);
-  std::string what = c.preset;
+  std::string what = c.preset + " " + c.fuse;
   for (const auto& [k, v] : c.options) what += " " + k + "=" + v;
   check_decomposition(m, what);
 }
@@ -258,7 +308,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"tiny-qwen3", {{"tile", "100000"}, {"argmax-tile", "512"}}, 8, 40},
         Case{"llama-3.2-1b", {{"attention-splits", "1"}, {"tile", "512"}}, 4, 2048},
         Case{"qwen3-8b", {{"attention-splits", "7"}, {"lm-head-tile", "4096"}}, 2, 0, 16},
-        Case{"tiny", {}, 1, 0, 1}));
+        Case{"tiny", {}, 1, 0, 1},
+        Case{"tiny", {}, 1, 0, 132, kAllFusions},
+        Case{"tiny-qwen3", {{"attention-splits", "3"}, {"lm-head-tile", "7"}}, 3, 0, 132, kAllFusions},
+        Case{"tiny-qwen3", {{"tile", "100"}, {"attention-splits", "128"}}, 2, 0, 132, kAllFusions},
+        Case{"llama-3.2-1b", {}, 1, 0, 132, kAllFusions},
+        Case{"qwen3-8b", {{"attention-splits", "7"}}, 2, 0, 16, kAllFusions}));
 
 TEST(Decompose, AutoTilesSpreadOverAllSms) {
   Module m = imported("llama-3.2-1b");
@@ -346,6 +401,64 @@ TEST(Decompose, DecomposedModulePassesStructureVerifier) {
     decompose(m, {{"attention-splits", "3"}});
     for (const Diagnostic& d : verify_structure(m)) ADD_FAILURE() << preset << ": " << d.rule << ": " << d.message;
   }
+}
+
+TEST(Decompose, FusedAttentionAppendsInItsTasks) {
+  // One split: one attention task per kv head that also writes its cache rows.
+  Module one = imported("tiny-qwen3", 2);
+  fuse(one, kAllFusions);
+  decompose(one, {{"attention-splits", "1"}});
+  const auto tasks = tasks_of(one, "L0.attention");
+  ASSERT_EQ(tasks.size(), 2u);
+  const Program& p = one.program;
+  for (const Task* t : tasks) {
+    EXPECT_EQ(t->kind, TaskKind::kAttention);
+    ASSERT_EQ(t->reads.size(), 7u);  // q, k, v, q_norm_w, k_norm_w, k_cache, v_cache
+    EXPECT_EQ(t->reads[3].tensor, p.find_tensor("model.layers.0.self_attn.q_norm.weight"));
+    ASSERT_EQ(t->writes.size(), 3u);  // y, k_cache, v_cache
+    EXPECT_EQ(t->writes[1], t->reads[5]);
+    EXPECT_EQ(t->writes[2], t->reads[6]);
+  }
+  // Four splits: per kv head one kv_append task, then the partials, then the merges.
+  Module four = imported("tiny-qwen3", 2);
+  fuse(four, kAllFusions);
+  decompose(four, {{"attention-splits", "4"}});
+  const auto split = tasks_of(four, "L1.attention");
+  ASSERT_EQ(split.size(), 2u + 2 * 4 + 2);
+  for (size_t i = 0; i < split.size(); ++i) {
+    const TaskKind want =
+        i < 2 ? TaskKind::kKvAppend : i < 10 ? TaskKind::kAttentionPartial : TaskKind::kAttentionMerge;
+    EXPECT_EQ(split[i]->kind, want) << i;
+  }
+  EXPECT_EQ(split[0]->reads.size(), 3u);  // k, v, k_norm_w
+  EXPECT_EQ(split[2]->reads.size(), 4u);  // q, q_norm_w, k_cache, v_cache
+  EXPECT_EQ(split[3]->reads[2].dims[1], (Range{32, 64}));
+  EXPECT_GT(split[0]->flops, 0);  // it norms and ropes k
+}
+
+TEST(Decompose, SwigluTilesAndLmHeadArgmaxPartials) {
+  Module m = imported("llama-3.2-1b");
+  fuse(m, kAllFusions);
+  decompose(m);
+  const auto swiglu = tasks_of(m, "L0.gate_proj_swiglu");
+  ASSERT_EQ(swiglu.size(), 128u);  // I = 8192 in tiles of 64, as gate_proj's
+  const Program& p = m.program;
+  const TensorId wg = p.find_tensor("model.layers.0.mlp.gate_proj.weight");
+  const TensorId wu = p.find_tensor("model.layers.0.mlp.up_proj.weight");
+  EXPECT_EQ(swiglu[5]->reads[1], reg(wg, {{320, 384}, {0, 2048}}));
+  EXPECT_EQ(swiglu[5]->reads[2], reg(wu, {{320, 384}, {0, 2048}}));
+  EXPECT_EQ(swiglu[5]->writes[0], reg(p.find_tensor("act.0"), {{0, 1}, {320, 384}}));
+  EXPECT_EQ(swiglu[5]->flops, 2 * 2 * 64 * 2048 + 4 * 64);
+  // 132 lm_head tasks, each with its argmax partial slot, and one reduce.
+  const auto head = tasks_of(m, "lm_head");
+  ASSERT_EQ(head.size(), 133u);
+  EXPECT_EQ(p.tensor(p.find_tensor("argmax_val")).shape, (std::vector<int64_t>{1, 132}));
+  EXPECT_EQ(head[7]->writes[1], reg(p.find_tensor("argmax_val"), {{0, 1}, {7, 8}}));
+  EXPECT_EQ(head[7]->writes[2], reg(p.find_tensor("argmax_idx"), {{0, 1}, {7, 8}}));
+  EXPECT_EQ(head.back()->kind, TaskKind::kArgmaxReduce);
+  EXPECT_EQ(head.back()->writes[0], reg(p.find_tensor("tokens"), {{0, 1}}));
+  EXPECT_LT(p.find_op("argmax"), 0);
+  EXPECT_LT(p.find_op("final_norm"), 0);
 }
 
 TEST(Decompose, RejectsBadOptionsByName) {
