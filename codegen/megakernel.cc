@@ -109,12 +109,9 @@ struct Builder {
     return static_cast<int>((heads * hd * 4 + heads * 4 + 15) / 16 * 16);
   }
 
-  // An attention operator fused with its q/k norms, RoPE and KV append (docs/ir.md):
-  // inputs (q, k, v, k_cache, v_cache[, q_norm_w, k_norm_w]).
-  static bool fused_attention(const Operator& op) { return op.kind == OpKind::kAttention && op.inputs.size() >= 5; }
   // The f32 bits of a fused attention's q/k norm eps, 0 without norms.
   static int32_t qk_norm_eps_bits(const Operator& op) {
-    return op.inputs.size() >= 7 ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
+    return attention_form(op).q_norm >= 0 ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
   }
 
   // x of a linear task sits in shared memory as f32 when that takes at most 48 KiB; a
@@ -131,31 +128,10 @@ struct Builder {
     return std::clamp<int64_t>(fit >= 4 ? fit / 4 * 4 : fit, 1, K / 64);
   }
 
-  // The operands of a linear or lm_head operator (docs/ir.md): x, the weight, and the
-  // SwiGLU up weight, the fused norm's weight or the residual where the form has one.
-  struct LinearOperands {
-    TensorId x = -1, weight = -1, up = -1, norm = -1, residual = -1;
-  };
-  LinearOperands linear_operands(const Operator& op) const {
-    LinearOperands lo;
-    const auto in = [&](size_t i) { return i < op.inputs.size() ? op.inputs[i] : -1; };
-    lo.x = in(0);
-    lo.weight = in(1);
-    if (attr_str_or(op.attrs, "activation", "") == "swiglu") {
-      lo.up = in(2);
-      lo.norm = in(3);
-    } else if (op.inputs.size() == 3) {
-      (op.attrs.count("eps") ? lo.norm : lo.residual) = in(2);
-    }
-    if (lo.x < 0 || lo.weight < 0 || (attr_str_or(op.attrs, "activation", "") == "swiglu" && lo.up < 0))
-      throw Error("codegen: operator '" + op.name + "' has too few inputs");
-    return lo;
-  }
-
   // The f32 bits of a fused norm's eps (a template argument of the linear bodies), 0
   // without one.
   int32_t norm_eps_bits(const Operator& op) const {
-    return linear_operands(op).norm >= 0 ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
+    return linear_form(op).norm >= 0 ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
   }
 
   // Linear task t's K, x tensor and rows, when it may join a group (bf16 output).
@@ -171,8 +147,8 @@ struct Builder {
     const Task& task = m.graph.tasks[t];
     if (task.kind != TaskKind::kLinear) return std::nullopt;
     const Operator& op = m.program.ops.at(task.op);
-    const LinearOperands lo = linear_operands(op);
-    if (lo.residual >= 0 || lo.up >= 0) return std::nullopt;  // their epilogues run alone
+    const LinearForm lo = linear_form(op);
+    if (lo.weight < 0 || lo.residual >= 0 || lo.swiglu()) return std::nullopt;  // their epilogues run alone
     const Tensor& y = tensor(op.outputs.at(0));
     if (y.dtype != DType::kBF16) return std::nullopt;
     for (const Region& r : task.reads)
@@ -257,8 +233,9 @@ struct Builder {
       }
       case TaskKind::kLinear:
       case TaskKind::kLmHead: {
-        const LinearOperands lo = linear_operands(op);
-        const TensorId x = lo.x, W = lo.weight, y = outp(0);
+        const LinearForm lo = linear_form(op);
+        if (lo.weight < 0 || lo.y < 0) fail(t, "operator has too few operands");
+        const TensorId x = lo.x, W = lo.weight, y = lo.y;
         const Region& wr = find(t, task.reads, W, "weight");
         const int64_t n0 = wr.dims[0].lo, n1 = wr.dims[0].hi, K = tensor(W).shape[1];
         const Region& yr = find(t, task.writes, y, "output");
@@ -267,7 +244,7 @@ struct Builder {
         if (lo.up >= 0 && find(t, task.reads, lo.up, "up weight").dims[0] != wr.dims[0])
           fail(t, "the gate and up weight rows differ");
         if (K % 64 != 0) fail(t, "K = " + std::to_string(K) + " is not a multiple of 64");
-        const bool f32 = tensor(y).dtype == DType::kF32, swiglu = lo.up >= 0;
+        const bool f32 = tensor(y).dtype == DType::kF32, swiglu = lo.swiglu();
         const bool residual = lo.residual >= 0, norm = lo.norm >= 0;
         if ((residual || swiglu) && f32) fail(t, "a linear with a residual or SwiGLU needs a bf16 output");
         if ((residual && tensor(lo.residual).dtype != DType::kBF16) || (norm && tensor(lo.norm).dtype != DType::kBF16))
@@ -304,7 +281,7 @@ struct Builder {
           extra_scratch = static_cast<int>(2 * 2 * B * box_rows * 4);
         } else {
           int64_t np = 0;  // an lm_head fused with its argmax: its partial slot
-          if (op.outputs.size() == 2) {
+          if (lo.tokens >= 0) {
             const Region& vr = first_of_dtype(t, task.writes, DType::kF32, "argmax_val", y);
             const Region& ir = first_of_dtype(t, task.writes, DType::kI32, "argmax_idx");
             np = tensor(vr.tensor).shape[1];
@@ -344,10 +321,11 @@ struct Builder {
       }
       case TaskKind::kKvAppend: {
         // A kv_append operator (k, v -> caches; with rope attrs from fuse-rope), or the
-        // kv_append tasks of a fused attention (q, k, v, caches[, q/k norm weights]).
-        const bool fused = fused_attention(op);
-        const TensorId k = in(fused ? 1 : 0), v = in(fused ? 2 : 1), kc = outp(fused ? 1 : 0),
-                       vc = outp(fused ? 2 : 1);
+        // kv_append tasks of a fused attention.
+        const AttentionForm af = attention_form(op);
+        const bool fused = af.fused();
+        const TensorId k = fused ? af.k : in(0), v = fused ? af.v : in(1), kc = fused ? af.k_cache : outp(0),
+                       vc = fused ? af.v_cache : outp(1);
         const Region& wr = find(t, task.writes, kc, "k_cache");
         const auto& shape = tensor(kc).shape;  // [B, S, nkv, hd]
         const int64_t h = wr.dims[2].lo, hd = shape[3];
@@ -360,7 +338,7 @@ struct Builder {
         const bool rope = op.attrs.count("theta") > 0;  // ropes k while appending
         if (rope) out.relocations.push_back({t, 4, -1, 0, rope_table(op.attrs)});
         const int32_t eps = fused ? qk_norm_eps_bits(op) : 0;
-        if (eps != 0) reloc(t, 5, in(6), 0);
+        if (eps != 0) reloc(t, 5, af.k_norm, 0);
         call = "task_kv_append" + targs({hd, B, shape[1], shape[2], rope ? 1 : 0, eps});
         if (rope) scratch(head_scratch(hd, 0, true));
         break;
@@ -368,8 +346,10 @@ struct Builder {
       case TaskKind::kAttention:
       case TaskKind::kAttentionPartial: {
         // A fused attention (fuse-attention) reads raw q, k and v and prepares its heads.
-        const bool fused = fused_attention(op);
-        const TensorId q = in(0), kc = in(fused ? 3 : 1), vc = in(fused ? 4 : 2);
+        const AttentionForm af = attention_form(op);
+        const bool fused = af.fused();
+        const TensorId q = af.q, kc = af.k_cache, vc = af.v_cache;
+        if (q < 0 || af.y < 0) fail(t, "operator has too few operands");
         const Region& kr = find(t, task.reads, kc, "k_cache");
         const auto& shape = tensor(kc).shape;
         const int64_t S = shape[1], nkv = shape[2], hd = shape[3];
@@ -385,17 +365,17 @@ struct Builder {
         if (G > warps) fail(t, "more query heads per KV head than warps");
         const int32_t eps = fused ? qk_norm_eps_bits(op) : 0;
         if (fused) {
-          reloc(t, 4, in(1), h * hd);
-          reloc(t, 5, in(2), h * hd);
+          reloc(t, 4, af.k, h * hd);
+          reloc(t, 5, af.v, h * hd);
           out.relocations.push_back({t, 6, -1, 0, rope_table(op.attrs)});
           if (eps != 0) {
-            reloc(t, 7, in(5), 0);
-            reloc(t, 8, in(6), 0);
+            reloc(t, 7, af.q_norm, 0);
+            reloc(t, 8, af.k_norm, 0);
           }
         }
         const std::string form = std::string(fused ? ", true, " : ", false, ") + std::to_string(eps);
         if (task.kind == TaskKind::kAttention) {
-          reloc(t, 3, outp(0), h * G * hd);
+          reloc(t, 3, af.y, h * G * hd);
           call = "task_attention" + targs({hd, G, B, S, nkv}, form);
           scratch(attention_scratch(hd, G, S) + (fused ? head_scratch(hd, G, true) : 0));
         } else {
@@ -455,7 +435,8 @@ struct Builder {
         const Region& ir = first_of_dtype(t, task.reads, DType::kI32, "argmax_idx");
         reloc(t, 0, vr.tensor, 0);
         reloc(t, 1, ir.tensor, 0);
-        reloc(t, 2, outp(0), 0);
+        // The reduce of an argmax operator, or of an lm_head fused with its argmax.
+        reloc(t, 2, op.kind == OpKind::kLmHead ? linear_form(op).tokens : outp(0), 0);
         call = "task_argmax_reduce" + targs({tensor(vr.tensor).shape[1], B});
         scratch(warps * 8);
         break;
