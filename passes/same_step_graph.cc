@@ -19,13 +19,15 @@ SameStepGraph::SameStepGraph(const std::vector<std::vector<TaskId>>& producers) 
   // Consumers ascending: sets are numbered, and their consumers listed, in task order.
   for (int32_t c = 0; c < n; ++c) {
     if (producers[c].empty()) continue;
-    auto [it, inserted] = ids.try_emplace(producers[c], static_cast<int32_t>(producers_.size()));
-    if (inserted) {
-      producers_.push_back(producers[c]);
-      consumers_.emplace_back();
-    }
+    auto [it, inserted] = ids.try_emplace(producers[c], static_cast<int32_t>(consumers_.size()));
+    if (inserted) consumers_.emplace_back();
     set_of_[c] = it->second;
     consumers_[it->second].push_back(c);
+  }
+  producers_.resize(consumers_.size());
+  while (!ids.empty()) {  // the keys become the sets, without a copy
+    auto node = ids.extract(ids.begin());
+    producers_[node.mapped()] = std::move(node.key());
   }
   index_producers();
 }
