@@ -2,22 +2,25 @@
 // read and write. RAW everywhere; WAR and WAW where a buffer is written again. The
 // decode step repeats, so the task list is scanned twice (step k-1, then step k) and
 // the dependencies of the second copy are kept: a producer found in the first copy is
-// a cross-step dependency (step_distance 1). Consumers waiting on the same producer
-// set at the same distance share one event. docs/passes.md describes it.
+// a cross-step dependency (step_distance 1). Dependencies implied by others are pruned
+// (same_step_graph.h); consumers waiting on the same producer set at the same distance
+// share one event. docs/passes.md describes it.
 #include <algorithm>
 #include <unordered_map>
 
 #include "ir/error.h"
 #include "ir/region_index.h"
 #include "passes/registry.h"
+#include "passes/same_step_graph.h"
 
 namespace mpk {
 namespace {
 
-// Per consumer task: sorted, unique producers at step distance 0 and 1.
+// Per consumer, its same-step producers (sorted, unique); per producer, its cross-step
+// consumers (ascending, unique: the order prune_cross_step visits them in).
 struct Dependencies {
   std::vector<std::vector<TaskId>> same_step;
-  std::vector<std::vector<TaskId>> cross_step;
+  std::vector<std::vector<TaskId>> cross_step_consumers;
 };
 
 void sort_unique(std::vector<TaskId>& v) {
@@ -63,19 +66,22 @@ Dependencies scan(const Module& m) {
 
   Dependencies deps;
   deps.same_step.resize(n);
-  deps.cross_step.resize(n);
+  deps.cross_step_consumers.resize(n);
   std::vector<int32_t> covered_reads, covered_writes;
   for (int32_t copy = 0; copy < 2; ++copy) {
     for (int32_t i = 0; i < n; ++i) {
       const Task& t = g.tasks[i];
       // Only the second copy's dependencies are kept. A record of the first copy is
       // the previous step; a task's own record there is implied by in-order execution.
+      // Consumers come in ascending order, so a producer's list stays sorted and unique.
       auto depend_on = [&](int32_t payload) {
         if (copy == 0) return;
-        if (payload >= n)
+        if (payload >= n) {
           deps.same_step[i].push_back(payload - n);
-        else if (payload != i)
-          deps.cross_step[i].push_back(payload);
+        } else if (payload != i) {
+          std::vector<TaskId>& consumers = deps.cross_step_consumers[payload];
+          if (consumers.empty() || consumers.back() != i) consumers.push_back(i);
+        }
       };
       for (const Region& r : t.reads) {  // RAW; the first copy only builds the indexes
         if (copy == 0 || !written[r.tensor]) continue;
@@ -106,44 +112,15 @@ Dependencies scan(const Module& m) {
     }
   }
   for (auto& v : deps.same_step) sort_unique(v);
-  for (auto& v : deps.cross_step) sort_unique(v);
   return deps;
 }
 
-// Same-step successors of every task in CSR form.
-struct Successors {
-  std::vector<int32_t> begin;
-  std::vector<TaskId> items;
-
-  explicit Successors(const std::vector<std::vector<TaskId>>& preds) {
-    const auto n = static_cast<int32_t>(preds.size());
-    begin.assign(n + 1, 0);
-    for (int32_t c = 0; c < n; ++c)
-      for (TaskId p : preds[c]) ++begin[p + 1];
-    for (int32_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
-    items.resize(begin[n]);
-    std::vector<int32_t> fill(begin.begin(), begin.end() - 1);
-    for (int32_t c = 0; c < n; ++c)
-      for (TaskId p : preds[c]) items[fill[p]++] = c;
-  }
-};
-
-// Marks everything reachable from `from` through `next(t, visit)`, `from` included.
-template <typename Next>
-void mark_reachable(TaskId from, std::vector<char>& mark, std::vector<TaskId>& stack, Next next) {
-  if (mark[from]) return;
-  mark[from] = 1;
-  stack.assign(1, from);
-  while (!stack.empty()) {
-    const TaskId t = stack.back();
-    stack.pop_back();
-    next(t, [&](TaskId u) {
-      if (!mark[u]) {
-        mark[u] = 1;
-        stack.push_back(u);
-      }
-    });
-  }
+// Per consumer, its producers ascending, from per producer, its consumers.
+std::vector<std::vector<TaskId>> producers_of(const std::vector<std::vector<TaskId>>& consumers) {
+  std::vector<std::vector<TaskId>> producers(consumers.size());
+  for (size_t p = 0; p < consumers.size(); ++p)
+    for (TaskId c : consumers[p]) producers[c].push_back(static_cast<TaskId>(p));
+  return producers;
 }
 
 // Drops the cross-step edges P->C implied by a kept cross-step edge X->Y, that is when
@@ -152,62 +129,48 @@ void mark_reachable(TaskId from, std::vector<char>& mark, std::vector<TaskId>& s
 // consumer ascending, an edge can only be implied by one visited before it: the kept
 // edges are exactly those no other edge implies. Per distinct anchor producer X, one
 // backward search marks the ancestors of X and an incremental forward search the
-// union of the descendants of its kept consumers.
-void prune_cross_step(Dependencies& deps) {
-  const auto n = static_cast<int32_t>(deps.same_step.size());
-  const Successors succ(deps.same_step);
-  const Successors cross(deps.cross_step);  // per producer, its consumers ascending
+// union of the descendants of its kept consumers. `same_step` holds the same-step edges
+// (reduced or not: only reachability matters). Returns per consumer its kept producers.
+std::vector<std::vector<TaskId>> prune_cross_step(
+    const std::vector<std::vector<TaskId>>& cross_step_consumers, const SameStepGraph& same_step) {
+  const auto n = static_cast<int32_t>(cross_step_consumers.size());
 
   struct Anchor {
-    std::vector<char> ancestors;    // reach the anchor producer through same-step edges
-    std::vector<char> descendants;  // reached from one of its kept consumers
+    SameStepGraph::Marks ancestors;    // reach the anchor producer through same-step edges
+    SameStepGraph::Marks descendants;  // reached from one of its kept consumers
   };
   std::vector<Anchor> anchors;
   std::vector<int32_t> anchor_of(n, -1);
   std::vector<TaskId> stack;
   std::vector<std::vector<TaskId>> kept(n);
-  auto backward = [&](TaskId t, auto&& visit) {
-    for (TaskId q : deps.same_step[t]) visit(q);
-  };
-  auto forward = [&](TaskId t, auto&& visit) {
-    for (int32_t k = succ.begin[t]; k < succ.begin[t + 1]; ++k) visit(succ.items[k]);
-  };
 
   for (TaskId p = n - 1; p >= 0; --p) {
-    for (int32_t k = cross.begin[p]; k < cross.begin[p + 1]; ++k) {
-      const TaskId c = cross.items[k];
+    for (TaskId c : cross_step_consumers[p]) {
       const bool implied = std::any_of(anchors.begin(), anchors.end(), [&](const Anchor& a) {
-        return a.ancestors[p] && a.descendants[c];
+        return a.ancestors.tasks[p] && a.descendants.tasks[c];
       });
       if (implied) continue;
       kept[c].push_back(p);
       if (anchor_of[p] < 0) {
         anchor_of[p] = static_cast<int32_t>(anchors.size());
-        anchors.push_back({std::vector<char>(n, 0), std::vector<char>(n, 0)});
-        mark_reachable(p, anchors.back().ancestors, stack, backward);
+        anchors.push_back({same_step.no_marks(), same_step.no_marks()});
+        same_step.mark_ancestors(p, anchors.back().ancestors, stack);
       }
-      mark_reachable(c, anchors[anchor_of[p]].descendants, stack, forward);
+      same_step.mark_descendants(c, anchors[anchor_of[p]].descendants, stack);
     }
   }
-  for (auto& v : kept) std::sort(v.begin(), v.end());
-  deps.cross_step = std::move(kept);
+  for (auto& v : kept) std::reverse(v.begin(), v.end());  // visited descending
+  return kept;
 }
 
-struct ProducerSetHash {
-  size_t operator()(const std::vector<TaskId>& v) const {
-    uint64_t h = 1469598103934665603ull;
-    for (TaskId t : v) h = (h ^ static_cast<uint32_t>(t)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
-
 // One event per distinct (producer set, distance), numbered by first consumer.
-std::vector<Event> group_events(const Dependencies& deps) {
+std::vector<Event> group_events(const std::vector<std::vector<TaskId>>& same_step,
+                                const std::vector<std::vector<TaskId>>& cross_step) {
   std::vector<Event> events;
-  std::unordered_map<std::vector<TaskId>, EventId, ProducerSetHash> by_set[2];
-  for (size_t c = 0; c < deps.same_step.size(); ++c) {
+  std::unordered_map<std::vector<TaskId>, EventId, TaskListHash> by_set[2];
+  for (size_t c = 0; c < same_step.size(); ++c) {
     for (int32_t d = 0; d < 2; ++d) {
-      const std::vector<TaskId>& producers = d == 0 ? deps.same_step[c] : deps.cross_step[c];
+      const std::vector<TaskId>& producers = d == 0 ? same_step[c] : cross_step[c];
       if (producers.empty()) continue;
       auto [it, inserted] = by_set[d].try_emplace(producers, static_cast<EventId>(events.size()));
       if (inserted) {
@@ -234,7 +197,8 @@ bool same_events(const std::vector<Event>& a, const std::vector<Event>& b) {
 
 class InferDepsPass : public Pass {
  public:
-  explicit InferDepsPass(bool prune) : prune_(prune) {}
+  InferDepsPass(bool prune_same_step, bool prune_cross_step)
+      : prune_same_step_(prune_same_step), prune_cross_step_(prune_cross_step) {}
 
   PassResult run(Module& m) override {
     if (m.graph.tasks.empty())
@@ -245,8 +209,17 @@ class InferDepsPass : public Pass {
       return PassResult::failure(e.what());
     }
     Dependencies deps = scan(m);
-    if (prune_) prune_cross_step(deps);
-    std::vector<Event> events = group_events(deps);
+    std::vector<std::vector<TaskId>> cross_step;  // per consumer
+    if (prune_same_step_ || prune_cross_step_) {
+      SameStepGraph same_step(deps.same_step);
+      if (prune_same_step_) {
+        same_step.reduce();
+        same_step.write_back(deps.same_step);
+      }
+      if (prune_cross_step_) cross_step = prune_cross_step(deps.cross_step_consumers, same_step);
+    }
+    if (!prune_cross_step_) cross_step = producers_of(deps.cross_step_consumers);
+    std::vector<Event> events = group_events(deps.same_step, cross_step);
     const bool changed = !same_events(events, m.graph.events);
     if (changed) {
       // A schedule was made for the previous events.
@@ -258,7 +231,8 @@ class InferDepsPass : public Pass {
   }
 
  private:
-  bool prune_;
+  bool prune_same_step_;
+  bool prune_cross_step_;
 };
 
 }  // namespace
@@ -270,11 +244,15 @@ PassInfo infer_deps_pass_info() {
                  "within a step and across steps";
   info.options = {
       PassOptionInfo::boolean(
+          "prune-same-step", "true",
+          "drop same-step dependencies implied by the others (transitive reduction)"),
+      PassOptionInfo::boolean(
           "prune-cross-step", "true",
           "drop cross-step dependencies implied by the kept ones through same-step edges"),
   };
   info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
     return std::make_unique<InferDepsPass>(
+        option_bool(o, "infer-deps", "prune-same-step", true),
         option_bool(o, "infer-deps", "prune-cross-step", true));
   };
   return info;

@@ -83,4 +83,23 @@ inline std::vector<EventView> events_of(const Module& m, int32_t distance) {
   return out;
 }
 
+// reach[i][j]: j is reachable from i through distance-0 events (i itself included).
+// Distance-0 events go from lower to higher task ids; an edge that does not is ignored
+// (callers check the order themselves).
+inline std::vector<std::vector<char>> same_step_reach(const Module& m) {
+  const size_t n = m.graph.tasks.size();
+  std::vector<std::vector<TaskId>> succ(n);
+  for (const Event& e : m.graph.events)
+    if (e.step_distance == 0)
+      for (TaskId p : e.producers) succ[p].insert(succ[p].end(), e.consumers.begin(), e.consumers.end());
+  std::vector<std::vector<char>> reach(n, std::vector<char>(n, 0));
+  for (size_t i = n; i-- > 0;) {
+    reach[i][i] = 1;
+    for (TaskId s : succ[i])
+      if (s > static_cast<TaskId>(i))
+        for (size_t j = 0; j < n; ++j) reach[i][j] |= reach[s][j];
+  }
+  return reach;
+}
+
 }  // namespace mpk::testing

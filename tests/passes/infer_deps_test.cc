@@ -17,8 +17,10 @@ using testing::EventView;
 using testing::events_of;
 using testing::HandModule;
 using testing::run_pass;
+using testing::same_step_reach;
 
-const PassOptions kNoPrune = {{"prune-cross-step", "false"}};
+// The dependencies as the scan finds them, nothing pruned.
+const PassOptions kNoPrune = {{"prune-cross-step", "false"}, {"prune-same-step", "false"}};
 
 TEST(InferDeps, RawFullOverlap) {
   HandModule h;
@@ -210,6 +212,7 @@ TEST(InferDeps, FailsWithoutTasksAndOnBadTensorIds) {
 
 TEST(InferDeps, RejectsMalformedOption) {
   EXPECT_THROW(find_pass("infer-deps")->create({{"prune-cross-step", "maybe"}}), Error);
+  EXPECT_THROW(find_pass("infer-deps")->create({{"prune-same-step", "2"}}), Error);
 }
 
 // ---- presets ----
@@ -230,33 +233,25 @@ bool conflict(const Task& a, const Task& b) {
   return any(a.writes, b.reads) || any(a.reads, b.writes) || any(a.writes, b.writes);
 }
 
-// reach[i][j]: j is reachable from i through distance-0 events (i itself included).
-std::vector<std::vector<char>> same_step_reach(const Module& m) {
-  const size_t n = m.graph.tasks.size();
-  std::vector<std::vector<TaskId>> succ(n);
-  for (const Event& e : m.graph.events)
-    if (e.step_distance == 0)
-      for (TaskId p : e.producers) succ[p].insert(succ[p].end(), e.consumers.begin(), e.consumers.end());
-  std::vector<std::vector<char>> reach(n, std::vector<char>(n, 0));
-  for (size_t i = n; i-- > 0;) {
-    reach[i][i] = 1;
-    for (TaskId s : succ[i]) {
-      EXPECT_GT(s, static_cast<TaskId>(i)) << "same-step edges follow task order";
-      for (size_t j = 0; j < n; ++j) reach[i][j] |= reach[s][j];
-    }
+// Distance-0 events go from lower to higher task ids.
+void expect_forward(const Module& m) {
+  for (const Event& e : m.graph.events) {
+    if (e.step_distance != 0) continue;
+    for (TaskId p : e.producers)
+      for (TaskId c : e.consumers) EXPECT_LT(p, c) << "same-step edges follow task order";
   }
-  return reach;
 }
 
 // Every pair of conflicting accesses is ordered: within a step by a chain of
 // distance-0 events, across steps by a chain through one distance-1 event (or by the
 // worker's in-order execution of the same task). And every event edge is a conflict or
 // was implied: no invented dependencies within a step.
-void check_sound(const std::string& preset, bool prune) {
+void check_sound(const std::string& preset, const PassOptions& options) {
   Module m = decomposed(preset);
-  run_pass(m, "infer-deps", {{"prune-cross-step", prune ? "true" : "false"}});
+  run_pass(m, "infer-deps", options);
   const auto& tasks = m.graph.tasks;
   const size_t n = tasks.size();
+  expect_forward(m);
   const auto reach = same_step_reach(m);
   std::vector<std::pair<TaskId, TaskId>> cross;
   for (const Event& e : m.graph.events) {
@@ -282,8 +277,9 @@ void check_sound(const std::string& preset, bool prune) {
 
 TEST(InferDeps, SoundOnTinyPresets) {
   for (const char* preset : {"tiny", "tiny-qwen3"}) {
-    check_sound(preset, true);
-    check_sound(preset, false);
+    check_sound(preset, {});
+    check_sound(preset, {{"prune-same-step", "false"}});
+    check_sound(preset, kNoPrune);
   }
 }
 
