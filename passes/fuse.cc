@@ -114,15 +114,15 @@ PassInfo fuse_residual_pass_info() {
 
 PassInfo fuse_norm_pass_info() {
   const char* summary =
-      "fold each rms_norm read only by linears (with lm-head=true: and lm_heads) into their prologue "
-      "(each norms its x); before decompose";
+      "fold each rms_norm read only by linears and lm_heads (lm-head=false: linears only) into their "
+      "prologue (each norms its x); before decompose";
   PassInfo info = fuse_pass_info("fuse-norm", summary, fuse_norm_into_linears);
   info.options = {PassOptionInfo::boolean(
-      "lm-head", "false", "also fold a norm read by lm_heads (the final norm into the LM head)")};
+      "lm-head", "true", "also fold a norm read by lm_heads (the final norm into the LM head)")};
   info.create = [plain = info.create,
                  with_lm_head = fuse_pass_info("fuse-norm", summary, fuse_norm_into_linears_and_lm_heads).create](
                     const PassOptions& o) {
-    return option_bool(o, "fuse-norm", "lm-head", false) ? with_lm_head(o) : plain(o);
+    return option_bool(o, "fuse-norm", "lm-head", true) ? with_lm_head(o) : plain(o);
   };
   return info;
 }

@@ -28,11 +28,13 @@ std::string print_pipeline(const Pipeline& p);
 
 // The default pipeline, run by mpk-opt when no --pass-pipeline is given.
 inline constexpr const char* kDefaultPipeline =
-    "fuse-residual,fuse-norm,fuse-rope,decompose,infer-deps,assign-sm{policy=critical-path}";
+    "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax,decompose,infer-deps,"
+    "assign-sm{policy=critical-path}";
 
 // The fusions of the default pipeline, and the default pipeline with another assign-sm
 // policy (and decompose options).
-inline constexpr const char* kDefaultFusions = "fuse-residual,fuse-norm,fuse-rope";
+inline constexpr const char* kDefaultFusions =
+    "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax";
 inline std::string default_pipeline_with(const std::string& policy, const std::string& decompose = "decompose") {
   return std::string(kDefaultFusions) + "," + decompose + ",infer-deps,assign-sm{policy=" + policy + "}";
 }

@@ -61,19 +61,26 @@ OpId CriticalPathWalker::op_of(int64_t node) const {
   return m_.graph.tasks[execs_[members(node).front()].task].op;
 }
 
+// The node's operators, "+"-joined; a task of another kind than its operator's (a
+// split attention's partial or merge, an argmax reduce, the kv_append of a fused
+// attention) is named "op.kind".
 std::string CriticalPathWalker::name_of(int64_t node, bool strip_layer) const {
-  std::vector<OpId> ops;
+  std::vector<std::string> names;
   for (int64_t x : members(node)) {
-    const OpId op = m_.graph.tasks[execs_[x].task].op;
-    if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+    const Task& task = m_.graph.tasks[execs_[x].task];
+    std::string name;
+    if (task.op < 0 || static_cast<size_t>(task.op) >= m_.program.ops.size()) {
+      name = "op" + std::to_string(task.op);
+    } else {
+      const Operator& op = m_.program.ops[task.op];
+      name = strip_layer ? strip_layer_prefix(op) : op.name;
+      if (mpk::name_of(task.kind) != mpk::name_of(op.kind)) name += "." + std::string(mpk::name_of(task.kind));
+    }
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
-  std::string name;
-  for (OpId op : ops) {
-    if (!name.empty()) name += "+";
-    if (op < 0 || static_cast<size_t>(op) >= m_.program.ops.size()) name += "op" + std::to_string(op);
-    else name += strip_layer ? strip_layer_prefix(m_.program.ops[op]) : m_.program.ops[op].name;
-  }
-  return name;
+  std::string joined;
+  for (const std::string& n : names) joined += (joined.empty() ? "" : "+") + n;
+  return joined;
 }
 
 std::pair<int64_t, PathLink> CriticalPathWalker::predecessor(int64_t node) const {

@@ -15,6 +15,19 @@ namespace {
 
 using testing::scheduled_preset;
 
+// Bytes of the weights the linears and the LM head read (each streamed once per step).
+int64_t weight_bytes(const Module& m) {
+  std::set<TensorId> seen;
+  int64_t bytes = 0;
+  for (const Operator& op : m.program.ops) {
+    if (op.kind != OpKind::kLinear && op.kind != OpKind::kLmHead) continue;
+    const LinearForm f = linear_form(op);
+    for (TensorId w : {f.weight, f.up})
+      if (w >= 0 && seen.insert(w).second) bytes += m.program.tensor(w).num_bytes();
+  }
+  return bytes;
+}
+
 // The i-th wait / trigger of a descriptor, inline or from the tables.
 const abi::WaitEntry& wait_of(const Megakernel& k, const abi::TaskDesc& d, int i) {
   return i < abi::kInlineWaits ? d.wait[i] : k.waits.at(d.wait_begin + i - abi::kInlineWaits);
@@ -165,7 +178,7 @@ TEST(MegakernelGen, WaitsAndTriggersMatchTheEvents) {
 TEST(MegakernelGen, WeightStreamCoversEachLinearTasksRows) {
   const Module m = scheduled_preset("llama-3.2-1b");
   const Megakernel k = generate_megakernel(m);
-  int64_t expected = 0;
+  int64_t expected = 0, swiglu = 0;
   for (TaskId t = 0; t < static_cast<TaskId>(m.graph.tasks.size()); ++t) {
     const Task& task = m.graph.tasks[t];
     const StreamShape& st = k.stream[t];
@@ -188,11 +201,18 @@ TEST(MegakernelGen, WeightStreamCoversEachLinearTasksRows) {
     EXPECT_EQ(st.last_rows % 8, 0);
     EXPECT_LE(st.box_rows, 256);
     EXPECT_EQ(int64_t{st.boxes} * (st.col_chunks - 1) + st.boxes_last, K / 64);
-    EXPECT_LE(st.box_rows * 128 * st.boxes, k.slot_bytes);
+    // A SwiGLU linear streams the same rows of its up weight in each chunk too.
+    const TensorId up = linear_form(m.program.ops[task.op]).up;
+    const int parts = up >= 0 ? 2 : 1;
+    EXPECT_LE(parts * st.box_rows * 128 * st.boxes, k.slot_bytes);
     EXPECT_EQ(st.weight, w);
-    expected += rows.size() * K * 2;
+    EXPECT_EQ(st.weight2, up);
+    swiglu += up >= 0;
+    expected += parts * rows.size() * K * 2;
   }
+  EXPECT_GT(swiglu, 0);  // the default pipeline fuses gate, up and silu_mul
   EXPECT_EQ(k.stream_bytes_per_step, expected);
+  EXPECT_EQ(k.stream_bytes_per_step, weight_bytes(m));
 }
 
 TEST(MegakernelGen, SharedMemoryFitsTheBudget) {

@@ -25,8 +25,7 @@ Module imported(const std::string& preset, int64_t batch = 1, int64_t seq = 0, i
 }
 
 // Every fusion, as the CPU bit-identity tests run them.
-const char* const kAllFusions =
-    "fuse-residual,fuse-norm{lm-head=true},fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax";
+const char* const kAllFusions = kDefaultFusions;
 
 void fuse(Module& m, const std::string& pipeline) {
   PassManagerConfig cfg;

@@ -25,7 +25,7 @@ TEST(Pipeline, PrintParseRoundTrip) {
     EXPECT_EQ(print_pipeline(p), text);
     EXPECT_EQ(parse_pipeline(print_pipeline(p)), p);
   }
-  EXPECT_EQ(parse_pipeline(kDefaultPipeline).size(), 6u);
+  EXPECT_EQ(parse_pipeline(kDefaultPipeline).size(), 9u);
   EXPECT_EQ(default_pipeline_with("critical-path"), kDefaultPipeline);
   EXPECT_EQ(default_pipeline_with("locality", "decompose{tile=8}"),
             std::string(kDefaultFusions) + ",decompose{tile=8},infer-deps,assign-sm{policy=locality}");

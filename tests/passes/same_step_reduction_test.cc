@@ -96,10 +96,12 @@ TEST(SameStepReduction, OneEventIntoOprojAndDownprojPerLayer) {
       std::vector<TaskId> attention = tasks_of(m, L + "attention", TaskKind::kAttentionMerge);
       if (attention.empty()) attention = tasks_of(m, L + "attention", TaskKind::kAttention);
       const std::vector<TaskId> o_proj = tasks_of(m, L + "o_proj", TaskKind::kLinear);
-      const std::vector<TaskId> silu = tasks_of(m, L + "silu_mul", TaskKind::kSiluMul);
+      // down_proj's input comes from the SwiGLU linear (fuse-swiglu) or from silu_mul.
+      std::vector<TaskId> act = tasks_of(m, L + "gate_proj_swiglu", TaskKind::kLinear);
+      if (act.empty()) act = tasks_of(m, L + "silu_mul", TaskKind::kSiluMul);
       const std::vector<TaskId> down = tasks_of(m, L + "down_proj", TaskKind::kLinear);
       expect_one_event(m, attention, o_proj, preset + " " + L + "o_proj");
-      expect_one_event(m, silu, down, preset + " " + L + "down_proj");
+      expect_one_event(m, act, down, preset + " " + L + "down_proj");
       // Unreduced, o_proj and down_proj tasks wait on one set per residual tile (after
       // layer 0, one per task); reduced, on one set per operator.
       const int64_t saved = distinct_waits(full, o_proj) + distinct_waits(full, down) - 2;

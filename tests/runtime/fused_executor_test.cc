@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "passes/pipeline.h"
 #include "passes/policies/policy.h"
 #include "runtime/cpu/executor.h"
 #include "runtime/cpu/reference.h"
@@ -17,8 +18,7 @@ namespace {
 
 const std::vector<int64_t> kPrompt = {1, 2, 3};
 constexpr int64_t kSteps = 64;
-const std::string kAllFusions =
-    "fuse-residual,fuse-norm{lm-head=true},fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax";
+const std::string kAllFusions = kDefaultFusions;
 
 void expect_identical(const CpuRunResult& a, const CpuRunResult& b, const std::string& what) {
   ASSERT_EQ(a.tokens, b.tokens) << what;
@@ -98,8 +98,8 @@ TEST_P(FusedExecutor, SplitAttentionAppendsInItsOwnTasks) {
 TEST_P(FusedExecutor, EachFusionAloneChangesNoBit) {
   const CpuRunResult base = unfused();
   for (const std::string fusion :
-       {"fuse-swiglu", "fuse-norm,fuse-swiglu", "fuse-rope,fuse-attention", "fuse-norm{lm-head=true}",
-        "fuse-argmax", "fuse-norm{lm-head=true},fuse-argmax"}) {
+       {"fuse-swiglu", "fuse-norm,fuse-swiglu", "fuse-rope,fuse-attention", "fuse-norm",
+        "fuse-argmax", "fuse-norm,fuse-argmax"}) {
     const Module fused = test::compile(m_, fusion);
     EXPECT_LT(fused.program.ops.size(), m_.program.ops.size()) << fusion << " fused nothing";
     const Module g = test::compile(fused, test::policy_pipeline("round-robin"));

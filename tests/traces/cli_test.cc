@@ -97,7 +97,7 @@ TEST_F(Cli, TracePathPrintsStepsLayersAndCsv) {
   ASSERT_EQ(r.rc, 0) << r.out;
   r = run("trace path " + db.str() + " --top 0");
   ASSERT_EQ(r.rc, 0) << r.out;
-  for (const char* s : {"step 1  critical path", "step 3  critical path", "run argmax", "total"})
+  for (const char* s : {"step 1  critical path", "step 3  critical path", "run lm_head.argmax_reduce", "total"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   EXPECT_EQ(r.out.find("step 0  critical path"), std::string::npos) << r.out;
   r = run("trace path " + db.str() + " --step 2 --top 3");

@@ -88,7 +88,7 @@ TEST(PathSplit, StepSegmentsSumToTheWalkWithinTheMakespan) {
     EXPECT_LE(in.length_ns, in.period_ns);
     EXPECT_GT(in.length_ns, 0);
     expect_in_path_order(in);
-    EXPECT_EQ(in.segments.back().label, "run argmax");
+    EXPECT_EQ(in.segments.back().label, "run lm_head.argmax_reduce");  // fuse-argmax
     // `mpk trace stats` walks the same path.
     const RunStats stats = compute_stats(reader, sim->run, in.step);
     EXPECT_EQ(stats.path_tasks, in.nodes);
@@ -169,7 +169,7 @@ TEST(PathSplit, LayersGiveOneInstancePerStepAndLayer) {
     EXPECT_EQ(sum_of(in), in.length_ns);
     std::string labels;
     for (const Segment& seg : in.segments) labels += seg.label + "; ";
-    for (const char* op : {"run embed", "run lm_head", "run argmax"})
+    for (const char* op : {"run embed", "run lm_head", "run lm_head.argmax_reduce"})
       EXPECT_NE(labels.find(op), std::string::npos) << op << " in " << labels;
   }
 }
