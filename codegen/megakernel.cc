@@ -251,7 +251,7 @@ struct Builder {
           fail(t, "a linear's residual or norm weight must be bf16");
         const int64_t rows = n1 - n0;
         // A SwiGLU task streams each row group's gate rows then its up rows.
-        const int64_t max_rows = abi::max_linear_rows(warps, B) / (swiglu ? 2 : 1);
+        const int64_t max_rows = std::max<int64_t>(8, abi::max_linear_rows(warps, B) / (swiglu ? 16 : 8) * 8);
         const int64_t box_rows = std::min<int64_t>({max_rows, out.slot_bytes / 128, (rows + 7) / 8 * 8});
         const int64_t boxes = chunk_boxes(box_rows * (swiglu ? 2 : 1), K);
         const int64_t groups = (rows + box_rows - 1) / box_rows;
