@@ -3,8 +3,8 @@
 # binaries built on the development machine carried in .carry/ (bin/: mpk, test
 # binaries; lib/: shared libraries the device image may lack; cache/: megakernel cubins
 # compiled ahead, so the device spends no time in nvcc). Writes logs to $OUT.
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [qwen] [trace] [qtrace] [long]
-#        [variants] [sanitize]   (sections run in this order)   (env: GTEST_FILTER for tests; VARIANTS: ';'-separated
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [qtrace] [qwen] [micro]
+#        [long] [variants] [sanitize]   (sections run in this order)   (env: GTEST_FILTER for tests; VARIANTS: ';'-separated
 #        bench arguments; REPS: bench repetitions, default 7)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
@@ -71,6 +71,13 @@ if want qwen; then
     step bench qwen3-8b
     timeout 400 "$BIN/mpk" bench --model qwen3-8b --steps 128 --mode both --reps "$REPS"
   } 2>&1 | tee "$OUT/qwen.log"
+fi
+
+if want micro; then
+  {
+    step "dispatch microbenchmark (tests/bench/gpu_dispatch_bench)"
+    timeout 200 "$BIN/gpu_dispatch_bench"
+  } 2>&1 | tee "$OUT/micro.log"
 fi
 
 if want long; then
