@@ -101,7 +101,8 @@ struct Builder {
 
   // runtime/device/tasks_attention.cuh: AttnScratch.
   static int attention_scratch(int64_t hd, int64_t g, int64_t rmax) {
-    return static_cast<int>(g * hd * 4 + (g * rmax * 4 + 15) / 16 * 16 + 32 * hd * 2 + 2 * g * 4);
+    constexpr int64_t kTile = 64;  // AttnScratch::kTile
+    return static_cast<int>(g * hd * 4 + (g * rmax * 4 + 15) / 16 * 16 + kTile * hd * 2 + 2 * g * 4);
   }
   // runtime/device/heads.cuh: HeadScratch (g query heads, and the k head when kv).
   static int head_scratch(int64_t hd, int64_t g, bool kv) {
@@ -121,11 +122,10 @@ struct Builder {
     return static_cast<int>((batch * K * (x_f32(K) ? 4 : 2) + 15) / 16 * 16 + (norm ? batch * K * 2 : 0));
   }
 
-  // Boxes per chunk for row groups of `rows` rows: as many as a slot holds, a multiple
-  // of 4 where possible (a warp deals a chunk's boxes to its 4 lane groups).
+  // Boxes per chunk for row groups of `rows` rows: as many as a slot holds (bytes in
+  // flight set the stream's rate; a lane group's extra box per chunk costs little).
   int64_t chunk_boxes(int64_t rows, int64_t K) const {
-    const int64_t fit = out.slot_bytes / (rows * 128);
-    return std::clamp<int64_t>(fit >= 4 ? fit / 4 * 4 : fit, 1, K / 64);
+    return std::clamp<int64_t>(out.slot_bytes / (rows * 128), 1, K / 64);
   }
 
   // The f32 bits of a fused norm's eps (a template argument of the linear bodies), 0

@@ -28,7 +28,7 @@ namespace dev {
 // [kTile][HD] bf16, and m, l per head.
 template <int HD, int G, int RMAX>
 struct AttnScratch {
-  static constexpr int kTile = 32;
+  static constexpr int kTile = 64;
   static constexpr int kQ = G * HD * 4;
   static constexpr int kS = ((G * RMAX * 4 + 15) / 16) * 16;
   static constexpr int kV = kTile * HD * 2;
@@ -73,23 +73,75 @@ __device__ __forceinline__ void attend(const bf16_t* kc, const bf16_t* vc, int b
   float* ml = reinterpret_cast<float*>(scratch + Sh::kQ + Sh::kS + Sh::kV);  // m[G], l[G]
   const int n = t1 > t0 ? t1 - t0 : 0;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  constexpr int L = HD / 8;  // 16-byte pieces of a head
+  const int64_t row0 = static_cast<int64_t>(b) * S + t0;
+  auto cache_piece = [&](const bf16_t* cache, int t, int piece) {
+    return ld_cg_v4(cache + (row0 + t) * NKV * HD + piece * 8);
+  };
 
-  // Scores, one (head, position) per thread.
-  for (int u = threadIdx.x; u < G * n; u += kThreads) {
-    const int g = u / n, t = u % n;
-    const bf16_t* kp = kc + ((static_cast<int64_t>(b) * S + t0 + t) * NKV) * HD;
-    const float* qg = qs + g * HD;
-    float lanes[HD / 8];  // q . k_t in the canonical reduction order, one thread
+  // V tiles pass through registers, so that a tile's loads overlap the work before it:
+  // the first tile's with the scores, every other with the previous tile's sums.
+  constexpr int kVPer = (Sh::kTile * L + kThreads - 1) / kThreads;
+  uint4 vr[kVPer];
+  auto load_v = [&](int tile) {
+    const int cnt = min(Sh::kTile, n - tile);
 #pragma unroll
-    for (int i = 0; i < HD; i += 8) {
-      float kf[8];
-      unpack8(ld_cg_v4(kp + i), kf);
-      float l = __fmul_rn(qg[i], kf[0]);
-#pragma unroll
-      for (int e = 1; e < 8; ++e) l = fmaf(qg[i + e], kf[e], l);
-      lanes[i / 8] = l;
+    for (int j = 0; j < kVPer; ++j) {
+      const int v = threadIdx.x + j * kThreads;
+      if (v < cnt * L) vr[j] = cache_piece(vc, tile + v / L, v % L);
     }
-    sc[g * RMAX + t] = __fmul_rn(scale, thread_lane_tree(lanes));
+  };
+  load_v(0);
+
+  // Scores s_t = scale * (q . k_t), q . k_t in the canonical order: piece j of the head
+  // sums its 8 products left to right, the pieces add in thread_lane_tree's tree. Where
+  // L is a power of two, L threads share a score and the tree is a shuffle butterfly
+  // (the tree's padding adds only zeros); a thread requests all its K pieces at once.
+  if constexpr ((L & (L - 1)) == 0 && L <= 32) {
+    constexpr int kBatch = 8;
+    const int units = G * n * L;
+#pragma unroll 1
+    for (int base = 0; base < units; base += kThreads * kBatch) {
+      uint4 kv[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int u = base + j * kThreads + threadIdx.x;
+        if (u < units) kv[j] = cache_piece(kc, (u / L) % n, u % L);
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        const int u = base + j * kThreads + threadIdx.x;  // groups of L threads: all in or all out
+        const int piece = u % L, t = (u / L) % (n > 0 ? n : 1), g = u / (L * (n > 0 ? n : 1));
+        float l = 0.f;
+        if (u < units) {
+          float kf[8];
+          unpack8(kv[j], kf);
+          const float* qg = qs + g * HD + piece * 8;
+          l = __fmul_rn(qg[0], kf[0]);
+#pragma unroll
+          for (int e = 1; e < 8; ++e) l = fmaf(qg[e], kf[e], l);
+        }
+#pragma unroll
+        for (int off = L / 2; off >= 1; off >>= 1) l = __fadd_rn(l, __shfl_xor_sync(0xffffffffu, l, off));
+        if (u < units && piece == 0) sc[g * RMAX + t] = __fmul_rn(scale, l);
+      }
+    }
+  } else {
+    for (int u = threadIdx.x; u < G * n; u += kThreads) {
+      const int g = u / n, t = u % n;
+      const float* qg = qs + g * HD;
+      float lanes[L];  // one thread
+#pragma unroll
+      for (int i = 0; i < L; ++i) {
+        float kf[8];
+        unpack8(cache_piece(kc, t, i), kf);
+        float l = __fmul_rn(qg[8 * i], kf[0]);
+#pragma unroll
+        for (int e = 1; e < 8; ++e) l = fmaf(qg[8 * i + e], kf[e], l);
+        lanes[i] = l;
+      }
+      sc[g * RMAX + t] = __fmul_rn(scale, thread_lane_tree(lanes));
+    }
   }
   body_sync();
   if (warp < G) {  // the maximum (exact in any order)
@@ -117,12 +169,13 @@ __device__ __forceinline__ void attend(const bf16_t* kc, const bf16_t* vc, int b
 #pragma unroll 1
   for (int tile = 0; tile < n; tile += Sh::kTile) {
     const int cnt = min(Sh::kTile, n - tile);
-    for (int v = threadIdx.x; v < cnt * (HD / 8); v += kThreads) {
-      const int tt = v / (HD / 8), i = (v % (HD / 8)) * 8;
-      *reinterpret_cast<uint4*>(vt + tt * HD + i) =
-          ld_cg_v4(vc + ((static_cast<int64_t>(b) * S + t0 + tile + tt) * NKV) * HD + i);
+#pragma unroll
+    for (int j = 0; j < kVPer; ++j) {
+      const int v = threadIdx.x + j * kThreads;
+      if (v < cnt * L) *reinterpret_cast<uint4*>(vt + (v / L) * HD + (v % L) * 8) = vr[j];
     }
     body_sync();
+    if (tile + Sh::kTile < n) load_v(tile + Sh::kTile);
 #pragma unroll
     for (int k = 0; k < kUnits; ++k) {
       const int u = threadIdx.x + k * kThreads;
