@@ -48,6 +48,13 @@ std::string layout_asserts() {
   a.size("StreamChunk", sizeof(StreamChunk));
   MPK_F(StreamChunk, src);
   MPK_F(StreamChunk, bytes);
+  MPK_F(StreamChunk, claim);
+  a.size("PoolDesc", sizeof(PoolDesc));
+  MPK_F(PoolDesc, first_chunk);
+  MPK_F(PoolDesc, unit_chunks);
+  MPK_F(PoolDesc, total_chunks);
+  MPK_F(PoolDesc, units);
+  MPK_F(PoolDesc, shares);
   a.size("ErrorRecord", sizeof(ErrorRecord));
   MPK_F(ErrorRecord, flag);
   MPK_F(ErrorRecord, worker);
@@ -78,6 +85,8 @@ std::string layout_asserts() {
   MPK_F(KernelParams, worker_chunks);
   MPK_F(KernelParams, chunk_offsets);
   MPK_F(KernelParams, task_chunks);
+  MPK_F(KernelParams, pools);
+  MPK_F(KernelParams, pool_counters);
   MPK_F(KernelParams, waits);
   MPK_F(KernelParams, triggers);
   MPK_F(KernelParams, counters);

@@ -58,7 +58,16 @@ static_assert(sizeof(TaskDesc) == 192);
 struct StreamChunk {
   uint64_t src;
   uint32_t bytes;
-  uint32_t pad;
+  uint32_t claim;
+};
+
+struct PoolDesc {
+  int32_t first_chunk;
+  int32_t unit_chunks;
+  int32_t total_chunks;
+  int32_t units;
+  int32_t shares;
+  int32_t pad[3];
 };
 
 struct ErrorRecord {
@@ -98,6 +107,8 @@ struct KernelParams {
   uint64_t worker_chunks;
   uint64_t chunk_offsets;
   uint64_t task_chunks;
+  uint64_t pools;
+  uint64_t pool_counters;
   uint64_t waits;
   uint64_t triggers;
   uint64_t counters;

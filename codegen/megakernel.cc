@@ -122,10 +122,27 @@ struct Builder {
     return static_cast<int>((batch * K * (x_f32(K) ? 4 : 2) + 15) / 16 * 16 + (norm ? batch * K * 2 : 0));
   }
 
-  // Boxes per chunk for row groups of `rows` rows: as many as a slot holds (bytes in
-  // flight set the stream's rate; a lane group's extra box per chunk costs little).
-  int64_t chunk_boxes(int64_t rows, int64_t K) const {
-    return std::clamp<int64_t>(out.slot_bytes / (rows * 128), 1, K / 64);
+  // Boxes per chunk for row groups of `rows` rows of K columns in a task of
+  // `task_bytes` weights. A warp deals a chunk's boxes to its four lane groups: a task
+  // whose weights all fit in the ring runs on prefetched chunks, where whole rounds of 4
+  // boxes are fastest (llama-3.2-1b's q/k/v group: 8-box chunks, not 10); a larger task
+  // streams, and bytes in flight set its rate (qwen3-8b's: 5-box chunks, not 4).
+  int64_t chunk_boxes(int64_t rows, int64_t K, int64_t task_bytes) const {
+    const int64_t fit = std::clamp<int64_t>(out.slot_bytes / (rows * 128), 1, K / 64);
+    const bool prefetched = task_bytes <= int64_t{4} * out.slot_bytes;
+    return prefetched && fit >= 4 ? fit / 4 * 4 : fit;
+  }
+
+  // The pool of a cooperative share's operator; share 0 (built first) creates it and
+  // owns the stream image.
+  int32_t pool_for(TaskId t, const CoopShare& coop, int64_t rows, int64_t unit_chunks) {
+    const OpId op = m.graph.tasks[t].op;
+    for (size_t p = 0; p < out.pools.size(); ++p)
+      if (out.pools[p].op == op) return static_cast<int32_t>(p);
+    if (coop.share != 0) fail(t, "the operator's share 0 must come first");
+    out.pools.push_back({op, t, static_cast<int32_t>(coop.units(rows)), static_cast<int32_t>(unit_chunks),
+                         static_cast<int32_t>(coop.shares)});
+    return static_cast<int32_t>(out.pools.size() - 1);
   }
 
   // The f32 bits of a fused norm's eps (a template argument of the linear bodies), 0
@@ -148,7 +165,8 @@ struct Builder {
     if (task.kind != TaskKind::kLinear) return std::nullopt;
     const Operator& op = m.program.ops.at(task.op);
     const LinearForm lo = linear_form(op);
-    if (lo.weight < 0 || lo.residual >= 0 || lo.swiglu()) return std::nullopt;  // their epilogues run alone
+    if (lo.weight < 0 || lo.residual >= 0 || lo.swiglu() || coop_share(task).cooperative())
+      return std::nullopt;  // their epilogues run alone; shares claim units
     const Tensor& y = tensor(op.outputs.at(0));
     if (y.dtype != DType::kBF16) return std::nullopt;
     for (const Region& r : task.reads)
@@ -172,7 +190,7 @@ struct Builder {
       shapes += ", " + std::to_string(sh.rows) + ", " + std::to_string(sh.ystride);
       if (i > 0 && i < members.size()) d.member[i - 1] = members[i];
     }
-    const int64_t boxes = chunk_boxes(pad_rows, K);
+    const int64_t boxes = chunk_boxes(pad_rows, K, pad_rows * K * 2);
     const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
     st = out.stream.at(members[0]);
     st.groups = 1;
@@ -252,8 +270,15 @@ struct Builder {
         const int64_t rows = n1 - n0;
         // A SwiGLU task streams each row group's gate rows then its up rows.
         const int64_t max_rows = std::max<int64_t>(8, abi::max_linear_rows(warps, B) / (swiglu ? 16 : 8) * 8);
-        const int64_t box_rows = std::min<int64_t>({max_rows, out.slot_bytes / 128, (rows + 7) / 8 * 8});
-        const int64_t boxes = chunk_boxes(box_rows * (swiglu ? 2 : 1), K);
+        int64_t box_rows = std::min<int64_t>({max_rows, out.slot_bytes / 128, (rows + 7) / 8 * 8});
+        // A cooperative share's row groups tile its units (docs/ir.md).
+        const CoopShare coop = coop_share(task);
+        if (coop.cooperative()) {
+          if (n0 != 0 || coop.unit_rows % 8 != 0) fail(t, "a cooperative share must declare whole units");
+          box_rows = std::min<int64_t>(box_rows, coop.unit_rows);
+          while (coop.unit_rows % box_rows != 0) box_rows -= 8;
+        }
+        const int64_t boxes = chunk_boxes(box_rows * (swiglu ? 2 : 1), K, rows * K * 2 * (swiglu ? 2 : 1));
         const int64_t groups = (rows + box_rows - 1) / box_rows;
         const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
         reloc(t, 0, x, 0);
@@ -271,13 +296,17 @@ struct Builder {
         st.boxes = static_cast<int32_t>(boxes);
         st.boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
         d.arg[0] = static_cast<int32_t>(n0);
-        out.stream_bytes_per_step += rows * K * 2 * (swiglu ? 2 : 1);
+        const int64_t unit_groups = coop.cooperative() ? coop.unit_rows / box_rows : 0;
+        if (coop.cooperative()) st.pool = pool_for(t, coop, rows, unit_groups * col_chunks);
+        if (st.pool < 0 || out.pools[st.pool].image == t) out.stream_bytes_per_step += rows * K * 2 * (swiglu ? 2 : 1);
+        if (st.pool >= 0 && out.pools[st.pool].image != t) st.weight = st.weight2 = -1;  // share 0's image
         const int32_t eps = norm ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
         const std::string x_type = x_f32(K) ? "true" : "false";
         int extra_scratch = 0;
         if (swiglu) {
-          call = "task_linear_swiglu" +
-                 targs({K, rows, B, tensor(y).shape[1], box_rows, boxes}, ", " + x_type + ", " + std::to_string(eps));
+          call = "task_linear_swiglu" + targs({K, rows, B, tensor(y).shape[1], box_rows, boxes},
+                                              ", " + x_type + ", " + std::to_string(eps) + ", " +
+                                                  std::to_string(unit_groups));
           extra_scratch = static_cast<int>(2 * 2 * B * box_rows * 4);
         } else {
           int64_t np = 0;  // an lm_head fused with its argmax: its partial slot
@@ -292,7 +321,8 @@ struct Builder {
           call = "task_linear" + targs({K, rows, B, tensor(y).shape[1]},
                                        std::string(f32 ? ", true, " : ", false, ") + std::to_string(box_rows) + ", " +
                                            std::to_string(boxes) + ", " + x_type + (residual ? ", true, " : ", false, ") +
-                                           std::to_string(eps) + ", " + std::to_string(np));
+                                           std::to_string(eps) + ", " + std::to_string(np) + ", " +
+                                           std::to_string(unit_groups));
         }
         scratch(linear_scratch(K, norm) + extra_scratch);
         break;
@@ -456,6 +486,7 @@ std::string format_source(const Megakernel& k) {
   os << "#define MPK_STAGES " << k.stages << "\n";
   os << "#define MPK_SLOT_BYTES " << k.slot_bytes << "\n";
   os << "#define MPK_SCRATCH_BYTES " << k.scratch_bytes << "\n";
+  os << "#define MPK_POOL_SLOTS " << k.pool_slots << "\n";
   os << "#include <cstddef>\n";
   os << "#include \"runtime/device/megakernel.cuh\"\n\n";
   os << abi::layout_asserts() << "\n";
@@ -605,6 +636,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     k.rope_inv.clear();
     k.queue_items.clear();
     k.queue_offsets.clear();
+    k.pools.clear();
     Builder b{m, opt, k, opt.threads / 32, k.batch, {}};
     for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) b.build_task(t);
     build_queues(b, g, waits, k);
@@ -616,6 +648,11 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
                   " bytes for scratch " + std::to_string(k.scratch_bytes) + " and two weight slots");
   }
   k.stages = std::min(k.stages, 32);
+  for (int32_t w = 0; w < k.num_workers; ++w) {  // cooperative shares per step of a queue
+    int32_t shares = 0;
+    for (int32_t q = k.queue_offsets[w]; q < k.queue_offsets[w + 1]; ++q) shares += k.stream[k.queue_items[q]].pool >= 0;
+    k.pool_slots = std::max(k.pool_slots, shares);
+  }
   k.dynamic_smem_bytes = 1024 + static_cast<int64_t>(k.stages) * k.slot_bytes + k.scratch_bytes;
 
   // Wait and trigger tables: the first kInlineWaits / kInlineTrigs in the descriptor, the

@@ -33,8 +33,9 @@ struct MegakernelOptions {
 // weights: each chunk holds the row group's rows of `weight`, then the same rows of
 // `weight2`.
 struct StreamShape {
-  TensorId weight = -1;   // -1: streams nothing
+  TensorId weight = -1;   // -1: streams nothing (of its own)
   TensorId weight2 = -1;  // the up weight of a SwiGLU linear
+  int32_t pool = -1;      // a cooperative share's pool (Megakernel::pools)
   int32_t row0 = 0, groups = 0, box_rows = 0, last_rows = 0;
   int32_t col_chunks = 0, boxes = 0, boxes_last = 0;
   std::vector<TaskId> members;  // a group's member descriptors, leader first; empty otherwise
@@ -48,6 +49,17 @@ struct Relocation {
   TensorId tensor = -1;
   int64_t byte_offset = 0;
   int32_t rope_table = -1;
+};
+
+// A cooperative linear's units (docs/ir.md): its shares stream one image, owned by
+// `image` (the descriptor of share 0), whose chunks unit u covers
+// [u * unit_chunks, (u + 1) * unit_chunks) of (the last unit fewer).
+struct CoopPool {
+  OpId op = -1;
+  int32_t image = -1;
+  int32_t units = 0;
+  int32_t unit_chunks = 0;
+  int32_t shares = 0;
 };
 
 // The tasks of one operator launched together in per-op mode.
@@ -74,6 +86,8 @@ struct Megakernel {
   std::vector<int32_t> queue_offsets;  // [num_workers + 1]
   std::vector<int32_t> queue_items;   // descriptor indices
   std::vector<OpLaunch> op_launches;   // per-op mode, in a valid sequential order
+  std::vector<CoopPool> pools;         // cooperative linears
+  int32_t pool_slots = 1;              // the most cooperative shares in one step of a queue
   int32_t num_events = 0;
   int32_t num_workers = 0;
   int32_t batch = 1;

@@ -45,11 +45,15 @@ StreamPlan plan_stream(const Megakernel& k, const Program& program) {
   return plan;
 }
 
-std::vector<int32_t> worker_chunks(const Megakernel& k, const StreamPlan& plan, int32_t w) {
-  std::vector<int32_t> out;
+std::vector<WorkerRecord> worker_records(const Megakernel& k, const StreamPlan& plan, int32_t w) {
+  std::vector<WorkerRecord> out;
   for (int32_t q = k.queue_offsets.at(w); q < k.queue_offsets.at(w + 1); ++q) {
     const int32_t d = k.queue_items[q];
-    for (int32_t c = plan.chunk_begin[d]; c < plan.chunk_begin[d + 1]; ++c) out.push_back(c);
+    if (k.stream.at(d).pool >= 0) {
+      out.push_back({-1, k.stream[d].pool});
+      continue;
+    }
+    for (int32_t c = plan.chunk_begin[d]; c < plan.chunk_begin[d + 1]; ++c) out.push_back({c, -1});
   }
   return out;
 }

@@ -5,7 +5,8 @@
 // with one linear copy. The plan lists the boxes that fill the images (the runtime
 // resolves them to addresses and runs runtime/device/pack.cuh over them once, before
 // launching) and every descriptor's chunks; a worker streams the chunks of its queue's
-// descriptors one after the other (worker_chunks).
+// descriptors one after the other (worker_records), a cooperative linear's shares the
+// units of one image (owned by share 0) that they claim at run time.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +44,12 @@ struct StreamPlan {
 
 StreamPlan plan_stream(const Megakernel& kernel, const Program& program);
 
-// The chunks worker w streams in one step (its queue's descriptors' chunks, in order),
-// as indices into plan.chunks.
-std::vector<int32_t> worker_chunks(const Megakernel& kernel, const StreamPlan& plan, int32_t w);
+// What worker w streams in one step, in order: its queue's descriptors' chunks (indices
+// into plan.chunks), and for a cooperative share, its pool (the units it claims).
+struct WorkerRecord {
+  int32_t chunk = -1;  // -1: a share of `pool`
+  int32_t pool = -1;
+};
+std::vector<WorkerRecord> worker_records(const Megakernel& kernel, const StreamPlan& plan, int32_t w);
 
 }  // namespace mpk

@@ -1,6 +1,8 @@
 // In-memory IR helpers: lookups and use-list maintenance.
 #include "ir/module.h"
 
+#include <variant>
+
 #include "ir/version.h"
 
 namespace mpk {
@@ -93,6 +95,19 @@ AttentionForm attention_form(const Operator& op) {
   }
   if (!op.outputs.empty()) f.y = op.outputs[0];
   return f;
+}
+
+CoopShare coop_share(const Task& t) {
+  CoopShare c;
+  auto get = [&](const char* key) -> int64_t {
+    const auto it = t.attrs.find(key);
+    return it != t.attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : 0;
+  };
+  c.shares = get("shares");
+  if (c.shares <= 0) return CoopShare{};
+  c.share = get("share");
+  c.unit_rows = get("unit_rows");
+  return c;
 }
 
 }  // namespace mpk

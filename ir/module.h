@@ -159,4 +159,16 @@ struct AttentionForm {
 };
 AttentionForm attention_form(const Operator& op);
 
+// A cooperative share (docs/ir.md, "Cooperative linears"): one of the `shares` tasks of a
+// linear or lm_head operator that together compute its output, cut into units of
+// `unit_rows` output rows (the last one shorter); which share computes a unit is
+// decided at run time. From the task attrs `share`, `shares`, `unit_rows` (integers;
+// the verifier checks them); shares == 0 for an ordinary task.
+struct CoopShare {
+  int64_t share = 0, shares = 0, unit_rows = 0;
+  bool cooperative() const { return shares > 0; }
+  int64_t units(int64_t rows) const { return (rows + unit_rows - 1) / unit_rows; }
+};
+CoopShare coop_share(const Task& t);
+
 }  // namespace mpk

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <unordered_set>
+#include <variant>
 
 namespace mpk {
 namespace {
@@ -56,6 +57,7 @@ class StructureChecker {
     tensors();
     ops();
     tasks();
+    coop_shares();
     events();
     schedule();
     return sink_.finish();
@@ -185,6 +187,50 @@ class StructureChecker {
       if (j > 0 && ids[j] <= ids[j - 1]) sorted = false;
     }
     if (!sorted) sink_.add("structure.event-list", what + "s are not sorted and unique");
+  }
+
+  // Cooperative shares (docs/ir.md): integer attrs in range, linear or lm_head tasks,
+  // and an operator's shares exactly 0..shares-1 of one count and unit.
+  void coop_shares() {
+    std::vector<std::vector<TaskId>> of_op(p_.ops.size());
+    for (size_t i = 0; i < m_.graph.tasks.size(); ++i) {
+      const Task& t = m_.graph.tasks[i];
+      if (!t.attrs.count("shares") && !t.attrs.count("share") && !t.attrs.count("unit_rows")) continue;
+      const std::string what = "task " + std::to_string(i);
+      for (const char* key : {"share", "shares", "unit_rows"})
+        if (!t.attrs.count(key) || !std::holds_alternative<int64_t>(t.attrs.at(key))) {
+          sink_.add("structure.coop-share", what + ": a cooperative share needs integer attrs share, shares and unit_rows");
+          return;
+        }
+      const CoopShare c = coop_share(t);
+      if (t.kind != TaskKind::kLinear && t.kind != TaskKind::kLmHead)
+        sink_.add("structure.coop-share", what + ": only linear and lm_head tasks can be cooperative shares");
+      else if (c.shares < 1 || c.shares > (int64_t{1} << 20) || c.share < 0 || c.share >= c.shares)
+        sink_.add("structure.coop-share", what + ": share " + std::to_string(c.share) + " of " +
+                                              std::to_string(c.shares) + " is out of range");
+      else if (c.unit_rows < 8 || c.unit_rows % 8 != 0 || c.unit_rows > (int64_t{1} << 20))
+        sink_.add("structure.coop-share", what + ": unit_rows " + std::to_string(c.unit_rows) +
+                                              " is not a positive multiple of 8");
+      else if (t.op >= 0 && static_cast<size_t>(t.op) < p_.ops.size())
+        of_op[t.op].push_back(static_cast<TaskId>(i));
+    }
+    for (size_t o = 0; o < of_op.size(); ++o) {
+      if (of_op[o].empty()) continue;
+      const CoopShare first = coop_share(m_.graph.tasks[of_op[o][0]]);
+      std::vector<char> seen(static_cast<size_t>(first.shares), 0);
+      bool ok = static_cast<int64_t>(of_op[o].size()) == first.shares;
+      for (TaskId t : of_op[o]) {
+        const CoopShare c = coop_share(m_.graph.tasks[t]);
+        ok = ok && c.shares == first.shares && c.unit_rows == first.unit_rows && !seen[c.share]++;
+      }
+      for (const Task& t : m_.graph.tasks)
+        ok = ok && !(t.op == static_cast<OpId>(o) && t.kind == m_.graph.tasks[of_op[o][0]].kind &&
+                     !coop_share(t).cooperative());
+      if (!ok)
+        sink_.add("structure.coop-share", "operator '" + p_.ops[o].name + "': its cooperative shares must be " +
+                                              "exactly 0.." + std::to_string(first.shares - 1) +
+                                              ", of one count and unit_rows, and all its tasks of their kind");
+    }
   }
 
   void events() {

@@ -219,12 +219,17 @@ class AccessOrderChecker {
     checked_.assign(n, -1);
     reach_.assign(n, 0);
     ev_seen_.assign(m_.graph.events.size(), 0);
+    // The shares of a cooperative operator write disjoint units at run time (docs/ir.md):
+    // they need no order among themselves.
+    std::vector<OpId> coop_op(n, -1);
+    for (int32_t i = 0; i < n; ++i)
+      if (coop_share(tasks[i]).cooperative()) coop_op[i] = tasks[i].op;
     // Each pair (p, c) is checked once: the first conflict found is the one reported.
     for (TaskId c = 0; c < n; ++c) {
       searched_ = false;
       auto visit = [&](TaskId p, const Region& mine, const Region& theirs, const char* rule,
                        const char* c_verb, const char* p_verb, const char* p_past) {
-        if (p == c || checked_[p] == c) return;
+        if (p == c || checked_[p] == c || (coop_op[c] >= 0 && coop_op[p] == coop_op[c])) return;
         checked_[p] = c;
         if (!ordered(p, c)) report(p, c, mine, theirs, rule, c_verb, p_verb, p_past);
       };

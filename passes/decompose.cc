@@ -17,12 +17,18 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
 
 // Tile sizes; 0 means "auto" (computed per operator from the machine model).
+// Cooperative linears (docs/ir.md): off, auto (large enough operators), on (every one
+// eligible).
+enum class Coop { kOff, kAuto, kOn };
+
 struct DecomposeOptions {
   int64_t tile = 0;
   int64_t lm_head_tile = 0;
   int64_t elementwise_tile = 0;
   int64_t attention_splits = 0;
   int64_t argmax_tile = 0;
+  Coop coop = Coop::kAuto;
+  int64_t coop_unit = 0;
 };
 
 int64_t positive_option(const PassOptions& o, const std::string& key) {
@@ -82,6 +88,7 @@ class Decomposer {
   void run() {
     m_.graph = TaskGraph{};
     drop_old_scratch(p_);
+    p_.rebuild_use_lists();
     const size_t num_ops = p_.ops.size();
     for (size_t i = 0; i < num_ops; ++i) {
       op_ = static_cast<OpId>(i);
@@ -127,10 +134,11 @@ class Decomposer {
 
   // bytes: reads + writes of the regions unless given.
   void task(TaskKind kind, std::vector<Region> reads, std::vector<Region> writes, int64_t flops,
-            int64_t bytes = -1) {
+            int64_t bytes = -1, Attrs attrs = {}) {
     Task t;
     t.op = op_;
     t.kind = kind;
+    t.attrs = std::move(attrs);
     if (bytes < 0) bytes = regions_bytes(reads) + regions_bytes(writes);
     t.reads = std::move(reads);
     t.writes = std::move(writes);
@@ -198,30 +206,66 @@ class Decomposer {
   // The forms of ir/module.h LinearForm: a residual (read per column tile) or a norm
   // weight (read whole); a swiglu also reads its up weight rows; an lm_head with argmax
   // also writes each task's argmax partial, then one argmax_reduce follows.
+  // Rows per unit of a cooperative linear with n output rows, 0 when it stays tiled: a
+  // linear whose x another linear reads too (codegen runs such siblings, q/k/v, as a
+  // group) never is; auto takes operators of at least 2 units per SM, with about 4
+  // units per SM (8..64 rows).
+  int64_t coop_unit_rows(const LinearForm& f, int64_t n) const {
+    if (o_.coop == Coop::kOff) return 0;
+    for (OpId r : p_.readers[f.x])
+      if (r != op_ && linear_form(p_.ops[r]).x == f.x) return 0;
+    const int64_t unit = o_.coop_unit ? o_.coop_unit : std::clamp<int64_t>(round_up(ceil_div(n, 4 * sms_), 8), 8, 64);
+    if (o_.coop == Coop::kAuto && ceil_div(n, unit) < 2 * sms_) return 0;
+    return unit;
+  }
+
   void linear(const Operator& op, TaskKind kind, int64_t tile_opt) {
     const LinearForm f = linear_form(op);
     arity(op, f.num_inputs(), f.tokens >= 0 ? 2 : 1);
     const int64_t b = shape(op, f.x, 2)[0], k = shape(op, f.x, 2)[1];
     const int64_t n = shape(op, f.weight, 2)[0];
     shape(op, f.y, 2);
-    const int64_t tile = tile_opt ? tile_opt : auto_linear_tile(n, sms_);
     const int64_t products = f.swiglu() ? 2 : 1;
-    const ArgmaxScratch am = f.tokens >= 0 ? argmax_scratch(op, b, ceil_div(n, tile)) : ArgmaxScratch{};
-    int64_t part = 0;
-    tiles(n, tile, [&](int64_t n0, int64_t n1) {
+    auto reads_of = [&](int64_t n0, int64_t n1) {
       std::vector<Region> reads = {reg(f.x, {{0, b}, {0, k}}), reg(f.weight, {{n0, n1}, {0, k}})};
       if (f.swiglu()) reads.push_back(reg(f.up, {{n0, n1}, {0, k}}));
       if (f.residual >= 0) reads.push_back(reg(f.residual, {{0, b}, {n0, n1}}));
       if (f.norm >= 0) reads.push_back(reg(f.norm, {{0, k}}));
+      return reads;
+    };
+    auto flops_of = [&](int64_t rows) {
+      return products * 2 * b * rows * k + (f.swiglu() ? 4 * b * rows : 0) + (f.tokens >= 0 ? b * rows : 0);
+    };
+    if (const int64_t unit = coop_unit_rows(f, n); unit > 0) {
+      // Every share declares the whole operator (and its own argmax partial slot).
+      const int64_t shares = sms_;
+      const ArgmaxScratch am = f.tokens >= 0 ? argmax_scratch(op, b, shares) : ArgmaxScratch{};
+      std::vector<Region> reads = reads_of(0, n);
+      std::vector<Region> writes = {reg(f.y, {{0, b}, {0, n}})};
+      const int64_t bytes = regions_bytes(reads) + regions_bytes(writes);
+      for (int64_t s = 0; s < shares; ++s) {
+        std::vector<Region> w = writes;
+        if (f.tokens >= 0) {
+          w.push_back(reg(am.val, {{0, b}, {s, s + 1}}));
+          w.push_back(reg(am.idx, {{0, b}, {s, s + 1}}));
+        }
+        task(kind, reads, std::move(w), ceil_div(flops_of(n), shares), ceil_div(bytes, shares),
+             Attrs{{"share", s}, {"shares", shares}, {"unit_rows", unit}});
+      }
+      if (f.tokens >= 0) argmax_reduce(am, b, f.tokens);
+      return;
+    }
+    const int64_t tile = tile_opt ? tile_opt : auto_linear_tile(n, sms_);
+    const ArgmaxScratch am = f.tokens >= 0 ? argmax_scratch(op, b, ceil_div(n, tile)) : ArgmaxScratch{};
+    int64_t part = 0;
+    tiles(n, tile, [&](int64_t n0, int64_t n1) {
       std::vector<Region> writes = {reg(f.y, {{0, b}, {n0, n1}})};
-      int64_t flops = products * 2 * b * (n1 - n0) * k + (f.swiglu() ? 4 * b * (n1 - n0) : 0);
       if (f.tokens >= 0) {
         writes.push_back(reg(am.val, {{0, b}, {part, part + 1}}));
         writes.push_back(reg(am.idx, {{0, b}, {part, part + 1}}));
-        flops += b * (n1 - n0);
         ++part;
       }
-      task(kind, std::move(reads), std::move(writes), flops);
+      task(kind, reads_of(n0, n1), std::move(writes), flops_of(n1 - n0));
     });
     if (f.tokens >= 0) argmax_reduce(am, b, f.tokens);
   }
@@ -431,6 +475,13 @@ PassInfo decompose_pass_info() {
       tile("argmax-tile",
            "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a multiple "
            "of 64, at least 64"),
+      PassOptionInfo::choice("coop", "auto",
+                             "cooperative linears (sm_count shares whose units the SMs claim at run time): "
+                             "auto: linears and lm_heads of at least 2 units per SM that no other linear "
+                             "shares x with; on: every such linear; off: none",
+                             {"auto", "on", "off"}),
+      tile("coop-unit", "output rows per unit of a cooperative linear; auto: ceil(N / (4 sm_count)) rounded "
+                        "up to a multiple of 8, within 8..64"),
   };
   info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
     DecomposeOptions d;
@@ -439,6 +490,12 @@ PassInfo decompose_pass_info() {
     d.elementwise_tile = positive_option(o, "elementwise-tile");
     d.attention_splits = positive_option(o, "attention-splits");
     d.argmax_tile = positive_option(o, "argmax-tile");
+    const std::string coop = option_str(o, "coop", "auto");
+    d.coop = coop == "on" ? Coop::kOn : coop == "off" ? Coop::kOff : Coop::kAuto;
+    d.coop_unit = positive_option(o, "coop-unit");
+    if (d.coop_unit % 8 != 0)
+      throw Error("pass '" + std::string(kPass) + "': option 'coop-unit' must be a multiple of 8, got " +
+                  std::to_string(d.coop_unit));
     return std::make_unique<DecomposePass>(d);
   };
   return info;

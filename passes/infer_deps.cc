@@ -64,6 +64,13 @@ Dependencies scan(const Module& m) {
   universe.clear();
   universe.shrink_to_fit();
 
+  // The shares of a cooperative operator (docs/ir.md) declare the same whole regions
+  // but write disjoint units at run time: within a step they never depend on each
+  // other, and one share's access hides no other task's record.
+  std::vector<OpId> coop_op(n, -1);
+  for (int32_t i = 0; i < n; ++i)
+    if (coop_share(g.tasks[i]).cooperative()) coop_op[i] = g.tasks[i].op;
+
   Dependencies deps;
   deps.same_step.resize(n);
   deps.cross_step_consumers.resize(n);
@@ -71,11 +78,14 @@ Dependencies scan(const Module& m) {
   for (int32_t copy = 0; copy < 2; ++copy) {
     for (int32_t i = 0; i < n; ++i) {
       const Task& t = g.tasks[i];
+      auto peer = [&](int32_t payload) {  // another share of i's operator, in this step
+        return payload / n == copy && coop_op[i] >= 0 && coop_op[payload % n] == coop_op[i];
+      };
       // Only the second copy's dependencies are kept. A record of the first copy is
       // the previous step; a task's own record there is implied by in-order execution.
       // Consumers come in ascending order, so a producer's list stays sorted and unique.
       auto depend_on = [&](int32_t payload) {
-        if (copy == 0) return;
+        if (copy == 0 || peer(payload)) return;
         if (payload >= n) {
           deps.same_step[i].push_back(payload - n);
         } else if (payload != i) {
@@ -102,9 +112,13 @@ Dependencies scan(const Module& m) {
         });
       }
       // Covered readers and writers are now ordered before this task, which later
-      // accesses will depend on instead.
-      for (int32_t id : covered_reads) reads.erase(id);
-      for (int32_t id : covered_writes) writes.erase(id);
+      // accesses will depend on instead. Not before a cooperative share's peers, which
+      // do not depend on it: a share erases nothing (the extra edges later tasks get are
+      // implied, and the reduction drops them).
+      if (coop_op[i] < 0) {
+        for (int32_t id : covered_reads) reads.erase(id);
+        for (int32_t id : covered_writes) writes.erase(id);
+      }
       const int32_t self = copy * n + i;
       for (const Region& r : t.reads)
         if (written[r.tensor]) reads.insert(r, self);

@@ -433,6 +433,25 @@ void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, f
   *index = static_cast<int32_t>(idx);
 }
 
+void argmax_partial_units(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0, int64_t b1,
+                          const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t slot) {
+  const int64_t parts = val.shape[1], width = logits.shape[1];
+  for (int64_t b = b0; b < b1; ++b) {
+    float best = kNegInf;
+    int64_t at = 0;
+    for (const auto& [v0, v1] : ranges)
+      for (int64_t v = v0; v < v1; ++v) {
+        const float x = logits.load(b * width + v);
+        if (x > best || (x == best && v < at)) {
+          best = x;
+          at = v;
+        }
+      }
+    val.store(b * parts + slot, best);
+    idx.store_i32(b * parts + slot, static_cast<int32_t>(at));
+  }
+}
+
 void argmax_partial_block(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0,
                           int64_t b1, int64_t v0, int64_t v1, int64_t slot) {
   const int64_t parts = val.shape[1];

@@ -129,5 +129,9 @@ void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, f
 // argmax_row of rows b0:b1 over [v0, v1) into slot `slot` of val / idx [B, P].
 void argmax_partial_block(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0,
                           int64_t b1, int64_t v0, int64_t v1, int64_t slot);
+// The argmax partial of a cooperative lm_head share (docs/ir.md): the largest value over
+// logits[b, ranges] and its lowest index, (-inf, 0) when no value beats -inf.
+void argmax_partial_units(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0, int64_t b1,
+                          const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t slot);
 
 }  // namespace mpk

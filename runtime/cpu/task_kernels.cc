@@ -237,6 +237,10 @@ class Planner {
       argmax_slot(r_, plan_);
       r_.require(plan_.b0 == b0 && plan_.b1 == b1, "must write the argmax partial of the rows it computes");
     }
+    plan_.coop = coop_share(task_);
+    if (plan_.coop.cooperative())
+      r_.require(plan_.c0 == 0 && plan_.c1 == r_.tensor(plan_.in1).shape[0],
+                 "a cooperative share must declare its operator's whole output");
   }
 
   void rope() {
@@ -425,9 +429,19 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       if (p.residual >= 0) e.residual = &st.at(p.residual);
       if (p.norm >= 0) e.norm = &st.at(p.norm), e.eps = p.eps;
       if (p.up >= 0) e.up = &st.at(p.up);
-      linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, e);
-      if (p.out1 >= 0)  // fuse-argmax: the argmax partial of the logits just written
-        argmax_partial_block(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot);
+      if (!p.coop.cooperative()) {
+        linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, e);
+        if (p.out1 >= 0)  // fuse-argmax: the argmax partial of the logits just written
+          argmax_partial_block(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot);
+        return;
+      }
+      // A cooperative share: the units share, share + shares, ...; its argmax partial
+      // over their rows, starting from (-inf, 0) (docs/ir.md).
+      std::vector<std::pair<int64_t, int64_t>> units;
+      for (int64_t u = p.coop.share; u < p.coop.units(p.c1); u += p.coop.shares)
+        units.emplace_back(u * p.coop.unit_rows, std::min(p.c1, (u + 1) * p.coop.unit_rows));
+      for (const auto& [n0, n1] : units) linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, n0, n1, e);
+      if (p.out1 >= 0) argmax_partial_units(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, units, p.slot);
       return;
     }
     case TaskKind::kRope:

@@ -32,6 +32,7 @@ struct TaskPlan {
                                           // kv_append: k's, attention*: q's
   TensorId k = -1, v = -1, k_norm = -1;   // a fused attention task with one split: what it appends
   int64_t head_dim = 0;
+  CoopShare coop;                         // a cooperative linear's share: units share, share + shares, ...
   AttentionShape attention;
   std::vector<float> inv_freq;            // rope; a kv_append or fused attention that ropes
 };

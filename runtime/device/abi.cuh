@@ -18,6 +18,9 @@
 #ifndef MPK_SCRATCH_BYTES
 #define MPK_SCRATCH_BYTES 32768
 #endif
+#ifndef MPK_POOL_SLOTS
+#define MPK_POOL_SLOTS 1
+#endif
 
 namespace mpk {
 namespace dev {
@@ -35,6 +38,7 @@ constexpr int kBlockThreads = kThreads + 96;
 constexpr int kStages = MPK_STAGES;
 constexpr int kSlotBytes = MPK_SLOT_BYTES;
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
+constexpr int kPoolSlots = MPK_POOL_SLOTS;  // cooperative shares in one step of a worker's queue
 constexpr int kDescSlots = 4;  // descriptors held in shared memory ahead of the bodies
 constexpr int kPtrSlots = 10;
 constexpr int kArgSlots = 5;
@@ -80,11 +84,27 @@ static_assert(sizeof(TaskDesc) % 16 == 0, "TaskDesc is copied by the bulk-copy e
 // The pointer slot of a linear group member's output: 1, 2, 4, 5 (0 is x, 3 the norm).
 __host__ __device__ constexpr int group_out_slot(int m) { return m < 2 ? m + 1 : m + 2; }
 
-// One weight chunk: `bytes` bytes at `src`, copied as one unit into a ring slot.
+// One weight chunk: `bytes` bytes at `src`, copied as one unit into a ring slot. A
+// record of 0 bytes marks a cooperative share (docs/ir.md): src's low 32 bits are its
+// pool; `claim` 0: the share claims the pool's units at run time; 1: it takes the units
+// share, share + shares, ... (per-op mode), with the share in src's high 32 bits.
 struct StreamChunk {
   uint64_t src;
   uint32_t bytes;
-  uint32_t pad;
+  uint32_t claim;
+};
+
+// The units of a cooperative linear (a pool): unit u's chunks are the KernelParams::
+// task_chunks records first_chunk + u * unit_chunks ... (the last unit may have fewer;
+// the pool has total_chunks). Units are claimed through counters[pool] (grows across
+// steps: step s claims units s * units ... (s + 1) * units - 1).
+struct PoolDesc {
+  int32_t first_chunk;
+  int32_t unit_chunks;
+  int32_t total_chunks;
+  int32_t units;
+  int32_t shares;
+  int32_t pad[3];
 };
 
 // Written once, by the first worker whose wait outlived the watchdog.
@@ -126,6 +146,8 @@ struct KernelParams {
   const StreamChunk* worker_chunks;  // each worker's chunks of one step, in order
   const int32_t* chunk_offsets;      // [workers + 1] into worker_chunks
   const StreamChunk* task_chunks;    // per-op mode: TaskDesc::chunk_begin indexes it
+  const PoolDesc* pools;             // cooperative linears
+  uint32_t* pool_counters;           // [pools], zero at launch
   const WaitEntry* waits;
   const int32_t* triggers;           // event ids
   unsigned long long* counters;      // one per event, zero at launch

@@ -1,14 +1,16 @@
 // The weight stream: a ring of kStages shared-memory slots. One thread of the stream warp
-// fills it with linear bulk copies (cp.async.bulk through the copy engine, L2 evict-first), one chunk
-// per slot, in the exact order the worker's tasks consume them, running ahead across
-// task and step boundaries: the chunk list of each worker is computed on the host
-// (codegen/stream_pack.h), so issuing a chunk reads one prefetched 16-byte record.
-// Chunk c lives in slot c % kStages. full[slot] completes when the chunk has landed
-// (transaction bytes); empty[slot] when every body warp is done reading it, which frees
-// the slot for chunk c + kStages. The phase parity of chunk c's use of a slot is
-// (c / kStages) & 1. A chunk is boxes of [rows x 64 columns]; each box row is 128 bytes
-// whose 16-byte pieces are permuted by XOR with (row % 8), so a thread per row reads
-// conflict-free (swizzled_vec below).
+// fills it with linear bulk copies (cp.async.bulk through the copy engine, L2
+// evict-first), one chunk per slot, in the exact order the worker's tasks consume them,
+// running ahead across task and step boundaries: the chunk list of each worker is
+// computed on the host (codegen/stream_pack.h), so issuing a chunk reads one 16-byte
+// record, loaded ahead. A cooperative share (docs/ir.md) claims its units there, as the
+// stream reaches it: the SMs that stream fastest claim the most. Chunk c lives in slot
+// c % kStages. full[slot] completes when the chunk has landed (transaction bytes);
+// empty[slot] when every body warp is done reading it, which frees the slot for chunk
+// c + kStages. The phase parity of chunk c's use of a slot is (c / kStages) & 1. A chunk
+// is boxes of [rows x 64 columns]; each box row is 128 bytes whose 16-byte pieces are
+// permuted by XOR with (row % 8), so a thread per row reads conflict-free
+// (swizzled_vec below).
 #pragma once
 
 #include <cstdint>
@@ -97,10 +99,13 @@ __device__ __forceinline__ uint64_t evict_first_policy() {
   return p;
 }
 
-// The ring's barriers, in the worker's static shared memory.
+// The ring's barriers and slot tags, in the worker's static shared memory. A slot's tag
+// is the cooperative unit its chunk belongs to, or -1 in the empty slot that ends a
+// share's units.
 struct RingBarriers {
   uint64_t full[kStages];
   uint64_t empty[kStages];
+  int32_t unit[kStages];
 
   // One thread, before the block's first barrier.
   __device__ void init() {
@@ -124,6 +129,8 @@ struct BodyStream {
     mbar_wait(&bars->full[slot], (consumed / kStages) & 1u);
     return ring + static_cast<size_t>(slot) * kSlotBytes;
   }
+  // After acquire(): the acquired slot's tag.
+  __device__ __forceinline__ int32_t tag() const { return bars->unit[consumed % kStages]; }
 
   // Every body thread, after its warp's last read of the acquired slot: the warp frees it.
   __device__ __forceinline__ void release() {
@@ -133,43 +140,115 @@ struct BodyStream {
   }
 };
 
-// A worker's chunk sequence: `per_step` records from `list`, repeated for `steps` steps.
+// A worker's chunk sequence: `per_step` records from `list`, repeated for `steps` steps
+// from `step0`; cooperative shares' units come from `pools` / `task_chunks`, claimed
+// through `counters`, with `held` keeping, per share of a step, a claim that belongs
+// to a later step.
 struct ChunkList {
   const StreamChunk* list;
   int32_t per_step;
   int32_t steps;
+  int32_t step0;
+  const PoolDesc* pools;
+  const StreamChunk* task_chunks;
+  uint32_t* counters;
+  uint32_t* held;  // kPoolSlots of shared memory
 };
 
-// The issuing side, one thread of the stream warp: issues every chunk of the list in
-// order, each as soon as its slot is free. The record of the next chunk is loaded one
-// chunk ahead, so issuing never waits on memory; waiting for a slot suspends the thread
-// (mbarrier try_wait) until the body warps free it, or until `stop()` says the bodies
-// will consume nothing more (a watchdog abort).
-struct StreamIssuer {
-  ChunkList chunks;
-  uint32_t total;
-  uint32_t issued;
+constexpr uint32_t kNoClaim = ~0u;
 
-  template <class Stop>
-  __device__ void run(const ChunkList& c, unsigned char* ring, RingBarriers& bars, Stop stop) {
-    chunks = c;
-    total = static_cast<uint32_t>(c.per_step) * static_cast<uint32_t>(c.steps);
-    issued = 0;
-    const uint64_t policy = evict_first_policy();
-    StreamChunk next = total > 0 ? chunks.list[0] : StreamChunk{};
-    while (issued < total) {
-      const uint32_t slot = issued % kStages;
-      if (issued >= static_cast<uint32_t>(kStages)) {
-        const uint32_t parity = ((issued / kStages) - 1) & 1u;
-        bool stopped = false;
-        while (!mbar_try_wait(&bars.empty[slot], parity))
-          if ((stopped = stop())) break;
-        if (stopped) break;
-      }
-      mbar_expect_tx(&bars.full[slot], next.bytes);
-      bulk_copy(ring + static_cast<size_t>(slot) * kSlotBytes, next.src, next.bytes, &bars.full[slot], policy);
-      if (++issued < total) next = chunks.list[issued % static_cast<uint32_t>(chunks.per_step)];
+// The issuing side, one thread of the stream warp: issues every chunk of the list in
+// order, each as soon as its slot is free, with a cooperative share's units in place of
+// its record, then an empty slot tagged -1. List records are loaded one ahead, so
+// issuing seldom waits on memory; waiting for a slot suspends the thread (mbarrier
+// try_wait) until the body warps free it, or until `stop()` says the bodies will
+// consume nothing more (a watchdog abort).
+template <class Stop>
+struct StreamIssuer {
+  unsigned char* ring;
+  RingBarriers& bars;
+  Stop stop;
+  uint64_t policy = evict_first_policy();
+  uint32_t issued = 0;
+
+  // The next slot, once free; false when stopped.
+  __device__ bool take_slot(uint32_t& slot) {
+    slot = issued % kStages;
+    if (issued >= static_cast<uint32_t>(kStages)) {
+      const uint32_t parity = ((issued / kStages) - 1) & 1u;
+      while (!mbar_try_wait(&bars.empty[slot], parity))
+        if (stop()) return false;
     }
+    return true;
+  }
+
+  __device__ bool chunk(const StreamChunk& c, int32_t tag) {
+    uint32_t slot;
+    if (!take_slot(slot)) return false;
+    bars.unit[slot] = tag;
+    mbar_expect_tx(&bars.full[slot], c.bytes);
+    bulk_copy(ring + static_cast<size_t>(slot) * kSlotBytes, c.src, c.bytes, &bars.full[slot], policy);
+    ++issued;
+    return true;
+  }
+
+  __device__ bool end_of_units() {
+    uint32_t slot;
+    if (!take_slot(slot)) return false;
+    bars.unit[slot] = -1;
+    mbar_arrive(&bars.full[slot]);
+    ++issued;
+    return true;
+  }
+
+  __device__ bool unit(const ChunkList& l, const PoolDesc& pool, int32_t u) {
+    const int32_t first = pool.first_chunk + u * pool.unit_chunks;
+    const int32_t end = min(first + pool.unit_chunks, pool.first_chunk + pool.total_chunks);
+    StreamChunk next = l.task_chunks[first];
+    for (int32_t c = first; c < end; ++c) {
+      const StreamChunk cur = next;
+      if (c + 1 < end) next = l.task_chunks[c + 1];
+      if (!chunk(cur, u)) return false;
+    }
+    return true;
+  }
+
+  // A share's units at `step`: claimed (the k-th share of the step in this list) or, in
+  // per-op mode, the static ones.
+  __device__ bool share(const ChunkList& l, const StreamChunk& marker, int32_t step, int32_t k) {
+    const uint32_t p = static_cast<uint32_t>(marker.src & 0xffffffffu);
+    const PoolDesc pool = l.pools[p];
+    if (marker.claim == 1) {
+      for (int32_t u = static_cast<int32_t>(marker.src >> 32); u < pool.units; u += pool.shares)
+        if (!unit(l, pool, u)) return false;
+      return end_of_units();
+    }
+    const uint32_t base = static_cast<uint32_t>(step) * static_cast<uint32_t>(pool.units);
+    while (true) {
+      uint32_t c = l.held[k];
+      l.held[k] = kNoClaim;
+      if (c == kNoClaim) c = atomicAdd(&l.counters[p], 1u);
+      if (c >= base + static_cast<uint32_t>(pool.units)) {  // a later step's unit: keep it
+        l.held[k] = c;
+        break;
+      }
+      if (!unit(l, pool, static_cast<int32_t>(c - base))) return false;
+    }
+    return end_of_units();
+  }
+
+  __device__ void run(const ChunkList& l) {
+    for (int32_t s = 0; s < l.steps; ++s) {
+      int32_t shares = 0;
+      StreamChunk next = l.per_step > 0 ? l.list[0] : StreamChunk{};
+      for (int32_t r = 0; r < l.per_step; ++r) {
+        const StreamChunk cur = next;
+        if (r + 1 < l.per_step) next = l.list[r + 1];
+        const bool ok = cur.bytes != 0 ? chunk(cur, 0) : share(l, cur, l.step0 + s, shares++);
+        if (!ok) goto drain;
+      }
+    }
+  drain:
     // No copy may land in shared memory after the block is gone.
     const uint32_t from = issued > static_cast<uint32_t>(kStages) ? issued - kStages : 0;
     for (uint32_t ch = from; ch < issued; ++ch) mbar_wait(&bars.full[ch % kStages], (ch / kStages) & 1u);

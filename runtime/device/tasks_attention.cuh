@@ -110,6 +110,7 @@ __device__ __forceinline__ void attend(const bf16_t* kc, const bf16_t* vc, int b
       }
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
+        if (base + j * kThreads >= units) break;  // the same for every thread
         const int u = base + j * kThreads + threadIdx.x;  // groups of L threads: all in or all out
         const int piece = u % L, t = (u / L) % (n > 0 ? n : 1), g = u / (L * (n > 0 ? n : 1));
         float l = 0.f;

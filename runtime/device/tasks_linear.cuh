@@ -153,9 +153,10 @@ __device__ __forceinline__ void warp_accumulate(const unsigned char* chunk, int 
 }
 
 // Every chunk of one row group (K columns in chunks of BOXES boxes) from the stream into
-// the warp's freshly zeroed accumulators; each chunk is released after use.
+// the warp's freshly zeroed accumulators, the first chunk `first` (already acquired);
+// each chunk is released after use.
 template <int K, int B, int BOXES, bool X_F32, int RW>
-__device__ __forceinline__ void accumulate_row_group(TaskCtx& c, const int (&row)[RW],
+__device__ __forceinline__ void accumulate_row_group(TaskCtx& c, const unsigned char* first, const int (&row)[RW],
                                                      const int (&pad)[RW], const int (&before)[RW], int lane,
                                                      float (&acc)[RW][B][8]) {
   constexpr int kBoxesPerRow = K / kBoxCols;
@@ -168,10 +169,35 @@ __device__ __forceinline__ void accumulate_row_group(TaskCtx& c, const int (&row
       for (int e = 0; e < 8; ++e) acc[i][b][e] = 0.f;
 #pragma unroll 1
   for (int ch = 0; ch < kColChunks; ++ch) {
-    const unsigned char* w = c.next_chunk();
+    const unsigned char* w = ch == 0 ? first : c.next_chunk();
     const int nboxes = ch == kColChunks - 1 ? kBoxesPerRow - ch * BOXES : BOXES;
     warp_accumulate<K, B, X_F32, RW>(w, nboxes, ch * BOXES, row, pad, before, lane, c.scratch, acc);
     c.done_chunk();
+  }
+}
+
+// Calls group(g, first) for every row group the task runs, `first` its first chunk
+// (acquired): all of 0 .. GROUPS-1; or, for a cooperative share (UNIT_GROUPS > 0: row
+// groups per unit), the row groups u * UNIT_GROUPS ... of each unit u the stream
+// delivers (the tag of the unit's first chunk), until the slot that ends the share.
+template <int GROUPS, int UNIT_GROUPS, class Group>
+__device__ __forceinline__ void for_row_groups(TaskCtx& c, Group group) {
+  if constexpr (UNIT_GROUPS == 0) {
+#pragma unroll 1
+    for (int g = 0; g < GROUPS; ++g) group(g, c.next_chunk());
+  } else {
+#pragma unroll 1
+    while (true) {
+      const unsigned char* first = c.next_chunk();
+      const int u = c.stream->tag();
+      if (u < 0) {
+        c.done_chunk();
+        return;
+      }
+#pragma unroll 1
+      for (int k = 0; k < UNIT_GROUPS && u * UNIT_GROUPS + k < GROUPS; ++k)
+        group(u * UNIT_GROUPS + k, k == 0 ? first : c.next_chunk());
+    }
   }
 }
 
@@ -181,9 +207,11 @@ __device__ __forceinline__ void accumulate_row_group(TaskCtx& c, const int (&row
 // (load_x_normed); stream: W[n0:n0+ROWS, 0:K] in row groups of BOX_ROWS. arg0: n0 (for
 // the logits history). With NP > 0 (an lm_head fused with its argmax), also the largest
 // value and its lowest index over the task's rows, as argmax_partial computes them, to
-// ptr4 / ptr5: argmax_val + p, argmax_idx + p (rows of NP).
+// ptr4 / ptr5: argmax_val + p, argmax_idx + p (rows of NP). A cooperative share
+// (UNIT_GROUPS > 0; n0 = 0, ROWS the operator's) runs the row groups of the units it
+// claims, and its argmax partial starts from (-inf, 0).
 template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32, bool RESIDUAL,
-          int EPS_BITS, int NP>
+          int EPS_BITS, int NP, int UNIT_GROUPS>
 __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256, "linear: bad box rows");
@@ -207,8 +235,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
     best[b] = -INFINITY;
     best_i[b] = d.arg[0];
   }
-#pragma unroll 1
-  for (int g = 0; g < kGroups; ++g) {
+  for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
     const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
     const int padded = (rows + 7) / 8 * 8;  // the box's row count is padded to 8
     int row[RW], pad[RW], before[RW];
@@ -232,7 +259,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
                           : 0.f;
     }
     float acc[RW][B][8];
-    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, row, pad, before, lane, acc);
+    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, first, row, pad, before, lane, acc);
 #pragma unroll
     for (int i = 0; i < RW; ++i) {
       if (row[i] < 0) continue;
@@ -253,7 +280,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
         }
       }
     }
-  }
+  });
   if constexpr (NP > 0) {
     unsigned char* red = c.scratch + LinearScratch<K, B, X_F32>::kBytes + (EPS_BITS != 0 ? B * K * 2 : 0);
 #pragma unroll 1
@@ -273,8 +300,9 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 // for the same columns (a chunk of 2 x BOX_ROWS rows); the warps' rows are dealt over
 // both; the rounded sums meet in shared memory (double-buffered by row group), where
 // the body threads apply the activation. ptr0: x; ptr1: y + n0 (rows of YSTRIDE);
-// ptr3: the norm weight with EPS_BITS.
-template <int K, int ROWS, int B, int YSTRIDE, int BOX_ROWS, int BOXES, bool X_F32, int EPS_BITS>
+// ptr3: the norm weight with EPS_BITS. UNIT_GROUPS > 0: a cooperative share, as
+// task_linear.
+template <int K, int ROWS, int B, int YSTRIDE, int BOX_ROWS, int BOXES, bool X_F32, int EPS_BITS, int UNIT_GROUPS>
 __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(BOX_ROWS % 8 == 0, "linear: bad box rows");
@@ -288,8 +316,7 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
   body_sync();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   bf16_t* y = dptr<bf16_t>(d, 1);
-#pragma unroll 1
-  for (int g = 0; g < kGroups; ++g) {
+  for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
     float* gu = reinterpret_cast<float*>(c.scratch + kX) + (g & 1) * 2 * B * BOX_ROWS;  // [2][B][BOX_ROWS]
     const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
     const int padded = (rows + 7) / 8 * 8;
@@ -303,7 +330,7 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
       before[i] = part[i] * padded;
     }
     float acc[RW][B][8];
-    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, row, pad, before, lane, acc);
+    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, first, row, pad, before, lane, acc);
 #pragma unroll
     for (int i = 0; i < RW; ++i) {
       if (row[i] < 0) continue;
@@ -319,7 +346,7 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
       y[static_cast<int64_t>(b) * YSTRIDE + g * BOX_ROWS + r] =
           f32_to_bf16(silu_mul(gu[b * BOX_ROWS + r], gu[(B + b) * BOX_ROWS + r]));
     }
-  }
+  });
 }
 
 // Up to four linear tasks over the same x [B, K] (and the same fused norm, if any), each
@@ -359,7 +386,7 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
     member[i] = m;
   }
   float acc[RW][B][8];
-  accumulate_row_group<K, B, BOXES, X_F32, RW>(c, row, pad, before, lane, acc);
+  accumulate_row_group<K, B, BOXES, X_F32, RW>(c, c.next_chunk(), row, pad, before, lane, acc);
 #pragma unroll
   for (int i = 0; i < RW; ++i) {
     if (row[i] < 0) continue;

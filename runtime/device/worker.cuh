@@ -52,6 +52,7 @@ struct WorkerShared {
   uint64_t t_end[kDescSlots];
   int32_t stop_after;  // -1; after an abort, the task whose `go` means "stop"
   int32_t completed;   // tasks the completion warp has finished
+  uint32_t held[kPoolSlots];  // the stream thread's claims for a later step (StreamIssuer)
 
   __device__ void init() {
     ring.init();
@@ -63,6 +64,7 @@ struct WorkerShared {
     }
     stop_after = -1;
     completed = 0;
+    for (int k = 0; k < kPoolSlots; ++k) held[k] = kNoClaim;
     mbar_fence_init();
   }
   __device__ int32_t stopped_at() const { return *reinterpret_cast<const volatile int32_t*>(&stop_after); }
@@ -193,10 +195,10 @@ __device__ __forceinline__ void complete_tasks(const KernelParams& p, WorkerShar
   if (kTrace && lane == 0) p.trace_count[worker] = trace_n;
 }
 
-// One worker block over `q`, streaming `chunks`; `events`: wait on and trigger the tasks'
-// events (off in per-op mode).
+// One worker block over `q`, streaming `chunks` (its `held` set here); `events`: wait on
+// and trigger the tasks' events (off in per-op mode).
 template <bool kTrace, class Dispatch>
-__device__ __forceinline__ void run_worker(const KernelParams& p, const WorkQueue& q, const ChunkList& chunks,
+__device__ __forceinline__ void run_worker(const KernelParams& p, const WorkQueue& q, ChunkList chunks,
                                            int32_t worker, bool events) {
   extern __shared__ __align__(128) unsigned char dyn_smem[];
   __shared__ WorkerShared sh;
@@ -207,7 +209,11 @@ __device__ __forceinline__ void run_worker(const KernelParams& p, const WorkQueu
   if (warp < kWarps) {
     run_bodies<kTrace, Dispatch>(p, sh, q, ring);
   } else if (warp == kStreamWarp) {
-    if ((threadIdx.x & 31) == 0) StreamIssuer{}.run(chunks, ring, sh.ring, [&] { return sh.drained(); });
+    if ((threadIdx.x & 31) == 0) {
+      chunks.held = sh.held;
+      auto stop = [&] { return sh.drained(); };
+      StreamIssuer<decltype(stop)>{ring, sh.ring, stop}.run(chunks);
+    }
     __syncwarp();
   } else if (warp == kDispatchWarp) {
     dispatch_tasks(p, sh, q, worker, events);
@@ -222,16 +228,21 @@ __device__ __forceinline__ void megakernel_worker(const KernelParams& p) {
   const int32_t q0 = p.queue_offsets[w], c0 = p.chunk_offsets[w];
   const WorkQueue q{p.tasks + q0, p.queue_offsets[w + 1] - q0, p.num_steps, 0};
   if (q.len <= 0) return;
-  run_worker<kTrace, Dispatch>(p, q, ChunkList{p.worker_chunks + c0, p.chunk_offsets[w + 1] - c0, p.num_steps}, w,
-                               true);
+  run_worker<kTrace, Dispatch>(p, q,
+                               ChunkList{p.worker_chunks + c0, p.chunk_offsets[w + 1] - c0, p.num_steps, 0, p.pools,
+                                         p.task_chunks, p.pool_counters, nullptr},
+                               w, true);
 }
 
 template <class Dispatch>
 __device__ __forceinline__ void per_op_task(const KernelParams& p, const int32_t* op_tasks) {
   const TaskDesc* d = p.tasks + op_tasks[blockIdx.x];
   const WorkQueue q{d, 1, 1, ld_cg_i32(p.step_counter)};
-  run_worker<false, Dispatch>(p, q, ChunkList{p.task_chunks + d->chunk_begin, d->chunk_count, 1}, blockIdx.x,
-                              false);
+  run_worker<false, Dispatch>(
+      p, q,
+      ChunkList{p.task_chunks + d->chunk_begin, d->chunk_count, 1, q.step0, p.pools, p.task_chunks, p.pool_counters,
+                nullptr},
+      blockIdx.x, false);
 }
 
 }  // namespace dev

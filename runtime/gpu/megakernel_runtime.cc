@@ -106,7 +106,8 @@ struct GpuMegakernel::Impl {
   DeviceBuffer arena;  // every tensor of the program
   std::vector<uint64_t> tensor_addr;
   DeviceBuffer d_stream;  // the weight-stream images (codegen/stream_pack.h)
-  DeviceBuffer d_tasks, d_qoff, d_wchunks, d_coff, d_tchunks, d_waits, d_trig, d_counters, d_abort, d_error, d_step;
+  DeviceBuffer d_tasks, d_qoff, d_wchunks, d_coff, d_tchunks, d_pools, d_pool_counters, d_waits, d_trig, d_counters,
+      d_abort, d_error, d_step;
   std::vector<int32_t> device_index;  // host descriptor index -> its place in d_tasks
   DeviceBuffer d_op_tasks;
   std::vector<DeviceBuffer> rope_tables;
@@ -224,13 +225,27 @@ struct GpuMegakernel::Impl {
     const StreamPlan plan = pack_stream();
     std::vector<abi::StreamChunk> task_chunks, wchunks;
     for (const ChunkSpan& c : plan.chunks) task_chunks.push_back({d_stream.address() + c.offset, c.bytes, 0});
+    std::vector<abi::PoolDesc> pools;
+    for (const CoopPool& pool : kernel.pools) {
+      const int32_t first = plan.chunk_begin[pool.image];
+      pools.push_back({first, pool.unit_chunks, plan.chunk_begin[pool.image + 1] - first, pool.units, pool.shares, {}});
+    }
     for (size_t i = 0; i < descs.size(); ++i) {
-      descs[i].chunk_begin = plan.chunk_begin[i];
-      descs[i].chunk_count = plan.chunk_begin[i + 1] - plan.chunk_begin[i];
+      const int32_t pool = kernel.stream[i].pool;
+      if (pool >= 0) {  // per-op mode: the share's static units (a marker, abi.cuh)
+        descs[i].chunk_begin = static_cast<int32_t>(task_chunks.size());
+        descs[i].chunk_count = 1;
+        const uint64_t share = static_cast<uint64_t>(coop_share(module.graph.tasks.at(descs[i].task)).share);
+        task_chunks.push_back({share << 32 | static_cast<uint32_t>(pool), 0, 1});
+      } else {
+        descs[i].chunk_begin = plan.chunk_begin[i];
+        descs[i].chunk_count = plan.chunk_begin[i + 1] - plan.chunk_begin[i];
+      }
     }
     std::vector<int32_t> chunk_offsets = {0};
     for (int32_t w = 0; w < kernel.num_workers; ++w) {
-      for (int32_t c : worker_chunks(kernel, plan, w)) wchunks.push_back(task_chunks[c]);
+      for (const WorkerRecord& r : worker_records(kernel, plan, w))
+        wchunks.push_back(r.chunk >= 0 ? task_chunks[r.chunk] : abi::StreamChunk{static_cast<uint32_t>(r.pool), 0, 0});
       chunk_offsets.push_back(static_cast<int32_t>(wchunks.size()));
     }
     std::vector<abi::TaskDesc> ordered;
@@ -254,6 +269,8 @@ struct GpuMegakernel::Impl {
     up(d_wchunks, wchunks, "worker chunk lists");
     up(d_coff, chunk_offsets, "worker chunk lists");
     up(d_tchunks, task_chunks, "task chunk lists");
+    up(d_pools, pools, "cooperative pools");
+    d_pool_counters = DeviceBuffer(std::max<size_t>(pools.size(), 1) * 4, "cooperative pool counters");
     up(d_waits, kernel.waits, "wait table");
     up(d_trig, kernel.triggers, "trigger table");
     d_counters = DeviceBuffer(std::max<size_t>(kernel.num_events, 1) * 8, "event counters");
@@ -281,6 +298,8 @@ struct GpuMegakernel::Impl {
     p.worker_chunks = d_wchunks.address();
     p.chunk_offsets = d_coff.address();
     p.task_chunks = d_tchunks.address();
+    p.pools = d_pools.address();
+    p.pool_counters = d_pool_counters.address();
     p.waits = d_waits.address();
     p.triggers = d_trig.address();
     p.counters = d_counters.address();
@@ -309,6 +328,7 @@ struct GpuMegakernel::Impl {
 
   void reset_run_state() {
     MPK_CUDA(cudaMemsetAsync(d_counters.get(), 0, d_counters.bytes(), stream->get()));
+    MPK_CUDA(cudaMemsetAsync(d_pool_counters.get(), 0, d_pool_counters.bytes(), stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_abort.get(), 0, d_abort.bytes(), stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_error.get(), 0, d_error.bytes(), stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_step.get(), 0, d_step.bytes(), stream->get()));

@@ -178,7 +178,7 @@ TEST(MegakernelGen, WaitsAndTriggersMatchTheEvents) {
 TEST(MegakernelGen, WeightStreamCoversEachLinearTasksRows) {
   const Module m = scheduled_preset("llama-3.2-1b");
   const Megakernel k = generate_megakernel(m);
-  int64_t expected = 0, swiglu = 0;
+  int64_t expected = 0, swiglu = 0, cooperative = 0;
   for (TaskId t = 0; t < static_cast<TaskId>(m.graph.tasks.size()); ++t) {
     const Task& task = m.graph.tasks[t];
     const StreamShape& st = k.stream[t];
@@ -205,12 +205,29 @@ TEST(MegakernelGen, WeightStreamCoversEachLinearTasksRows) {
     const TensorId up = linear_form(m.program.ops[task.op]).up;
     const int parts = up >= 0 ? 2 : 1;
     EXPECT_LE(parts * st.box_rows * 128 * st.boxes, k.slot_bytes);
+    swiglu += up >= 0;
+    // A cooperative linear's shares stream one image, share 0's; their row groups tile
+    // the units.
+    const CoopShare coop = coop_share(task);
+    if (coop.cooperative()) {
+      ASSERT_GE(st.pool, 0);
+      const CoopPool& pool = k.pools[st.pool];
+      EXPECT_EQ(pool.shares, coop.shares);
+      EXPECT_EQ(pool.units, coop.units(rows.size()));
+      EXPECT_EQ(coop.unit_rows % st.box_rows, 0);
+      EXPECT_EQ(pool.unit_chunks, coop.unit_rows / st.box_rows * st.col_chunks);
+      ++cooperative;
+      if (pool.image != t) {
+        EXPECT_EQ(st.weight, -1);
+        continue;
+      }
+    }
     EXPECT_EQ(st.weight, w);
     EXPECT_EQ(st.weight2, up);
-    swiglu += up >= 0;
     expected += parts * rows.size() * K * 2;
   }
-  EXPECT_GT(swiglu, 0);  // the default pipeline fuses gate, up and silu_mul
+  EXPECT_GT(swiglu, 0);       // the default pipeline fuses gate, up and silu_mul
+  EXPECT_GT(cooperative, 0);  // and makes the SwiGLU linears and the LM head cooperative
   EXPECT_EQ(k.stream_bytes_per_step, expected);
   EXPECT_EQ(k.stream_bytes_per_step, weight_bytes(m));
 }

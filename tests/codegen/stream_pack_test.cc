@@ -74,8 +74,10 @@ TEST(StreamPack, ImagesAreContiguousAndCoverEveryChunk) {
   }
   EXPECT_EQ(at, plan.bytes);
   int groups = 0;
+  // A descriptor has an image when it streams weights of its own (a cooperative share
+  // other than share 0 streams share 0's).
   for (size_t i = 0; i < k.tasks.size(); ++i) {
-    EXPECT_EQ(plan.offset[i] != kNoStream, k.stream[i].groups > 0) << "descriptor " << i;
+    EXPECT_EQ(plan.offset[i] != kNoStream, k.stream[i].groups > 0 && k.stream[i].weight >= 0) << "descriptor " << i;
     groups += k.stream[i].members.size() > 1;
   }
   EXPECT_GT(groups, 0);
@@ -92,7 +94,8 @@ TEST(StreamPack, ImagesAreContiguousAndCoverEveryChunk) {
   }
   EXPECT_EQ(next, plan.bytes);
   for (size_t i = 0; i < k.tasks.size(); ++i)
-    EXPECT_EQ(plan.chunk_begin[i + 1] - plan.chunk_begin[i], k.stream[i].groups * k.stream[i].col_chunks);
+    EXPECT_EQ(plan.chunk_begin[i + 1] - plan.chunk_begin[i],
+              k.stream[i].weight >= 0 ? k.stream[i].groups * k.stream[i].col_chunks : 0);
   // Every image starts 1 KiB-aligned (chunks are whole multiples of 8 rows of 128 bytes).
   for (uint64_t off : plan.offset) {
     if (off != kNoStream) {
@@ -136,26 +139,48 @@ TEST(StreamPack, EveryWeightElementLandsWhereTheTaskReadsIt) {
   }
 }
 
-// A worker streams its queue's descriptors' chunks, in queue order.
-TEST(StreamPack, WorkerChunksFollowTheQueue) {
-  const Module m = scheduled_preset("tiny");
-  const Megakernel k = generate_megakernel(m);
-  const StreamPlan plan = plan_stream(k, m.program);
-  size_t total = 0;
-  for (int32_t w = 0; w < k.num_workers; ++w) {
-    const std::vector<int32_t> chunks = worker_chunks(k, plan, w);
-    size_t at = 0;
-    for (int32_t q = k.queue_offsets[w]; q < k.queue_offsets[w + 1]; ++q) {
-      const int32_t d = k.queue_items[q];
-      for (int32_t c = plan.chunk_begin[d]; c < plan.chunk_begin[d + 1]; ++c) {
-        ASSERT_LT(at, chunks.size());
-        EXPECT_EQ(chunks[at++], c);
+// A worker streams its queue's descriptors' chunks, in queue order; a cooperative share
+// streams its pool instead (llama-3.2-1b's default pipeline has cooperative linears).
+TEST(StreamPack, WorkerRecordsFollowTheQueue) {
+  for (const char* preset : {"tiny", "llama-3.2-1b"}) {
+    SCOPED_TRACE(preset);
+    const Module m = scheduled_preset(preset);
+    const Megakernel k = generate_megakernel(m);
+    const StreamPlan plan = plan_stream(k, m.program);
+    size_t total = 0, shares = 0;
+    for (int32_t w = 0; w < k.num_workers; ++w) {
+      const std::vector<WorkerRecord> records = worker_records(k, plan, w);
+      size_t at = 0;
+      for (int32_t q = k.queue_offsets[w]; q < k.queue_offsets[w + 1]; ++q) {
+        const int32_t d = k.queue_items[q];
+        if (k.stream[d].pool >= 0) {
+          ASSERT_LT(at, records.size());
+          EXPECT_EQ(records[at].chunk, -1);
+          EXPECT_EQ(records[at++].pool, k.stream[d].pool);
+          ++shares;
+          continue;
+        }
+        for (int32_t c = plan.chunk_begin[d]; c < plan.chunk_begin[d + 1]; ++c) {
+          ASSERT_LT(at, records.size());
+          EXPECT_EQ(records[at++].chunk, c);
+        }
+      }
+      EXPECT_EQ(at, records.size());
+      total += records.size();
+    }
+    EXPECT_GT(total, 0u);
+    if (std::string(preset) == "llama-3.2-1b") {
+      EXPECT_GT(shares, 0u);
+      // Every pool's image holds all its units: unit_chunks per unit, the last maybe fewer.
+      for (const CoopPool& pool : k.pools) {
+        const int32_t chunks = plan.chunk_begin[pool.image + 1] - plan.chunk_begin[pool.image];
+        EXPECT_GT(pool.units, 0);
+        EXPECT_GE(chunks, (pool.units - 1) * pool.unit_chunks + 1);
+        EXPECT_LE(chunks, pool.units * pool.unit_chunks);
+        EXPECT_EQ(pool.shares, m.machine.sm_count);
       }
     }
-    EXPECT_EQ(at, chunks.size());
-    total += chunks.size();
   }
-  EXPECT_GT(total, 0u);
 }
 
 }  // namespace

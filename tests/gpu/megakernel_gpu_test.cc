@@ -81,6 +81,14 @@ TEST(GpuMegakernel, SplitAttentionMatchesCpu) {
   check_against_cpu({"tiny", "decompose{attention-splits=4}"});
 }
 
+// Cooperative linears (every eligible one, units of 8 rows): the SMs claim units at run
+// time, and tokens and logits stay bit-identical to the CPU's static partition.
+TEST(GpuMegakernel, CooperativeLinearsMatchCpu) {
+  MPK_REQUIRE_GPU();
+  check_against_cpu({"tiny", "decompose{coop=on,coop-unit=8}"});
+  check_against_cpu({"tiny-qwen3", "decompose{coop=on,coop-unit=8}", 2, 32});
+}
+
 TEST(GpuMegakernel, Batch4MatchesCpu) {
   MPK_REQUIRE_GPU();
   check_against_cpu({"tiny", "decompose", 4, 32});
@@ -93,18 +101,23 @@ TEST(GpuMegakernel, Batch8Qwen3MatchesCpu) {
 
 TEST(GpuMegakernel, PerOpBaselineGivesTheSameTokensAndLogits) {
   MPK_REQUIRE_GPU();
-  const Module m = scheduled("tiny", pipeline_for("critical-path"));
-  const Weights w = random_weights(m, 5);
-  GpuMegakernel g(m, w);
-  GpuRunOptions o;
-  o.steps = 48;
-  o.prompt = {4, 2};
-  const GpuRunResult mk = g.run(o);
-  const GpuRunResult po = g.run_per_op(o);
-  EXPECT_EQ(po.tokens, mk.tokens);
-  EXPECT_EQ(po.logits, mk.logits);
-  const GpuRunResult po2 = g.run_per_op(o);  // graph replayed again
-  EXPECT_EQ(po2.tokens, mk.tokens);
+  // The second: cooperative linears, whose shares take static units in per-op mode.
+  for (const std::string& pipeline :
+       {pipeline_for("critical-path"), pipeline_for("critical-path", "decompose{coop=on,coop-unit=8}", true)}) {
+    SCOPED_TRACE(pipeline);
+    const Module m = scheduled("tiny", pipeline);
+    const Weights w = random_weights(m, 5);
+    GpuMegakernel g(m, w);
+    GpuRunOptions o;
+    o.steps = 48;
+    o.prompt = {4, 2};
+    const GpuRunResult mk = g.run(o);
+    const GpuRunResult po = g.run_per_op(o);
+    EXPECT_EQ(po.tokens, mk.tokens);
+    EXPECT_EQ(po.logits, mk.logits);
+    const GpuRunResult po2 = g.run_per_op(o);  // graph replayed again
+    EXPECT_EQ(po2.tokens, mk.tokens);
+  }
 }
 
 TEST(GpuMegakernel, LogitsHistoryMatchesEveryStepsTopLogit) {

@@ -213,9 +213,12 @@ void check_decomposition(const Module& m, const std::string& what) {
 
   // Per operator: the writes to each tensor are disjoint and cover it; the tensors
   // written are the operator's outputs plus scratch.
+  // The shares of a cooperative linear (docs/ir.md) each declare the whole output: count
+  // it once, share 0's.
   std::map<std::pair<OpId, TensorId>, std::vector<const Region*>> writes;
   for (const Task& t : m.graph.tasks)
-    for (const Region& r : t.writes) writes[{t.op, r.tensor}].push_back(&r);
+    for (const Region& r : t.writes)
+      if (coop_share(t).share == 0 || r.tensor != linear_form(p.ops[t.op]).y) writes[{t.op, r.tensor}].push_back(&r);
   std::vector<int> outputs_covered(p.ops.size(), 0);
   for (const auto& [key, regions] : writes) {
     const auto& [op, tensor] = key;
@@ -252,6 +255,11 @@ void check_decomposition(const Module& m, const std::string& what) {
         EXPECT_EQ(kr.dims[1].lo, next[h]) << op.name;
         EXPECT_EQ(t->writes[0].dims[2].lo, next[-1 - h]++) << op.name << " split index";
         next[h] = kr.dims[1].hi;
+      } else if (coop_share(*t).cooperative()) {  // a share's partial is its own slot
+        EXPECT_EQ(t->writes[1].dims[1].lo, coop_share(*t).share) << op.name;
+        EXPECT_EQ(t->writes[0].dims[1], (Range{0, p.tensor(op.outputs[0]).shape[1]})) << op.name;
+        next[0] = t->writes[0].dims[1].hi;
+        ++next[1];
       } else if (t->kind == TaskKind::kArgmaxPartial || t->kind == TaskKind::kLmHead) {
         const bool head = t->kind == TaskKind::kLmHead;  // its vocab rows: the logits it writes
         const Range vocab = head ? t->writes[0].dims[1] : t->reads[0].dims[1];
@@ -316,7 +324,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Decompose, AutoTilesSpreadOverAllSms) {
   Module m = imported("llama-3.2-1b");
-  decompose(m);
+  decompose(m, {{"coop", "off"}});
   EXPECT_EQ(tasks_of(m, "L0.q_proj").size(), 128u);   // 2048 / 16
   EXPECT_EQ(tasks_of(m, "L0.k_proj").size(), 64u);    // 512 / 8 (minimum 8)
   EXPECT_EQ(tasks_of(m, "L0.gate_proj").size(), 128u);  // 8192 / 64
@@ -333,7 +341,7 @@ TEST(Decompose, AutoTilesSpreadOverAllSms) {
 
   // Fewer SMs, bigger tiles.
   Module s = imported("llama-3.2-1b", 1, 0, 8);
-  decompose(s);
+  decompose(s, {{"coop", "off"}});
   EXPECT_EQ(tasks_of(s, "L0.q_proj").size(), 8u);
 }
 
@@ -438,7 +446,7 @@ TEST(Decompose, FusedAttentionAppendsInItsTasks) {
 TEST(Decompose, SwigluTilesAndLmHeadArgmaxPartials) {
   Module m = imported("llama-3.2-1b");
   fuse(m, kAllFusions);
-  decompose(m);
+  decompose(m, {{"coop", "off"}});
   const auto swiglu = tasks_of(m, "L0.gate_proj_swiglu");
   ASSERT_EQ(swiglu.size(), 128u);  // I = 8192 in tiles of 64, as gate_proj's
   const Program& p = m.program;
@@ -489,8 +497,52 @@ TEST(Decompose, RegistryListsEveryOption) {
     keys.push_back(o.name);
     EXPECT_FALSE(o.help.empty()) << o.name;
   }
-  EXPECT_EQ(keys, (std::vector<std::string>{"tile", "lm-head-tile", "elementwise-tile",
-                                            "attention-splits", "argmax-tile"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"tile", "lm-head-tile", "elementwise-tile", "attention-splits",
+                                            "argmax-tile", "coop", "coop-unit"}));
+}
+
+// Cooperative linears (docs/ir.md): with the default fusions on llama-3.2-1b, auto makes
+// the SwiGLU linears and the LM head cooperative (at least 2 units per SM), never the
+// q/k/v projections (they share x), nor o_proj and down_proj (2048 rows: 256 units of 8).
+TEST(Decompose, CooperativeLinears) {
+  Module m = imported("llama-3.2-1b");
+  fuse(m, kAllFusions);
+  decompose(m);
+  const int64_t sms = m.machine.sm_count;
+  auto expect_shares = [&](const std::string& op, int64_t unit, int64_t rows) {
+    std::vector<const Task*> shares;
+    for (const Task* t : tasks_of(m, op))
+      if (t->kind != TaskKind::kArgmaxReduce) shares.push_back(t);
+    ASSERT_EQ(shares.size(), static_cast<size_t>(sms)) << op;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < shares.size(); ++i) {
+      const CoopShare c = coop_share(*shares[i]);
+      EXPECT_EQ(c.share, static_cast<int64_t>(i)) << op;
+      EXPECT_EQ(c.shares, sms) << op;
+      EXPECT_EQ(c.unit_rows, unit) << op;
+      EXPECT_EQ(shares[i]->writes[0].dims[1], (Range{0, rows})) << op << ": every share declares the whole output";
+      bytes += shares[i]->bytes;
+    }
+    const int64_t k = m.program.tensor(linear_form(m.program.ops[shares[0]->op]).x).shape[1];
+    EXPECT_GE(bytes, rows * k * 2) << op << ": the shares' bytes add up to at least the weight's";
+  };
+  expect_shares("L0.gate_proj_swiglu", 16, 8192);  // ceil(8192 / 528) rounded up to 8
+  expect_shares("lm_head", 64, 128256);              // capped at 64 rows
+  for (const char* op : {"L0.q_proj", "L0.o_proj", "L0.down_proj"})
+    for (const Task* t : tasks_of(m, op)) EXPECT_FALSE(coop_share(*t).cooperative()) << op;
+  // The LM head's argmax partials: one slot per share.
+  const Tensor& val = m.program.tensor(m.program.find_tensor("argmax_val"));
+  EXPECT_EQ(val.shape[1], sms);
+  // on makes o_proj cooperative too; off none; coop-unit sets the unit.
+  Module on = imported("llama-3.2-1b");
+  fuse(on, kAllFusions);
+  decompose(on, {{"coop", "on"}, {"coop-unit", "32"}});
+  EXPECT_EQ(coop_share(*tasks_of(on, "L0.o_proj").front()).unit_rows, 32);
+  Module off = imported("llama-3.2-1b");
+  fuse(off, kAllFusions);
+  decompose(off, {{"coop", "off"}});
+  for (const Task& t : off.graph.tasks) EXPECT_FALSE(coop_share(t).cooperative());
+  EXPECT_THROW(decompose(off, {{"coop-unit", "12"}}), Error);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // fuse-argmax) change no bit: for tiny and tiny-qwen3, batch 1 and 4, 64 steps, the
 // fused graph's tokens, top logits and logits equal the unfused graph's under every
 // policy, in schedule and random order, with one attention split and with 2 and 4
-// (the fused kv_append + partials path), with all fusions and with each alone.
+// (the fused kv_append + partials path), with all fusions and with each alone; and with
+// cooperative linears.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -91,6 +92,27 @@ TEST_P(FusedExecutor, SplitAttentionAppendsInItsOwnTasks) {
       const std::string what = policy.name + " " + opts;
       expect_identical(base, run_cpu(g, w_, options(CpuOrder::kSchedule)), what);
       expect_identical(base, run_cpu(g, w_, options(CpuOrder::kRandom, 7)), what + " random order");
+    }
+  }
+}
+
+// Cooperative linears (docs/ir.md): every eligible linear (o_proj, the SwiGLU linear,
+// down_proj, the LM head) split into shares of 8-row units, with 132 SMs (most shares
+// get no unit) and with 5 (each gets several), change no bit, under every policy.
+TEST_P(FusedExecutor, CooperativeSharesChangeNoBit) {
+  const CpuRunResult base = unfused();
+  for (const int32_t sms : {132, 5}) {
+    Module m = m_;
+    m.machine.sm_count = sms;
+    for (const PolicyInfo& policy : all_policies()) {
+      const Module g =
+          test::compile(m, kAllFusions + "," + test::policy_pipeline(policy.name, "coop=on,coop-unit=8"));
+      int shares = 0;
+      for (const Task& t : g.graph.tasks) shares += coop_share(t).cooperative();
+      EXPECT_EQ(shares, sms * (3 * attr_int(m_.attrs, "num_layers") + 1)) << "o_proj, swiglu, down, lm_head";
+      const std::string what = policy.name + " with " + std::to_string(sms) + " SMs";
+      expect_identical(base, run_cpu(g, w_, options(CpuOrder::kSchedule)), what);
+      expect_identical(base, run_cpu(g, w_, options(CpuOrder::kRandom, 9)), what + " random order");
     }
   }
 }
