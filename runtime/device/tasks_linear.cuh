@@ -298,8 +298,8 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 // g = round_bf16(x Wg^T) and u = round_bf16(x Wu^T) over the same rows, exactly as
 // linear, linear, silu_mul. The stream holds each row group's gate rows then its up rows
 // for the same columns (a chunk of 2 x BOX_ROWS rows); the warps' rows are dealt over
-// both; the rounded sums meet in shared memory (double-buffered by row group), where
-// the body threads apply the activation. ptr0: x; ptr1: y + n0 (rows of YSTRIDE);
+// both; the rounded sums meet in shared memory (two buffers, alternating), where the
+// body threads apply the activation. ptr0: x; ptr1: y + n0 (rows of YSTRIDE);
 // ptr3: the norm weight with EPS_BITS. UNIT_GROUPS > 0: a cooperative share, as
 // task_linear.
 template <int K, int ROWS, int B, int YSTRIDE, int BOX_ROWS, int BOXES, bool X_F32, int EPS_BITS, int UNIT_GROUPS>
@@ -316,8 +316,11 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
   body_sync();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   bf16_t* y = dptr<bf16_t>(d, 1);
+  // The exchange buffer alternates per row group run (a cooperative share's row groups
+  // are not consecutive), so that a group's writes never meet the previous one's reads.
+  int buffer = 0;
   for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
-    float* gu = reinterpret_cast<float*>(c.scratch + kX) + (g & 1) * 2 * B * BOX_ROWS;  // [2][B][BOX_ROWS]
+    float* gu = reinterpret_cast<float*>(c.scratch + kX) + (buffer ^= 1) * 2 * B * BOX_ROWS;  // [2][B][BOX_ROWS]
     const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
     const int padded = (rows + 7) / 8 * 8;
     int row[RW], pad[RW], before[RW], part[RW];
