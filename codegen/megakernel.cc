@@ -102,12 +102,12 @@ struct Builder {
   // runtime/device/tasks_attention.cuh: AttnScratch.
   static int attention_scratch(int64_t hd, int64_t g, int64_t rmax) {
     constexpr int64_t kTile = 64;  // AttnScratch::kTile
-    return static_cast<int>(g * hd * 4 + (g * rmax * 4 + 15) / 16 * 16 + kTile * hd * 2 + 2 * g * 4);
+    return static_cast<int>(g * hd * 4 + g * ((rmax + 7) / 8 * 8) * 4 + kTile * hd * 2 + (g * 4 + 15) / 16 * 16);
   }
-  // runtime/device/heads.cuh: HeadScratch (g query heads, and the k head when kv).
+  // runtime/device/heads.cuh: HeadScratch (g query heads, and the k head, k and v when kv).
   static int head_scratch(int64_t hd, int64_t g, bool kv) {
     const int64_t heads = g + (kv ? 1 : 0);
-    return static_cast<int>((heads * hd * 4 + heads * 4 + 15) / 16 * 16);
+    return static_cast<int>(heads * hd * 4 + (heads * 4 + 15) / 16 * 16 + (kv ? 2 * hd * 2 : 0));
   }
 
   // The f32 bits of a fused attention's q/k norm eps, 0 without norms.

@@ -3,7 +3,8 @@
 // appends its own heads; docs/ir.md): the sum of squares of one head in the canonical
 // order (one thread, HD <= 256), the rotate-half RoPE of one pair, and the prologue that
 // prepares a KV head's query heads (and its k and v) exactly as the unfused operators
-// store them: rms-normed (q/k norm) and rounded to bf16, then roped and rounded again.
+// store them: rms-normed (q/k norm) and rounded to bf16, then roped and rounded again,
+// with every load a task needs for it issued at once.
 #pragma once
 
 #include <cstdint>
@@ -66,62 +67,118 @@ struct HeadIo {
   int64_t kvstride;
 };
 
+// Shared memory of preparing heads: the raw heads (f32, for the norms' sums) and their
+// scales; with KV, this position's roped k and v (bf16), which attend reads there.
 template <int HD, int G, bool KV>
 struct HeadScratch {
   static constexpr int kHeads = G + (KV ? 1 : 0);
-  static constexpr int kBytes = ((kHeads * HD * 4 + kHeads * 4) + 15) / 16 * 16;
+  static constexpr int kRaw = kHeads * HD * 4;
+  static constexpr int kScales = (kHeads * 4 + 15) / 16 * 16;
+  static constexpr int kCur = KV ? 2 * HD * 2 : 0;
+  static constexpr int kBytes = kRaw + kScales + kCur;
+  __device__ static bf16_t* current(unsigned char* tmp) { return reinterpret_cast<bf16_t*>(tmp + kRaw + kScales); }
 };
 
-// Batch row b at position pos: the G query heads normed (EPS_BITS != 0: the f32 bits of
-// eps) and roped into qs (f32, [G][HD]); with KV the k head likewise into k_cache and v
-// into v_cache at pos. tmp holds HeadScratch bytes. Ends with the body threads
-// synchronized (qs and the cache rows visible to the block).
+// Preparing one batch row's heads at position pos: the G query heads normed (EPS_BITS !=
+// 0: the f32 bits of eps) and roped into qs (f32, [G][HD]); with KV also the k head,
+// into k_cache and, with v, into v_cache at pos. issue() requests everything a thread
+// needs at once (its rotate-half pairs' raw values, norm weights and angles, its
+// elements of v); finish() computes and stores, and ends with the body threads
+// synchronized (qs, the cache rows and HeadScratch::current visible to the block).
 template <int HD, int G, int S, int NKV, int EPS_BITS, bool KV>
-__device__ void prepare_heads(const HeadIo& io, int b, int pos, float* qs, unsigned char* tmp) {
-  constexpr int kHalf = HD / 2;
-  constexpr int H = HeadScratch<HD, G, KV>::kHeads;
-  float* raw = reinterpret_cast<float*>(tmp);  // [H][HD]
-  float* r = raw + H * HD;                    // [H]
-  const bool in_cache = pos < S;              // the host never runs past max_seq_len
-  const int64_t row = (static_cast<int64_t>(b) * S + pos) * NKV * HD;
-  for (int u = threadIdx.x; u < H * HD; u += kThreads) {
-    const int h = u / HD, i = u % HD;
-    const bf16_t* src = h < G ? io.q + b * io.qstride + h * HD + i : io.k + b * io.kvstride + i;
-    raw[u] = bf16_to_f32(ld_cg_bf16(src));
+struct HeadPrep {
+  static constexpr int H = G + (KV ? 1 : 0), kHalf = HD / 2;
+  static constexpr int kPer = (H * kHalf + kThreads - 1) / kThreads;
+  static constexpr int kVPer = (HD + kThreads - 1) / kThreads;
+  float x0[kPer], x1[kPer], w0[kPer], w1[kPer];
+  float2 t[kPer];
+  bf16_t v[kVPer];
+
+  __device__ void issue(const HeadIo& io, int b, int pos) {
+    const float2* angles = io.rope + static_cast<int64_t>(min(pos, S - 1)) * kHalf;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int u = threadIdx.x + j * kThreads;
+      if (u >= H * kHalf) continue;
+      const int h = u / kHalf, i = u % kHalf;
+      const bf16_t* src = h < G ? io.q + b * io.qstride + h * HD : io.k + b * io.kvstride;
+      x0[j] = bf16_to_f32(ld_cg_bf16(src + i));
+      x1[j] = bf16_to_f32(ld_cg_bf16(src + i + kHalf));
+      if constexpr (EPS_BITS != 0) {
+        const bf16_t* w = h < G ? io.qw : io.kw;
+        w0[j] = bf16_to_f32(ld_const_bf16(w + i));
+        w1[j] = bf16_to_f32(ld_const_bf16(w + i + kHalf));
+      }
+      t[j] = __ldg(angles + i);
+    }
+    if constexpr (KV) {
+#pragma unroll
+      for (int j = 0; j < kVPer; ++j) {
+        const int i = threadIdx.x + j * kThreads;
+        if (i < HD) v[j] = ld_cg_bf16(io.v + b * io.kvstride + i);
+      }
+    }
   }
-  if constexpr (KV) {
-    for (int i = threadIdx.x; i < HD; i += kThreads)
-      if (in_cache) io.vc[row + i] = ld_cg_bf16(io.v + b * io.kvstride + i);
-  }
-  body_sync();
-  if constexpr (EPS_BITS != 0) {
-    if (threadIdx.x < H) {
-      const float* x = raw + threadIdx.x * HD;
-      r[threadIdx.x] = head_rms_scale<HD>([&](int i) { return x[i]; }, __int_as_float(EPS_BITS));
+
+  __device__ void finish(const HeadIo& io, int b, int pos, float* qs, unsigned char* tmp) {
+    using Sh = HeadScratch<HD, G, KV>;
+    float* raw = reinterpret_cast<float*>(tmp);  // [H][HD]
+    float* r = reinterpret_cast<float*>(tmp + Sh::kRaw);
+    bf16_t* cur = Sh::current(tmp);  // k [HD], v [HD]
+    if constexpr (EPS_BITS != 0) {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const int u = threadIdx.x + j * kThreads;
+        if (u >= H * kHalf) continue;
+        const int h = u / kHalf, i = u % kHalf;
+        raw[h * HD + i] = x0[j];
+        raw[h * HD + i + kHalf] = x1[j];
+      }
+      body_sync();
+      if (threadIdx.x < H) {
+        const float* x = raw + threadIdx.x * HD;
+        r[threadIdx.x] = head_rms_scale<HD>([&](int i) { return x[i]; }, __int_as_float(EPS_BITS));
+      }
+      body_sync();
+    }
+    const bool in_cache = pos < S;  // the host never runs past max_seq_len
+    const int64_t row = (static_cast<int64_t>(b) * S + pos) * NKV * HD;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int u = threadIdx.x + j * kThreads;
+      if (u >= H * kHalf) continue;
+      const int h = u / kHalf, i = u % kHalf;
+      float a = x0[j], c = x1[j];
+      if constexpr (EPS_BITS != 0) {
+        a = normed(a, r[h], w0[j]);
+        c = normed(c, r[h], w1[j]);
+      }
+      bf16_t y0, y1;
+      rope_rotate(a, c, t[j], y0, y1);
+      if (h < G) {
+        qs[h * HD + i] = bf16_to_f32(y0);
+        qs[h * HD + i + kHalf] = bf16_to_f32(y1);
+      } else {
+        cur[i] = y0;
+        cur[i + kHalf] = y1;
+        if (in_cache) {
+          io.kc[row + i] = y0;
+          io.kc[row + i + kHalf] = y1;
+        }
+      }
+    }
+    if constexpr (KV) {
+#pragma unroll
+      for (int j = 0; j < kVPer; ++j) {
+        const int i = threadIdx.x + j * kThreads;
+        if (i >= HD) continue;
+        cur[HD + i] = v[j];
+        if (in_cache) io.vc[row + i] = v[j];
+      }
     }
     body_sync();
   }
-  const float2* t = io.rope + static_cast<int64_t>(min(pos, S - 1)) * kHalf;
-  for (int u = threadIdx.x; u < H * kHalf; u += kThreads) {
-    const int h = u / kHalf, i = u % kHalf;
-    float x0 = raw[h * HD + i], x1 = raw[h * HD + i + kHalf];
-    if constexpr (EPS_BITS != 0) {
-      const bf16_t* w = h < G ? io.qw : io.kw;
-      x0 = normed(x0, r[h], bf16_to_f32(ld_const_bf16(w + i)));
-      x1 = normed(x1, r[h], bf16_to_f32(ld_const_bf16(w + i + kHalf)));
-    }
-    bf16_t y0, y1;
-    rope_rotate(x0, x1, __ldg(t + i), y0, y1);
-    if (h < G) {
-      qs[h * HD + i] = bf16_to_f32(y0);
-      qs[h * HD + i + kHalf] = bf16_to_f32(y1);
-    } else if (in_cache) {
-      io.kc[row + i] = y0;
-      io.kc[row + i + kHalf] = y1;
-    }
-  }
-  body_sync();
-}
+};
 
 }  // namespace dev
 }  // namespace mpk

@@ -169,7 +169,11 @@ __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
   if constexpr (ROPE) {
     const HeadIo io{nullptr, k, v, nullptr, dptr<const bf16_t>(d, 5), dptr<const float2>(d, 4), kc, vc, 0, NKV * HD};
 #pragma unroll 1
-    for (int b = 0; b < B; ++b) prepare_heads<HD, 0, S, NKV, EPS_BITS, true>(io, b, pos, nullptr, c.scratch);
+    for (int b = 0; b < B; ++b) {
+      HeadPrep<HD, 0, S, NKV, EPS_BITS, true> prep;
+      prep.issue(io, b, pos);
+      prep.finish(io, b, pos, nullptr, c.scratch);
+    }
   } else {
     if (pos >= S) return;  // the host never runs past max_seq_len; stay in bounds anyway
 #pragma unroll 4
