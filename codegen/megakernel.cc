@@ -485,6 +485,7 @@ std::string format_source(const Megakernel& k) {
   os << "#define MPK_THREADS " << k.threads << "\n";
   os << "#define MPK_STAGES " << k.stages << "\n";
   os << "#define MPK_SLOT_BYTES " << k.slot_bytes << "\n";
+  os << "#define MPK_INFLIGHT " << k.inflight << "\n";
   os << "#define MPK_SCRATCH_BYTES " << k.scratch_bytes << "\n";
   os << "#define MPK_POOL_SLOTS " << k.pool_slots << "\n";
   os << "#include <cstddef>\n";
@@ -619,6 +620,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   k.num_workers = static_cast<int32_t>(g.schedule.workers.size());
   if (opt.slot_bytes % 1024 != 0 || opt.slot_bytes < 1024)
     throw Error("codegen: slot_bytes must be a positive multiple of 1024");
+  if (opt.inflight < 0) throw Error("codegen: inflight must be >= 0 (0: one copy per slot)");
   // Events each task waits on and triggers (the events are the authority).
   std::vector<std::vector<EventId>> waits(g.tasks.size()), trigs(g.tasks.size());
   for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
@@ -648,6 +650,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
                   " bytes for scratch " + std::to_string(k.scratch_bytes) + " and two weight slots");
   }
   k.stages = std::min(k.stages, 32);
+  k.inflight = opt.inflight == 0 ? k.stages : std::min(opt.inflight, k.stages);
   for (int32_t w = 0; w < k.num_workers; ++w) {  // cooperative shares per step of a queue
     int32_t shares = 0;
     for (int32_t q = k.queue_offsets[w]; q < k.queue_offsets[w + 1]; ++q) shares += k.stream[k.queue_items[q]].pool >= 0;

@@ -20,6 +20,8 @@ struct MegakernelOptions {
   int threads = 256;                  // body threads per worker block (a multiple of 32, <= 928);
                                       // the block adds three control warps
   int slot_bytes = 32768;             // weight-stream slot (a multiple of 1024)
+  int inflight = 1;                   // weight-stream copies in flight per worker at most
+                                      // (0: one per slot); see runtime/device/stream.cuh
   int64_t smem_bytes = 232448 - 2048; // dynamic shared memory per block (H100 opt-in limit
                                       // minus room for the kernel's static shared memory)
 };
@@ -96,6 +98,7 @@ struct Megakernel {
   int threads = 0;  // body threads; a block has threads + abi::kControlThreads
   int stages = 0;
   int slot_bytes = 0;
+  int inflight = 0;  // copies in flight per worker at most, <= stages
   int scratch_bytes = 0;
   int64_t dynamic_smem_bytes = 0;  // 1024 (alignment) + stages * slot_bytes + scratch_bytes
   int64_t stream_bytes_per_step = 0;  // weight bytes the tasks stream per decode step

@@ -25,7 +25,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
-    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n\n"
+    "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
+    "                 [--inflight N]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -35,7 +36,8 @@ constexpr const char* kUsage =
     "rounded up to a power of two, at least 128), so the graph fits the decode it measures\n"
     "(decompose picks the attention splits from it).\n"
     "--trace-overhead: also time the megakernel with in-kernel tracing on.\n"
-    "--slot-kib: size of one weight-stream slot in KiB (default 32).\n";
+    "--slot-kib: size of one weight-stream slot in KiB (default 32).\n"
+    "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n";
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;  // per token
@@ -58,7 +60,7 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed", "slot-kib"},
+                   "warmup", "weights-seed", "slot-kib", "inflight"},
                   {"trace-overhead", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -83,12 +85,17 @@ int cmd_bench(int argc, char** argv) {
     throw Error("option '--mode' expects megakernel, per-op or both, got '" + mode + "'");
   const int64_t reps = args.get_int("reps", 5), warmup = args.get_int("warmup", 2);
   if (req.steps < 1 || reps < 1 || warmup < 0) throw Error("--steps and --reps must be >= 1, --warmup >= 0");
+  GpuOptions go;
+  const int64_t slot_kib = args.get_int("slot-kib", go.codegen.slot_bytes / 1024);
+  const int64_t inflight = args.get_int("inflight", go.codegen.inflight);
+  if (slot_kib < 1 || slot_kib > 224) throw Error("option '--slot-kib' expects 1..224");
+  if (inflight < 0 || inflight > 32) throw Error("option '--inflight' expects 0..32");
+  go.codegen.slot_bytes = static_cast<int>(slot_kib * 1024);
+  go.codegen.inflight = static_cast<int>(inflight);
   if (!gpu_available()) throw Error("no CUDA GPU is available");
 
   const CompiledRun c = compile_for_run(req);
   const Module& m = c.module;
-  GpuOptions go;
-  go.codegen.slot_bytes = static_cast<int>(args.get_int("slot-kib", go.codegen.slot_bytes / 1024) * 1024);
   GpuMegakernel g(m, c.weights, go);
   const Megakernel& k = g.kernel();
   const double bw = measure_copy_bandwidth();
@@ -104,8 +111,9 @@ int cmd_bench(int argc, char** argv) {
   else
     std::printf("megakernel  compiled in %.1f s (%s)\n", g.compiled().compile_seconds,
                 g.compiled().cubin_path.c_str());
-  std::printf("            %zu task bodies, %d body + %d control threads/worker, %d x %d B weight-stream slots\n",
-              k.instantiations.size(), k.threads, abi::kControlThreads, k.stages, k.slot_bytes);
+  std::printf("            %zu task bodies, %d body + %d control threads/worker, %d x %d B weight-stream slots, "
+              "%d in flight\n",
+              k.instantiations.size(), k.threads, abi::kControlThreads, k.stages, k.slot_bytes, k.inflight);
   std::printf("bandwidth   %.3f TB/s (device-to-device copy, read + write)\n", bw * 1e-12);
   std::printf("floor       %.3f GB/token / %.3f TB/s = %.4f ms/token\n", static_cast<double>(bytes) * 1e-9,
               bw * 1e-12, floor_ms);

@@ -29,7 +29,8 @@ void write_gpu_trace(const std::string& path, const CompiledRun& c, const RunReq
   info.kind = "gpu";
   info.model = req.model;
   info.options = "threads=" + std::to_string(k.threads) + " stages=" + std::to_string(k.stages) +
-                 " slot_bytes=" + std::to_string(k.slot_bytes) + " cubin=" + g.compiled().hash +
+                 " slot_bytes=" + std::to_string(k.slot_bytes) +
+                 " inflight=" + std::to_string(k.inflight) + " cubin=" + g.compiled().hash +
                  " weights=" + c.weights_note;
   if (r.trace_overflow) info.options += " trace_overflow=" + std::to_string(r.trace_overflow);
   info.batch = r.batch;

@@ -15,6 +15,9 @@
 #ifndef MPK_SLOT_BYTES
 #define MPK_SLOT_BYTES 32768
 #endif
+#ifndef MPK_INFLIGHT
+#define MPK_INFLIGHT 1
+#endif
 #ifndef MPK_SCRATCH_BYTES
 #define MPK_SCRATCH_BYTES 32768
 #endif
@@ -37,6 +40,7 @@ constexpr int kCompletionWarp = kWarps + 2;
 constexpr int kBlockThreads = kThreads + 96;
 constexpr int kStages = MPK_STAGES;
 constexpr int kSlotBytes = MPK_SLOT_BYTES;
+constexpr int kInflight = MPK_INFLIGHT;  // weight-stream copies in flight per worker at most
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
 constexpr int kPoolSlots = MPK_POOL_SLOTS;  // cooperative shares in one step of a worker's queue
 constexpr int kDescSlots = 4;  // descriptors held in shared memory ahead of the bodies

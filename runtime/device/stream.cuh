@@ -7,7 +7,11 @@
 // stream reaches it: the SMs that stream fastest claim the most. Chunk c lives in slot
 // c % kStages. full[slot] completes when the chunk has landed (transaction bytes);
 // empty[slot] when every body warp is done reading it, which frees the slot for chunk
-// c + kStages. The phase parity of chunk c's use of a slot is (c / kStages) & 1. A chunk
+// c + kStages. The phase parity of chunk c's use of a slot is (c / kStages) & 1. At
+// most kInflight copies are in flight: chunk c is issued once chunk c - kInflight has
+// landed. An SM's own loads (event polls, activations) queue behind its outstanding
+// copies, so a ring full of requests made every dependency hop slower, while one 32 KiB
+// copy per SM still keeps DRAM saturated (docs/megakernel.md). A chunk
 // is boxes of [rows x 64 columns]; each box row is 128 bytes whose 16-byte pieces are
 // permuted by XOR with (row % 8), so a thread per row reads conflict-free
 // (swizzled_vec below).
@@ -185,6 +189,11 @@ struct StreamIssuer {
   __device__ bool chunk(const StreamChunk& c, int32_t tag) {
     uint32_t slot;
     if (!take_slot(slot)) return false;
+    if (kInflight < kStages && issued >= static_cast<uint32_t>(kInflight)) {  // kInflight copies at most
+      const uint32_t older = issued - kInflight;
+      while (!mbar_try_wait(&bars.full[older % kStages], (older / kStages) & 1u))
+        if (stop()) return false;
+    }
     bars.unit[slot] = tag;
     mbar_expect_tx(&bars.full[slot], c.bytes);
     bulk_copy(ring + static_cast<size_t>(slot) * kSlotBytes, c.src, c.bytes, &bars.full[slot], policy);

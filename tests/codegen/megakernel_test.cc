@@ -251,6 +251,24 @@ TEST(MegakernelGen, SharedMemoryFitsTheBudget) {
   EXPECT_LE(q8.dynamic_smem_bytes, o.smem_bytes);
 }
 
+TEST(MegakernelGen, CopiesInFlightAreCappedByTheRing) {
+  const Module m = scheduled_preset("tiny");
+  MegakernelOptions o;
+  const Megakernel k = generate_megakernel(m, o);
+  EXPECT_EQ(k.inflight, 1);  // the default
+  EXPECT_NE(k.source.find("#define MPK_INFLIGHT 1\n"), std::string::npos);
+  o.inflight = 3;
+  EXPECT_EQ(generate_megakernel(m, o).inflight, 3);
+  o.inflight = 0;  // one per slot
+  const Megakernel all = generate_megakernel(m, o);
+  EXPECT_EQ(all.inflight, all.stages);
+  EXPECT_NE(all.source.find("#define MPK_INFLIGHT " + std::to_string(all.stages) + "\n"), std::string::npos);
+  o.inflight = 1000;  // never more than the slots
+  EXPECT_EQ(generate_megakernel(m, o).inflight, all.stages);
+  o.inflight = -1;
+  EXPECT_THROW(generate_megakernel(m, o), Error);
+}
+
 TEST(MegakernelGen, TaskBodiesDoNotDependOnThePolicy) {
   const Module ma = scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=round-robin}");
   const Module mb = scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=critical-path}");
