@@ -206,15 +206,17 @@ class Decomposer {
   // The forms of ir/module.h LinearForm: a residual (read per column tile) or a norm
   // weight (read whole); a swiglu also reads its up weight rows; an lm_head with argmax
   // also writes each task's argmax partial, then one argmax_reduce follows.
-  // Rows per unit of a cooperative linear with n output rows, 0 when it stays tiled: a
-  // linear whose x another linear reads too (codegen runs such siblings, q/k/v, as a
-  // group) never is; auto takes operators of at least 2 units per SM, with about 4
-  // units per SM (8..64 rows).
-  int64_t coop_unit_rows(const LinearForm& f, int64_t n) const {
+  // Rows per unit of a cooperative linear with n output rows and `row_bytes` weight
+  // bytes per output row, 0 when it stays tiled: a linear whose x another linear reads
+  // too (codegen runs such siblings, q/k/v, as a group) never is; auto takes operators of
+  // at least 2 units per SM. A unit streams about kCoopUnitBytes (8..64 rows): the last
+  // units of an operator are its tail, so they must be short.
+  static constexpr int64_t kCoopUnitBytes = 64 * 1024;
+  int64_t coop_unit_rows(const LinearForm& f, int64_t n, int64_t row_bytes) const {
     if (o_.coop == Coop::kOff) return 0;
     for (OpId r : p_.readers[f.x])
       if (r != op_ && linear_form(p_.ops[r]).x == f.x) return 0;
-    const int64_t unit = o_.coop_unit ? o_.coop_unit : std::clamp<int64_t>(round_up(ceil_div(n, 4 * sms_), 8), 8, 64);
+    const int64_t unit = o_.coop_unit ? o_.coop_unit : std::clamp<int64_t>(kCoopUnitBytes / row_bytes / 8 * 8, 8, 64);
     if (o_.coop == Coop::kAuto && ceil_div(n, unit) < 2 * sms_) return 0;
     return unit;
   }
@@ -236,7 +238,8 @@ class Decomposer {
     auto flops_of = [&](int64_t rows) {
       return products * 2 * b * rows * k + (f.swiglu() ? 4 * b * rows : 0) + (f.tokens >= 0 ? b * rows : 0);
     };
-    if (const int64_t unit = coop_unit_rows(f, n); unit > 0) {
+    const int64_t row_bytes = products * k * esize(f.weight);
+    if (const int64_t unit = coop_unit_rows(f, n, row_bytes); unit > 0) {
       // Every share declares the whole operator (and its own argmax partial slot).
       const int64_t shares = sms_;
       const ArgmaxScratch am = f.tokens >= 0 ? argmax_scratch(op, b, shares) : ArgmaxScratch{};
@@ -480,8 +483,8 @@ PassInfo decompose_pass_info() {
                              "auto: linears and lm_heads of at least 2 units per SM that no other linear "
                              "shares x with; on: every such linear; off: none",
                              {"auto", "on", "off"}),
-      tile("coop-unit", "output rows per unit of a cooperative linear; auto: ceil(N / (4 sm_count)) rounded "
-                        "up to a multiple of 8, within 8..64"),
+      tile("coop-unit", "output rows per unit of a cooperative linear; auto: the rows of 64 KiB of weights "
+                        "(a SwiGLU row counts both weights), rounded down to a multiple of 8, within 8..64"),
   };
   info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
     DecomposeOptions d;

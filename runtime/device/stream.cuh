@@ -233,16 +233,16 @@ struct StreamIssuer {
       return end_of_units();
     }
     const uint32_t base = static_cast<uint32_t>(step) * static_cast<uint32_t>(pool.units);
-    while (true) {
-      uint32_t c = l.held[k];
-      l.held[k] = kNoClaim;
-      if (c == kNoClaim) c = atomicAdd(&l.counters[p], 1u);
-      if (c >= base + static_cast<uint32_t>(pool.units)) {  // a later step's unit: keep it
-        l.held[k] = c;
-        break;
-      }
+    uint32_t c = l.held[k];
+    if (c == kNoClaim) c = atomicAdd(&l.counters[p], 1u);
+    // The next claim is requested before a unit's chunks are issued, so its round trip
+    // overlaps them; the claim that ends the loop belongs to a later step: it is kept.
+    while (c < base + static_cast<uint32_t>(pool.units)) {
+      const uint32_t next = atomicAdd(&l.counters[p], 1u);
       if (!unit(l, pool, static_cast<int32_t>(c - base))) return false;
+      c = next;
     }
+    l.held[k] = c;
     return end_of_units();
   }
 

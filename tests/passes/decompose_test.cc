@@ -526,8 +526,8 @@ TEST(Decompose, CooperativeLinears) {
     const int64_t k = m.program.tensor(linear_form(m.program.ops[shares[0]->op]).x).shape[1];
     EXPECT_GE(bytes, rows * k * 2) << op << ": the shares' bytes add up to at least the weight's";
   };
-  expect_shares("L0.gate_proj_swiglu", 16, 8192);  // ceil(8192 / 528) rounded up to 8
-  expect_shares("lm_head", 64, 128256);              // capped at 64 rows
+  expect_shares("L0.gate_proj_swiglu", 8, 8192);  // 64 KiB / (2 weights x 2048 x 2 bytes)
+  expect_shares("lm_head", 16, 128256);            // 64 KiB / (2048 x 2 bytes)
   for (const char* op : {"L0.q_proj", "L0.o_proj", "L0.down_proj"})
     for (const Task* t : tasks_of(m, op)) EXPECT_FALSE(coop_share(*t).cooperative()) << op;
   // The LM head's argmax partials: one slot per share.
