@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (tool `device`) from the repository root, with the
 # binaries built on the development machine carried in .carry/ (bin/: mpk, test
-# binaries; lib/: shared libraries the device image may lack; cache/: megakernel cubins
-# compiled ahead, so the device spends no time in nvcc). Writes logs to $OUT.
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [qtrace] [qwen] [micro]
-#        [long] [variants] [sanitize]   (sections run in this order)   (env: GTEST_FILTER for tests; VARIANTS: ';'-separated
-#        bench arguments; REPS: bench repetitions, default 7)
+# binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
+# cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
+# the traces (llama.db, qwen.db).
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [qtrace] [path] [qwen]
+#        [micro] [long] [variants] [sanitize]   (sections run in this order; path: the
+#        critical-path tables of 128-step traces of both models, as long as the bench)   (env: GTEST_FILTER for tests; VARIANTS,
+#        QVARIANTS: ';'-separated bench arguments for llama-3.2-1b, qwen3-8b; REPS: bench repetitions, default 7)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
+LOG=$OUT/device.log  # every section's output (the device returns at most 8 files)
 export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export MPK_CACHE_DIR=/tmp/mpk-cache
 mkdir -p "$MPK_CACHE_DIR"
-[[ -d .carry/cache ]] && cp -n .carry/cache/*.cubin "$MPK_CACHE_DIR"/ 2>/dev/null
+[[ -f .carry/cache.tgz ]] && tar xzf .carry/cache.tgz -C "$MPK_CACHE_DIR" --strip-components=1
 BIN=$PWD/.carry/bin
 REPS=${REPS:-7}
 want() { [[ " $SEL " == *" all "* ]] || [[ " $SEL " == *" $1 "* ]]; }
@@ -24,15 +27,15 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   ldd "$BIN/mpk" | grep -E "not found" || true
   ls "$MPK_CACHE_DIR" | wc -l
-} 2>&1 | tee "$OUT/env.log"
+} 2>&1 | tee -a "$LOG"
 
 if want smoke; then
   {
     step smoke: mpk run tiny
     timeout 90 "$BIN/mpk" run --backend gpu --model tiny --steps 16 --prompt 1,2,3
     echo "smoke rc=$?"
-  } 2>&1 | tee "$OUT/smoke.log"
-  grep -q "smoke rc=0" "$OUT/smoke.log" || { echo "smoke failed: stopping"; exit 1; }
+  } 2>&1 | tee /tmp/smoke.log | tee -a "$LOG"
+  grep -q "smoke rc=0" /tmp/smoke.log || { echo "smoke failed: stopping"; exit 1; }
 fi
 
 if want tests; then
@@ -40,14 +43,14 @@ if want tests; then
     step gpu tests
     timeout 540 "$BIN/mpk_gpu_tests" --gtest_color=no ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER}
     echo "gpu tests rc=$?"
-  } 2>&1 | tee "$OUT/tests.log" | grep -E "^\[  |rc=|Failure|error|Expected|Which is|actual|Value of" | head -80
+  } 2>&1 | tee -a "$LOG" | grep -E "^\[  |rc=|Failure|error|Expected|Which is|actual|Value of" | head -80
 fi
 
 if want bench; then
   {
     step bench llama-3.2-1b
     timeout 300 "$BIN/mpk" bench --model llama-3.2-1b --steps 128 --mode both --trace-overhead --reps "$REPS"
-  } 2>&1 | tee "$OUT/bench.log"
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want trace; then
@@ -55,7 +58,7 @@ if want trace; then
     step "trace: llama-3.2-1b 8 steps (max_seq 128, as the bench)"
     rm -f "$OUT/llama.db"
     timeout 200 "$BIN/mpk" run --backend gpu --model llama-3.2-1b --steps 8 --max-seq 128 --trace "$OUT/llama.db" | tail -3
-  } 2>&1 | tee "$OUT/trace.log"
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want qtrace; then
@@ -63,39 +66,53 @@ if want qtrace; then
     step "trace: qwen3-8b 3 steps (max_seq 128, as the bench)"
     rm -f "$OUT/qwen.db"
     timeout 300 "$BIN/mpk" run --backend gpu --model qwen3-8b --steps 3 --max-seq 128 --trace "$OUT/qwen.db" | tail -3
-  } 2>&1 | tee "$OUT/qtrace.log"
+  } 2>&1 | tee -a "$LOG"
+fi
+
+if want path; then
+  for m in llama-3.2-1b qwen3-8b; do
+    {
+      step "critical path: $m, a trace of 128 steps (the bench's length; the trace stays on the device)"
+      timeout 300 "$BIN/mpk" run --backend gpu --model $m --steps 128 --max-seq 128 --trace /tmp/path.db | tail -2
+      "$BIN/mpk" trace path /tmp/path.db --layers | sed 1,2d
+      rm -f /tmp/path.db
+    } 2>&1 | tee -a "$LOG"
+  done
 fi
 
 if want qwen; then
   {
     step bench qwen3-8b
     timeout 400 "$BIN/mpk" bench --model qwen3-8b --steps 128 --mode both --reps "$REPS"
-  } 2>&1 | tee "$OUT/qwen.log"
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want micro; then
   {
     step "dispatch microbenchmark (tests/bench/gpu_dispatch_bench)"
     timeout 200 "$BIN/gpu_dispatch_bench"
-  } 2>&1 | tee "$OUT/micro.log"
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want long; then
   {
     step "bench llama-3.2-1b, 1024 steps"
     timeout 300 "$BIN/mpk" bench --model llama-3.2-1b --steps 1024 --reps 3 --warmup 1
-  } 2>&1 | tee "$OUT/long.log"
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want variants; then
   {
-    # Each variant: extra `mpk bench` arguments, separated by ';'.
-    IFS=';' read -ra vs <<< "${VARIANTS:---policy round-robin;--policy locality}"
-    for v in "${vs[@]}"; do
-      step "bench llama-3.2-1b $v"
-      eval timeout 200 "$BIN/mpk" bench --model llama-3.2-1b --steps 128 --reps 3 $v | grep -E "megakernel |floor|slots"
+    # Each variant: extra `mpk bench` arguments, separated by ';' (VARIANTS: llama-3.2-1b,
+    # QVARIANTS: qwen3-8b).
+    for mv in "llama-3.2-1b|${VARIANTS---policy round-robin;--policy locality}" "qwen3-8b|${QVARIANTS-}"; do
+      IFS=';' read -ra vs <<< "${mv#*|}"
+      for v in "${vs[@]}"; do
+        step "bench ${mv%%|*} $v"
+        eval timeout 200 "$BIN/mpk" bench --model "${mv%%|*}" --steps 128 --reps 3 $v | grep -E "megakernel |floor|slots"
+      done
     done
-  } 2>&1 | tee "$OUT/variants.log"
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want sanitize; then
@@ -109,5 +126,5 @@ if want sanitize; then
     step compute-sanitizer memcheck llama-3.2-1b 2 steps
     timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/mpk" run --backend gpu --model llama-3.2-1b --steps 2 --max-seq 128 | tail -4
     echo "memcheck llama rc=${PIPESTATUS[0]}"
-  } 2>&1 | tee "$OUT/sanitize.log"
+  } 2>&1 | tee -a "$LOG"
 fi
