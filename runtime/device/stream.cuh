@@ -6,7 +6,7 @@
 // record, loaded ahead. A cooperative share (docs/ir.md) claims its units there, as the
 // stream reaches it: the SMs that stream fastest claim the most. Chunk c lives in slot
 // c % kStages. full[slot] completes when the chunk has landed (transaction bytes);
-// empty[slot] when every body warp is done reading it, which frees the slot for chunk
+// empty[slot] when every body thread is done reading it, which frees the slot for chunk
 // c + kStages. The phase parity of chunk c's use of a slot is (c / kStages) & 1. At
 // most kInflight copies are in flight: chunk c is issued once chunk c - kInflight has
 // landed. An SM's own loads (event polls, activations) queue behind its outstanding
@@ -115,7 +115,7 @@ struct RingBarriers {
   __device__ void init() {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], kWarps);
+      mbar_init(&empty[s], kThreads);
     }
   }
 };
@@ -136,10 +136,11 @@ struct BodyStream {
   // After acquire(): the acquired slot's tag.
   __device__ __forceinline__ int32_t tag() const { return bars->unit[consumed % kStages]; }
 
-  // Every body thread, after its warp's last read of the acquired slot: the warp frees it.
+  // Every body thread, after its last read of the acquired slot. Each thread arrives
+  // itself: an arrive releases only its own thread's reads, and the slot's next bulk
+  // copy must come after all of them.
   __device__ __forceinline__ void release() {
-    __syncwarp();
-    if ((threadIdx.x & 31) == 0) mbar_arrive(&bars->empty[consumed % kStages]);
+    mbar_arrive(&bars->empty[consumed % kStages]);
     ++consumed;
   }
 };

@@ -59,8 +59,8 @@ struct WorkerShared {
     for (int s = 0; s < kDescSlots; ++s) {
       mbar_init(&desc_full[s], 1);
       mbar_init(&go[s], 1);
-      mbar_init(&done[s], 1);
-      mbar_init(&freed[s], 1);
+      mbar_init(&done[s], kThreads);
+      mbar_init(&freed[s], 32);
     }
     stop_after = -1;
     completed = 0;
@@ -106,14 +106,13 @@ __device__ __forceinline__ void run_bodies(const KernelParams& p, WorkerShared& 
     const int s = n % kDescSlots;
     mbar_wait(&sh.go[s], (n / kDescSlots) & 1u);
     if (sh.stopped_at() == n) return;
+    mbar_wait(&sh.desc_full[s], (n / kDescSlots) & 1u);  // each thread acquires the copy itself
     ctx.step = q.step_of(n);
     if (kTrace && threadIdx.x == 0) sh.t_start[s] = global_timer_ns();
     dispatch(sh.desc[s], ctx);
     body_sync();
-    if (threadIdx.x == 0) {
-      if (kTrace) sh.t_end[s] = global_timer_ns();
-      mbar_arrive(&sh.done[s]);
-    }
+    if (kTrace && threadIdx.x == 0) sh.t_end[s] = global_timer_ns();
+    mbar_arrive(&sh.done[s]);  // every thread: its reads of the descriptor come before the slot's refill
   }
 }
 
@@ -187,10 +186,8 @@ __device__ __forceinline__ void complete_tasks(const KernelParams& p, WorkerShar
       t_free = sh.t_end[s];
     }
     __syncwarp();
-    if (lane == 0) {
-      mbar_arrive(&sh.freed[s]);
-      *reinterpret_cast<volatile int32_t*>(&sh.completed) = n + 1;
-    }
+    mbar_arrive(&sh.freed[s]);  // every lane read the descriptor
+    if (lane == 0) *reinterpret_cast<volatile int32_t*>(&sh.completed) = n + 1;
   }
   if (kTrace && lane == 0) p.trace_count[worker] = trace_n;
 }
