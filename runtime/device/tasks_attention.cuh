@@ -168,7 +168,7 @@ struct Attend {
           for (int g = 0; g < G; ++g) l[g] = 0.f;
           if (u < units) {
             float kf[8];
-            uint4 k = kr[j];  // a select of values: one of places would take kr's address
+            uint4 k = kr[j];  // chosen by value: `?:` between two places put kr in local memory
             if (t == cur) k = *reinterpret_cast<const uint4*>(cs + p * 8);
             unpack8(k, kf);
             piece_dots(q, kf, l);
