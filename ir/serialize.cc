@@ -3,15 +3,7 @@
 // text modules. No other translation unit includes ir/mpk.pb.h.
 #include "ir/serialize.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
+#include "ir/file_io.h"
 #include "ir/mpk.pb.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
@@ -320,35 +312,11 @@ Module module_from_binary(const std::string& bytes, const std::string& source) {
 }
 
 void save_module(const Module& m, const std::string& path, Format format) {
-  const std::string data = format == Format::kBinary ? module_to_binary(m) : print_module(m);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write '" + tmp + "': " + std::strerror(errno));
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write '" + tmp + "': " + std::strerror(errno));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw Error("cannot rename '" + tmp + "' to '" + path + "': " + why);
-  }
+  write_file_safely(path, format == Format::kBinary ? module_to_binary(m) : print_module(m));
 }
 
 Module load_module(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Error("cannot read module '" + path + "': it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open module '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error("cannot read module '" + path + "'");
-  const std::string content = ss.str();
+  const std::string content = read_file_bounded(path, kMaxModuleBytes, "module");
   if (looks_like_text(content)) {
     Module m = parse_module(content, path);
     verify_named(m, path);

@@ -2,6 +2,7 @@
 // Loading always runs the verifier. The text form lives in ir/text.h.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ir/module.h"
@@ -19,7 +20,10 @@ Module module_from_binary(const std::string& bytes, const std::string& source);
 
 enum class Format { kBinary, kText };
 
-// Writes atomically (temp file + rename). Throws mpk::Error on I/O failure.
+// The largest module file load_module reads (a scheduled Qwen3-8B module is a few MiB).
+inline constexpr int64_t kMaxModuleBytes = int64_t{256} << 20;
+
+// Writes with write_file_safely (ir/file_io.h). Throws mpk::Error on I/O failure.
 void save_module(const Module& m, const std::string& path, Format format);
 // Reads a binary or text module (detected from the content), verifies it.
 Module load_module(const std::string& path);
