@@ -105,7 +105,8 @@ PassInfo assign_sm_pass_info() {
     for (const auto& [key, value] : o)
       if (key != "policy" && key != "workers") own.emplace(key, value);
     const std::vector<PassOptionInfo> accepted = policy_options(*policy, own);
-    for (const auto& [key, value] : own) {
+    for (const auto& entry : own) {
+      const std::string& key = entry.first;
       const bool known = std::any_of(accepted.begin(), accepted.end(),
                                      [&](const PassOptionInfo& x) { return x.name == key; });
       if (!known)

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config protobuf-compiler libprotobuf-dev
           nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
-          libimgui-dev libglfw3-dev libgl1-mesa-dev libstb-dev libgraphviz-dev xvfb xauth)
+          libimgui-dev libglfw3-dev libgl1-mesa-dev libstb-dev libgraphviz-dev xvfb xauth clang)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
