@@ -69,11 +69,12 @@ struct Builder {
     out.relocations.push_back({t, slot, id, elem_offset * size_of(tensor(id).dtype)});
   }
 
-  int instantiate(const std::string& call) {
+  int instantiate(const std::string& call, const std::string& prefetch = "") {
     auto it = inst_index.find(call);
     if (it != inst_index.end()) return it->second;
     const int idx = static_cast<int>(out.instantiations.size());
     out.instantiations.push_back(call);
+    out.prefetches.push_back(prefetch);
     inst_index.emplace(call, idx);
     return idx;
   }
@@ -215,7 +216,7 @@ struct Builder {
     abi::TaskDesc d{};
     d.task = t;
     d.members = 1;
-    std::string call;
+    std::string call, prefetch;
     auto in = [&](size_t i) -> TensorId {
       if (i >= op.inputs.size()) fail(t, "operator has too few inputs");
       return op.inputs[i];
@@ -404,6 +405,10 @@ struct Builder {
           }
         }
         const std::string form = std::string(fused ? ", true, " : ", false, ") + std::to_string(eps);
+        if (opt.l2_prefetch)
+          prefetch = "attention_prefetch" +
+                     targs({hd, B, S, nkv}, task.kind == TaskKind::kAttention ? ", false" : ", true") +
+                     "(d, step, lane)";
         if (task.kind == TaskKind::kAttention) {
           reloc(t, 3, af.y, h * G * hd);
           call = "task_attention" + targs({hd, G, B, S, nkv}, form);
@@ -473,7 +478,7 @@ struct Builder {
       }
     }
     if (call.find('(') == std::string::npos) call += "(d, c)";
-    d.inst = instantiate(call);
+    d.inst = instantiate(call, prefetch);
     out.tasks[t] = d;
   }
 };
@@ -499,6 +504,14 @@ std::string format_source(const Megakernel& k) {
   os << "    switch (d.inst) {\n";
   for (size_t i = 0; i < k.instantiations.size(); ++i)
     os << "      case " << i << ": " << k.instantiations[i] << "; break;\n";
+  os << "      default: break;\n";
+  os << "    }\n  }\n";
+  os << "  static __device__ __forceinline__ void prefetch(const mpk::dev::TaskDesc& d, int32_t step, "
+        "int lane) {\n";
+  os << "    using namespace mpk::dev;\n";
+  os << "    switch (d.inst) {\n";
+  for (size_t i = 0; i < k.prefetches.size(); ++i)
+    if (!k.prefetches[i].empty()) os << "      case " << i << ": " << k.prefetches[i] << "; break;\n";
   os << "      default: break;\n";
   os << "    }\n  }\n};\n}  // namespace mpk_gen\n\n";
   os << "MPK_DEFINE_KERNELS(mpk_gen::Dispatch)\n";
@@ -634,6 +647,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     k.relocations.clear();
     k.stream.assign(g.tasks.size(), StreamShape{});
     k.instantiations.clear();
+    k.prefetches.clear();
     k.stream_bytes_per_step = 0;
     k.rope_inv.clear();
     k.queue_items.clear();

@@ -22,6 +22,8 @@ struct MegakernelOptions {
   int slot_bytes = 32768;             // weight-stream slot (a multiple of 1024)
   int inflight = 1;                   // weight-stream copies in flight per worker at most
                                       // (0: one per slot); see runtime/device/stream.cuh
+  bool l2_prefetch = true;            // the dispatch warp asks L2 for the cache rows an
+                                      // attention task reads while it waits on its events
   int64_t smem_bytes = 232448 - 2048; // dynamic shared memory per block (H100 opt-in limit
                                       // minus room for the kernel's static shared memory)
 };
@@ -73,6 +75,7 @@ struct OpLaunch {
 struct Megakernel {
   std::string source;                       // the generated .cu
   std::vector<std::string> instantiations;  // call expressions; TaskDesc::inst indexes it
+  std::vector<std::string> prefetches;      // per instantiation: its L2 prefetch call, or ""
   // Descriptors: one per task, indexed by TaskId, then one per group of adjacent linear
   // tasks over the same x that a worker runs as one (queues name the group instead of
   // its members). Pointers come from the relocations (Relocation::task indexes this).

@@ -26,7 +26,7 @@ constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
     "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
-    "                 [--inflight N]\n\n"
+    "                 [--inflight N] [--l2-prefetch on|off]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -37,7 +37,8 @@ constexpr const char* kUsage =
     "(decompose picks the attention splits from it).\n"
     "--trace-overhead: also time the megakernel with in-kernel tracing on.\n"
     "--slot-kib: size of one weight-stream slot in KiB (default 32).\n"
-    "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n";
+    "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n"
+    "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n";
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;  // per token
@@ -60,7 +61,7 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed", "slot-kib", "inflight"},
+                   "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch"},
                   {"trace-overhead", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -92,6 +93,10 @@ int cmd_bench(int argc, char** argv) {
   if (inflight < 0 || inflight > 32) throw Error("option '--inflight' expects 0..32");
   go.codegen.slot_bytes = static_cast<int>(slot_kib * 1024);
   go.codegen.inflight = static_cast<int>(inflight);
+  const std::string prefetch = args.get("l2-prefetch", "on");
+  if (prefetch != "on" && prefetch != "off")
+    throw Error("option '--l2-prefetch' expects on or off, got '" + prefetch + "'");
+  go.codegen.l2_prefetch = prefetch == "on";
   if (!gpu_available()) throw Error("no CUDA GPU is available");
 
   const CompiledRun c = compile_for_run(req);

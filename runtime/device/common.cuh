@@ -54,6 +54,13 @@ __device__ __forceinline__ bf16_t ld_const_bf16(const bf16_t* p) {
   return __ldg(reinterpret_cast<const unsigned short*>(p));
 }
 
+// Asks L2 for `bytes` at p (whole 128-byte lines), without waiting: a hint. Line
+// prefetches, not one bulk prefetch: the copy engine stays free for the weight stream.
+__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
+  for (uint32_t o = 0; o < bytes; o += 128)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const char*>(p) + o) : "memory");
+}
+
 __device__ __forceinline__ uint64_t global_timer_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

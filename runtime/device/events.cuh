@@ -43,7 +43,7 @@ __device__ __forceinline__ unsigned long long ld_acquire_u64(const unsigned long
 // acquire load per iteration; the abort flag and the watchdog are looked at every 64
 // (a separate fence would cost ~0.4 us per task, measured). Returns false (on every
 // lane) when the wait was abandoned (watchdog expiry here, or an abort raised elsewhere).
-__device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& d, int32_t step, int32_t worker) {
+__device__ __noinline__ bool spin_events(const KernelParams& p, const TaskDesc& d, int32_t step, int32_t worker) {
   const int lane = threadIdx.x & 31;
   bool ok = true;
   for (int32_t i = lane; i < d.wait_count && ok; i += 32) {
@@ -83,6 +83,23 @@ __device__ __noinline__ bool wait_events(const KernelParams& p, const TaskDesc& 
     }
   }
   return __all_sync(0xffffffffu, ok);
+}
+
+// Before the first spin the warp runs on_wait() (once, every lane), where the task's
+// events were not all complete at the first look.
+template <class OnWait>
+__device__ __forceinline__ bool wait_events(const KernelParams& p, const TaskDesc& d, int32_t step, int32_t worker,
+                                            OnWait on_wait) {
+  const int lane = threadIdx.x & 31;
+  bool ready = true;
+  for (int32_t i = lane; i < d.wait_count; i += 32) {
+    const WaitEntry w = wait_entry(p, d, i);
+    const int64_t k = static_cast<int64_t>(step) + 1 - w.distance;
+    if (k > 0 && ld_acquire_u64(&p.counters[w.event]) < static_cast<unsigned long long>(w.target) * k) ready = false;
+  }
+  if (__all_sync(0xffffffffu, ready)) return true;
+  on_wait();
+  return spin_events(p, d, step, worker);
 }
 
 // The completion warp, once the task's body is done (the body threads synchronized and

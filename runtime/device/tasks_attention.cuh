@@ -282,6 +282,26 @@ struct Attend {
   }
 };
 
+// The dispatch warp's L2 prefetch for an attention task (PARTIAL: a partial task over
+// [arg1, arg2)) at `step`, issued before its event waits: the cache rows of the positions
+// before the step, which earlier steps wrote, so that the task's loads find them in L2.
+// A prefetch is a hint and L2 is the point of coherence: it cannot make a load stale.
+template <int HD, int B, int S, int NKV, bool PARTIAL>
+__device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t step, int lane) {
+  const int t0 = PARTIAL ? d.arg[1] : 0;
+  const int t1 = min(PARTIAL ? d.arg[2] : S, min(step, S));
+  const char* kc = dptr<const char>(d, 1);
+  const char* vc = dptr<const char>(d, 2);
+#pragma unroll 1
+  for (int b = 0; b < B; ++b)
+#pragma unroll 1
+    for (int t = t0 + lane; t < t1; t += 32) {
+      const int64_t off = (static_cast<int64_t>(b) * S + t) * NKV * HD * 2;
+      prefetch_l2(kc + off, HD * 2);
+      prefetch_l2(vc + off, HD * 2);
+    }
+}
+
 // ptr: q + h*G*HD (rows of NQ*HD), k_cache + h*HD, v_cache + h*HD, y + h*G*HD.
 // arg0: scale (f32 bits). Positions [0, pos]. FUSED (an attention that norms, ropes and
 // appends its heads; EPS_BITS != 0 with q/k norms): q is raw, and ptr4.. as fused_heads;

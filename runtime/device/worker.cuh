@@ -6,9 +6,10 @@
 // four roles, so that no per-task bookkeeping sits between two task bodies and nothing
 // waits behind a memory access it does not need:
 //   - the dispatch warp copies descriptors into kDescSlots shared-memory slots ahead
-//     of the bodies (bulk copies), waits on each task's events (one lane per event,
-//     acquire, watchdog) and then releases the task to the bodies (its `go` barrier);
-//     it waits for task n+1 while the bodies run task n;
+//     of the bodies (bulk copies), asks L2 for the inputs a task reads that earlier
+//     steps wrote (Dispatch::prefetch: the attention's cache rows), waits on each task's
+//     events (one lane per event, acquire, watchdog) and then releases the task to the
+//     bodies (its `go` barrier); it waits for task n+1 while the bodies run task n;
 //   - the body warps (kThreads threads) wait for `go`, run the body, synchronize and
 //     arrive on the task's `done` barrier;
 //   - the completion warp waits for `done`, triggers the task's events (one release
@@ -117,7 +118,9 @@ __device__ __forceinline__ void run_bodies(const KernelParams& p, WorkerShared& 
 }
 
 // The dispatch warp. Lane 0 requests descriptors up to kDescSlots - 1 tasks ahead, into
-// slots the stream warp has freed; every lane takes part in the event waits.
+// slots the stream warp has freed; every lane takes part in the L2 prefetches and the
+// event waits.
+template <class Dispatch>
 __device__ __forceinline__ void dispatch_tasks(const KernelParams& p, WorkerShared& sh, const WorkQueue& q,
                                                int32_t worker, bool events) {
   const int lane = threadIdx.x & 31;
@@ -143,7 +146,8 @@ __device__ __forceinline__ void dispatch_tasks(const KernelParams& p, WorkerShar
     __syncwarp();
     const int s = n % kDescSlots;
     mbar_wait(&sh.desc_full[s], (n / kDescSlots) & 1u);
-    if (events && !wait_events(p, sh.desc[s], q.step_of(n), worker)) {
+    if (events && !wait_events(p, sh.desc[s], q.step_of(n), worker,
+                               [&] { Dispatch::prefetch(sh.desc[s], q.step_of(n), lane); })) {
       if (lane == 0) {
         sh.stop_after = n;
         mbar_arrive(&sh.go[s]);
@@ -213,7 +217,7 @@ __device__ __forceinline__ void run_worker(const KernelParams& p, const WorkQueu
     }
     __syncwarp();
   } else if (warp == kDispatchWarp) {
-    dispatch_tasks(p, sh, q, worker, events);
+    dispatch_tasks<Dispatch>(p, sh, q, worker, events);
   } else {
     complete_tasks<kTrace>(p, sh, q, worker, events);
   }

@@ -269,6 +269,27 @@ TEST(MegakernelGen, CopiesInFlightAreCappedByTheRing) {
   EXPECT_THROW(generate_megakernel(m, o), Error);
 }
 
+TEST(MegakernelGen, AttentionInstantiationsAndOnlyThemPrefetchIntoL2) {
+  const Module m = scheduled_preset("tiny");
+  MegakernelOptions o;
+  const Megakernel k = generate_megakernel(m, o);
+  ASSERT_EQ(k.prefetches.size(), k.instantiations.size());
+  int attention = 0;
+  for (size_t i = 0; i < k.instantiations.size(); ++i) {
+    const bool is_attention = k.instantiations[i].rfind("task_attention<", 0) == 0 ||
+                              k.instantiations[i].rfind("task_attention_partial<", 0) == 0;
+    attention += is_attention;
+    EXPECT_EQ(!k.prefetches[i].empty(), is_attention) << k.instantiations[i];
+    if (is_attention)
+      EXPECT_NE(k.source.find("case " + std::to_string(i) + ": " + k.prefetches[i]), std::string::npos);
+  }
+  EXPECT_GT(attention, 0);
+  o.l2_prefetch = false;
+  const Megakernel off = generate_megakernel(m, o);
+  for (const std::string& p : off.prefetches) EXPECT_TRUE(p.empty()) << p;
+  EXPECT_EQ(off.source.find("attention_prefetch"), std::string::npos);
+}
+
 TEST(MegakernelGen, TaskBodiesDoNotDependOnThePolicy) {
   const Module ma = scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=round-robin}");
   const Module mb = scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=critical-path}");
