@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 
 #include "ir/error.h"
 
@@ -59,13 +61,51 @@ std::vector<std::string> Args::get_all(const std::string& key) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-int64_t Args::get_int(const std::string& key, int64_t fallback) const {
-  if (!has(key)) return fallback;
-  std::string s = get(key);
+namespace {
+
+// S as an int64 in RANGE, or an Error "WHAT must be an integer in LO..HI, got 'S'".
+int64_t parse_int(const std::string& s, const std::string& what, IntRange range) {
+  const std::string in_range = std::to_string(range.lo) + ".." + std::to_string(range.hi);
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size())
-    throw Error("option '--" + key + "' expects an integer, got '" + s + "'");
+  if (ec == std::errc::result_out_of_range && p == s.data() + s.size())
+    throw Error(what + " must be an integer in " + in_range + ", got '" + s + "' (beyond int64)");
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+    throw Error(what + " must be an integer in " + in_range + ", got '" + s + "'");
+  if (v < range.lo || v > range.hi) throw Error(what + " must be in " + in_range + ", got " + s);
+  return v;
+}
+
+}  // namespace
+
+int64_t Args::get_int(const std::string& key, int64_t fallback, IntRange range) const {
+  return has(key) ? parse_int(get(key), "option '--" + key + "'", range) : fallback;
+}
+
+double Args::get_number(const std::string& key, double fallback, NumberRange range) const {
+  if (!has(key)) return fallback;
+  const std::string s = get(key);
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v) ||
+      v < range.lo || v > range.hi) {
+    char lo[32], hi[32];
+    std::snprintf(lo, sizeof lo, "%g", range.lo);
+    std::snprintf(hi, sizeof hi, "%g", range.hi);
+    throw Error("option '--" + key + "' must be a number in " + lo + ".." + hi + ", got '" + s + "'");
+  }
+  return v;
+}
+
+uint64_t Args::get_u64(const std::string& key, uint64_t fallback) const {
+  return has(key) ? parse_u64(get(key), "option '--" + key + "'") : fallback;
+}
+
+uint64_t parse_u64(const std::string& s, const std::string& what) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+    throw Error(what + " expects an unsigned 64-bit integer, got '" + s + "'");
   return v;
 }
 
@@ -81,15 +121,9 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-std::vector<int64_t> parse_int_list(const std::string& s, const std::string& what) {
+std::vector<int64_t> parse_int_list(const std::string& s, const std::string& what, IntRange range) {
   std::vector<int64_t> out;
-  for (const std::string& part : split(s, ',')) {
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || p != part.data() + part.size())
-      throw Error(what + ": '" + part + "' is not an integer");
-    out.push_back(v);
-  }
+  for (const std::string& part : split(s, ',')) out.push_back(parse_int(part, what + ": entry", range));
   return out;
 }
 

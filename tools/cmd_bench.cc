@@ -74,23 +74,20 @@ int cmd_bench(int argc, char** argv) {
   if (args.has("policy") && args.has("pipeline")) throw Error("give --policy or --pipeline, not both");
   req.policy = args.get("policy", req.policy);
   req.pipeline = args.get("pipeline", req.pipeline);
-  req.steps = args.get_int("steps", 128);
-  req.batch = args.get_int("batch", 1);
-  req.max_seq_len = args.get_int("max-seq", 0);
-  if (args.has("prompt")) req.prompt = parse_int_list(args.get("prompt"), "--prompt");
+  req.steps = args.get_int("steps", 128, kStepsRange);
+  req.batch = args.get_int("batch", 1, kBatchRange);
+  req.max_seq_len = args.get_int("max-seq", 0, kMaxSeqRange);
+  if (args.has("prompt")) req.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
   if (req.max_seq_len == 0 && req.steps >= 1)  // the decode's own length: step s is position s
     req.max_seq_len = static_cast<int64_t>(std::bit_ceil(std::max<uint64_t>(128, static_cast<uint64_t>(req.steps))));
   req.weights_seed = args.get("weights-seed", req.weights_seed);
   const std::string mode = args.get("mode", "megakernel");
   if (mode != "megakernel" && mode != "per-op" && mode != "both")
     throw Error("option '--mode' expects megakernel, per-op or both, got '" + mode + "'");
-  const int64_t reps = args.get_int("reps", 5), warmup = args.get_int("warmup", 2);
-  if (req.steps < 1 || reps < 1 || warmup < 0) throw Error("--steps and --reps must be >= 1, --warmup >= 0");
+  const int64_t reps = args.get_int("reps", 5, {1, 10000}), warmup = args.get_int("warmup", 2, {0, 10000});
   GpuOptions go;
-  const int64_t slot_kib = args.get_int("slot-kib", go.codegen.slot_bytes / 1024);
-  const int64_t inflight = args.get_int("inflight", go.codegen.inflight);
-  if (slot_kib < 1 || slot_kib > 224) throw Error("option '--slot-kib' expects 1..224");
-  if (inflight < 0 || inflight > 32) throw Error("option '--inflight' expects 0..32");
+  const int64_t slot_kib = args.get_int("slot-kib", go.codegen.slot_bytes / 1024, {1, 224});
+  const int64_t inflight = args.get_int("inflight", go.codegen.inflight, {0, 32});
   go.codegen.slot_bytes = static_cast<int>(slot_kib * 1024);
   go.codegen.inflight = static_cast<int>(inflight);
   const std::string prefetch = args.get("l2-prefetch", "on");

@@ -173,10 +173,9 @@ int cmd_experiment(int argc, char** argv) {
     if (args.has("costs")) throw Error("--costs applies to the sim backend only");
   }
   RunRequest base;
-  base.steps = args.get_int("steps", base.steps);
-  if (base.steps < 1) throw Error("option '--steps' must be at least 1");
-  base.batch = args.get_int("batch", base.batch);
-  base.max_seq_len = args.get_int("max-seq", base.max_seq_len);
+  base.steps = args.get_int("steps", base.steps, kStepsRange);
+  base.batch = args.get_int("batch", base.batch, kBatchRange);
+  base.max_seq_len = args.get_int("max-seq", base.max_seq_len, kMaxSeqRange);
   const std::string out = args.get("o", args.get("output", "trace.db"));
   const std::string costs_path = args.get("costs");
   std::vector<Axis> axes;

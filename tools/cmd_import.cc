@@ -40,8 +40,8 @@ int cmd_import(int argc, char** argv) {
   const Format format = parse_emit(args.get("emit", out == "-" ? "text" : "binary"));
 
   ImportOptions options;
-  options.batch = args.get_int("batch", options.batch);
-  options.max_seq_len = args.get_int("max-seq", options.max_seq_len);
+  options.batch = args.get_int("batch", options.batch, kBatchRange);
+  options.max_seq_len = args.get_int("max-seq", options.max_seq_len, kMaxSeqRange);
   const Module m = import_model(args.get("model"), options);
 
   if (out == "-") {

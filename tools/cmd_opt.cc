@@ -69,8 +69,8 @@ Module read_input(const std::string& input, const Args& args) {
     return load_module(input);
   }
   ImportOptions options;
-  options.batch = args.get_int("batch", options.batch);
-  options.max_seq_len = args.get_int("max-seq", options.max_seq_len);
+  options.batch = args.get_int("batch", options.batch, kBatchRange);
+  options.max_seq_len = args.get_int("max-seq", options.max_seq_len, kMaxSeqRange);
   return import_model(input, options);
 }
 

@@ -4,7 +4,6 @@
 // runs a saved schedule (e.g. one edited in mpk-studio) as it is. Also holds the
 // run-backend registry (tools/run_backends.h).
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +11,7 @@
 
 #include "ir/error.h"
 #include "ir/serialize.h"
+#include "runtime/cpu/memory_budget.h"
 #include "tools/args.h"
 #include "tools/run_backends.h"
 #include "tools/subcommands.h"
@@ -55,8 +55,26 @@ constexpr const char* kUsage =
     "  no --model, --policy, --pipeline, --batch or --max-seq.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
     "  the events). --watchdog: seconds a wait may make no progress before it fails.\n"
-    "  --costs: the simulator's cost file (sim backend; e.g. from mpk calibrate).\n\n"
-    "backends:\n";
+    "  --costs: the simulator's cost file (sim backend; e.g. from mpk calibrate).\n"
+    "  A run fails, naming the step and batch row, when a step's logits hold NaN or\n"
+    "  infinity (cpu: every step; gpu: the last step, the only logits the host sees).\n";
+
+// The option ranges (tools/args.h) and the memory budget (runtime/cpu/memory_budget.h).
+void print_limits() {
+  std::printf("  ranges: --steps %lld..%lld and at most the model's max_seq_len (every backend),\n"
+              "  --batch %lld..%lld, --max-seq %lld..%lld (0: the default), --threads %lld..%lld\n"
+              "  (0: all cores), --watchdog %g..%g seconds; prompt tokens lie in the vocabulary.\n\n",
+              static_cast<long long>(kStepsRange.lo), static_cast<long long>(kStepsRange.hi),
+              static_cast<long long>(kBatchRange.lo), static_cast<long long>(kBatchRange.hi),
+              static_cast<long long>(kMaxSeqRange.lo), static_cast<long long>(kMaxSeqRange.hi),
+              static_cast<long long>(kThreadsRange.lo), static_cast<long long>(kThreadsRange.hi),
+              kWatchdogRange.lo, kWatchdogRange.hi);
+  std::printf("memory: the cpu backend's tensors and the random weights (any backend) must fit\n"
+              "the host memory budget: 3/4 of physical memory, or %s MiB when that environment\n"
+              "variable is set; a larger run is refused, naming its largest tensor.\n\n"
+              "backends:\n",
+              kMemoryBudgetEnv);
+}
 
 const RunBackend* find_backend(const std::string& name) {
   for (const RunBackend& b : run_backends())
@@ -85,27 +103,6 @@ const RunBackend& choose_backend(const Args& args) {
   throw Error("no run backend is available");
 }
 
-uint64_t parse_u64(const std::string& s, const std::string& option) {
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-    throw Error("option '--" + option + "' expects an unsigned integer, got '" + s + "'");
-  return v;
-}
-
-double parse_seconds(const std::string& s, const std::string& option) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || !(v > 0))
-    throw Error("option '--" + option + "' expects a positive number of seconds, got '" + s + "'");
-  return v;
-}
-
 // --graph FILE: a scheduled module, run as it is.
 std::string scheduled_graph(const Args& args) {
   for (const char* other : {"model", "policy", "pipeline", "batch", "max-seq"})
@@ -127,25 +124,24 @@ RunRequest parse_request(const Args& args) {
     throw Error("give --policy or --pipeline, not both (a pipeline names its policy in assign-sm)");
   r.policy = args.get("policy", r.policy);
   r.pipeline = args.get("pipeline", r.pipeline);
-  r.steps = args.get_int("steps", r.steps);
-  if (r.steps < 1) throw Error("option '--steps' must be at least 1, got " + std::to_string(r.steps));
-  r.batch = args.get_int("batch", r.batch);
-  r.max_seq_len = args.get_int("max-seq", r.max_seq_len);
-  if (args.has("prompt")) r.prompt = parse_int_list(args.get("prompt"), "--prompt");
+  r.steps = args.get_int("steps", r.steps, kStepsRange);
+  r.batch = args.get_int("batch", r.batch, kBatchRange);
+  r.max_seq_len = args.get_int("max-seq", r.max_seq_len, kMaxSeqRange);
+  if (args.has("prompt")) r.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
   if (r.prompt.empty()) throw Error("option '--prompt' needs at least one token");
-  for (int64_t t : r.prompt)
-    if (t < 0) throw Error("option '--prompt': token ids are non-negative, got " + std::to_string(t));
+  if (static_cast<int64_t>(r.prompt.size()) > kMaxPromptTokens)
+    throw Error("option '--prompt' has " + std::to_string(r.prompt.size()) + " tokens, more than " +
+                std::to_string(kMaxPromptTokens));
   r.order = args.get("order", r.order);
   if (r.order != "schedule" && r.order != "random")
     throw Error("option '--order' expects 'schedule' or 'random', got '" + r.order + "'");
-  if (args.has("seed")) r.seed = parse_u64(args.get("seed"), "seed");
-  r.threads = args.get_int("threads", r.threads);
-  if (r.threads < 0) throw Error("option '--threads' must be >= 0 (0: all cores)");
+  r.seed = args.get_u64("seed", r.seed);
+  r.threads = args.get_int("threads", r.threads, kThreadsRange);
   r.dump_logits = args.get("dump-logits");
   r.trace = args.get("trace");
   r.weights_seed = args.get("weights-seed", r.weights_seed);
-  parse_u64(r.weights_seed, "weights-seed");
-  if (args.has("watchdog")) r.watchdog_s = parse_seconds(args.get("watchdog"), "watchdog");
+  parse_u64(r.weights_seed, "option '--weights-seed'");
+  r.watchdog_s = args.get_number("watchdog", r.watchdog_s, kWatchdogRange);
   r.costs = args.get("costs");
   return r;
 }
@@ -158,6 +154,7 @@ int cmd_run(int argc, char** argv) {
                   {"help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
+    print_limits();
     for (const RunBackend& b : run_backends())
       std::printf("  %-5s %s%s\n", b.name, b.summary, is_available(b) ? "" : " (not available here)");
     return 0;

@@ -31,8 +31,11 @@ int main(int argc, char** argv) {
     } catch (const mpk::Error& e) {
       std::fprintf(stderr, "mpk %s: error: %s\n", s.name, e.what());
       return 1;
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // a bug: every bad input is refused with mpk::Error
       std::fprintf(stderr, "mpk %s: internal error: %s\n", s.name, e.what());
+      return 1;
+    } catch (...) {
+      std::fprintf(stderr, "mpk %s: internal error: an unknown exception\n", s.name);
       return 1;
     }
   }

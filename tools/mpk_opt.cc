@@ -11,8 +11,11 @@ int main(int argc, char** argv) {
   } catch (const mpk::Error& e) {
     std::fprintf(stderr, "mpk-opt: error: %s\n", e.what());
     return 1;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // a bug: every bad input is refused with mpk::Error
     std::fprintf(stderr, "mpk-opt: internal error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "mpk-opt: internal error: an unknown exception\n");
     return 1;
   }
 }

@@ -3,17 +3,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-
-#include <charconv>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
+#include "ir/file_io.h"
 #include "ir/import/import.h"
 #include "ir/serialize.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
+#include "runtime/cpu/run_common.h"
+#include "tools/args.h"
 
 namespace mpk {
 namespace {
@@ -71,13 +73,13 @@ std::string run_pipeline(const RunRequest& r) {
   return default_pipeline_with(r.policy);
 }
 
-uint64_t weights_seed(const RunRequest& r) {
-  uint64_t v = 0;
-  const std::string& s = r.weights_seed;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-    throw Error("option '--weights-seed' expects an unsigned integer, got '" + s + "'");
-  return v;
+uint64_t weights_seed(const RunRequest& r) { return parse_u64(r.weights_seed, "option '--weights-seed'"); }
+
+void check_steps_fit(const Module& m, int64_t steps) {
+  const int64_t max_seq_len = find_run_tensors(m.program).max_seq_len;
+  if (max_seq_len > 0 && steps > max_seq_len)
+    throw Error("option '--steps' (" + std::to_string(steps) + ") exceeds the module's max_seq_len (" +
+                std::to_string(max_seq_len) + "): step s works at position s");
 }
 
 CompiledRun compile_for_run(const RunRequest& r) {
@@ -92,6 +94,7 @@ CompiledRun compile_for_run(const RunRequest& r) {
   } else {
     verify_or_throw(out.module);
   }
+  check_steps_fit(out.module, r.steps);
   out.compile_s = seconds_since(t0);
 
   const auto t1 = std::chrono::steady_clock::now();
@@ -116,19 +119,25 @@ std::string join_tokens(const std::vector<int32_t>& tokens) {
 
 void write_logits(const std::string& path, const std::vector<float>& logits, int64_t batch,
                   int64_t step, const std::string& model) {
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(logits.data()),
-              static_cast<std::streamsize>(logits.size() * sizeof(float)));
-    if (!out) throw Error(path + ": cannot write logits");
-  }
+  write_file_safely(path, std::string(reinterpret_cast<const char*>(logits.data()), logits.size() * sizeof(float)));
   const int64_t vocab = batch > 0 ? static_cast<int64_t>(logits.size()) / batch : 0;
   const nlohmann::json side = {{"dtype", "f32"},        {"byte_order", "little"},
                                {"shape", {batch, vocab}}, {"step", step},
                                {"model", model}};
-  std::ofstream meta(path + ".json", std::ios::trunc);
-  meta << side.dump(2) << "\n";
-  if (!meta) throw Error(path + ".json: cannot write");
+  try {
+    write_file_safely(path + ".json", side.dump(2) + "\n");
+  } catch (const Error&) {
+    std::error_code ec;
+    if (fs::is_regular_file(path + ".json", ec)) fs::remove(path + ".json", ec);  // it describes old logits
+    throw;
+  }
+}
+
+void check_finite_logits(const std::vector<float>& logits, int64_t batch, int64_t step) {
+  const size_t width = batch > 0 ? logits.size() / static_cast<size_t>(batch) : 0;
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (!std::isfinite(logits[i]))
+      throw non_finite_logits_error(step, static_cast<int64_t>(i / std::max<size_t>(width, 1)));
 }
 
 }  // namespace mpk

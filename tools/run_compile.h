@@ -40,15 +40,27 @@ double seconds_since(std::chrono::steady_clock::time_point t);
 // The seed of --weights-seed; throws mpk::Error when it is not an unsigned integer.
 uint64_t weights_seed(const RunRequest& request);
 
-// Throws mpk::Error naming the model, pass, verifier rule or checkpoint file.
+// Throws mpk::Error when `steps` exceeds the module's max_seq_len (step s works at
+// position s; every backend checks this before it runs).
+void check_steps_fit(const Module& module, int64_t steps);
+
+// Throws mpk::Error naming the model, pass, verifier rule or checkpoint file, or steps
+// beyond max_seq_len.
 CompiledRun compile_for_run(const RunRequest& request);
 
 // "12 7 430": token ids separated by spaces.
 std::string join_tokens(const std::vector<int32_t>& tokens);
 
 // --dump-logits: the f32 logits [batch, vocab] raw at `path`, and `path`.json with
-// dtype, byte order, shape, step and model. Throws mpk::Error naming the file.
+// dtype, byte order, shape, step and model, each through write_file_safely (ir/file_io.h):
+// an old file is replaced only by a complete new one, and when the .json cannot be
+// written the old .json is removed rather than left describing other logits. Throws
+// mpk::Error naming the file.
 void write_logits(const std::string& path, const std::vector<float>& logits, int64_t batch,
                   int64_t step, const std::string& model);
+
+// Throws mpk::Error naming the step and the first batch row whose logits [batch, vocab]
+// hold a NaN or an infinity.
+void check_finite_logits(const std::vector<float>& logits, int64_t batch, int64_t step);
 
 }  // namespace mpk

@@ -74,6 +74,7 @@ int run_gpu_backend(const RunRequest& req) {
   g.run(o);  // warm-up: the first launch pays one-time costs
   o.trace = !req.trace.empty();
   const GpuRunResult r = g.run(o);
+  check_finite_logits(r.logits, r.batch, r.steps - 1);  // the host sees the last step's logits only
 
   std::printf("\n%5s  %s\n", "step", "token");
   for (int64_t s = 0; s < r.steps; ++s) std::printf("%5lld  %s\n", static_cast<long long>(s), join_tokens(r.tokens[s]).c_str());

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "ir/checked.h"
 #include "ir/error.h"
+#include "runtime/cpu/memory_budget.h"
 #include "tools/run_compile.h"
 #include "traces/analysis.h"
 #include "traces/simulator.h"
@@ -22,6 +24,11 @@ SimRecord simulate_and_record(const Module& scheduled, const CostParams& costs, 
                               const std::string& model, const std::string& options,
                               const std::string& trace_path) {
   SimRecord rec;
+  check_steps_fit(scheduled, checked_range(steps, 1, INT32_MAX, "option '--steps'"));
+  check_host_memory(checked_product({steps, static_cast<int64_t>(scheduled.graph.tasks.size()),
+                                     static_cast<int64_t>(sizeof(Execution))}, "the simulated executions"),
+                    "the simulated executions (" + std::to_string(steps) + " steps of " +
+                        std::to_string(scheduled.graph.tasks.size()) + " tasks)");
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<Execution> execs = simulate(scheduled, costs, static_cast<int32_t>(steps));
   rec.simulate_s = seconds_since(t0);

@@ -21,7 +21,9 @@ struct SimRecord {
   double simulate_s = 0, write_s = 0;
 };
 
-// Simulates `steps` steps and writes a run of kind sim (model, options as given).
+// Simulates `steps` steps and writes a run of kind sim (model, options as given). Throws
+// mpk::Error for steps beyond the module's max_seq_len, or executions over the host memory
+// budget (runtime/cpu/memory_budget.h).
 SimRecord simulate_and_record(const Module& scheduled, const CostParams& costs, int64_t steps,
                               const std::string& model, const std::string& options,
                               const std::string& trace_path);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "ir/checked.h"
 #include "ir/error.h"
 #include "ir/import/import.h"
 #include "ir/verifier.h"
@@ -144,6 +145,32 @@ bool is_file(const std::filesystem::path& p) {
   return std::filesystem::is_regular_file(p, ec);
 }
 
+// The sizes derived from the config, batch and sequence length, with checked arithmetic,
+// against the bounds of limits.h.
+void check_derived_sizes(const ModelConfig& c, int64_t batch, int64_t seq) {
+  const std::string what = "import: the parameter count of " + c.name;
+  const int64_t q_dim = checked_mul(c.num_q_heads, c.head_dim, what);
+  const int64_t kv_dim = checked_mul(c.num_kv_heads, c.head_dim, what);
+  const int64_t attention = checked_product({2, c.hidden, checked_add(q_dim, kv_dim, what)}, what);
+  const int64_t mlp = checked_product({3, c.hidden, c.intermediate}, what);
+  const int64_t norms = checked_add(checked_mul(2, c.hidden, what),
+                                    c.architecture == "qwen3" ? checked_mul(2, c.head_dim, what) : 0, what);
+  const int64_t layer = checked_add(checked_add(attention, mlp, what), norms, what);
+  const int64_t embeddings = checked_product({c.tied_embeddings ? 1 : 2, c.vocab, c.hidden}, what);
+  const int64_t params = checked_add(checked_mul(c.num_layers, layer, what),
+                                     checked_add(embeddings, c.hidden, what), what);
+  if (params > kMaxParameters)
+    throw Error(what + " is " + std::to_string(params) + ", over the limit of " +
+                std::to_string(kMaxParameters));
+  const int64_t kv_bytes = checked_product({2, c.num_layers, batch, seq, kv_dim, 2}, "import: the KV cache bytes");
+  if (kv_bytes > kMaxKvCacheBytes)
+    throw Error("import: the KV caches need " + std::to_string(kv_bytes) + " bytes (k and v of " +
+                std::to_string(c.num_layers) + " layers, batch " + std::to_string(batch) +
+                ", max_seq_len " + std::to_string(seq) + ", " + std::to_string(kv_dim) +
+                " bf16 per position), over the limit of " + std::to_string(kMaxKvCacheBytes) +
+                " bytes; lower max_seq_len or batch");
+}
+
 }  // namespace
 
 int64_t resolve_max_seq_len(const ModelConfig& c, const ImportOptions& o) {
@@ -164,6 +191,7 @@ Module build_module(const ModelConfig& c, const ImportOptions& o, const std::str
   if (c.architecture != "llama" && c.architecture != "qwen3")
     throw Error("import: unsupported architecture \"" + c.architecture + "\"");
   const int64_t seq = resolve_max_seq_len(c, o);
+  check_derived_sizes(c, o.batch, seq);
 
   Module m;
   m.name = c.name;

@@ -1,15 +1,29 @@
 // Hugging Face config.json parsing (Llama 3.x, Qwen3) and the built-in presets.
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "ir/error.h"
+#include "ir/file_io.h"
 #include "ir/import/import.h"
+#include "ir/import/limits.h"
 
 namespace mpk {
 namespace {
 
 using nlohmann::json;
+
+// A JSON value as it appears in a message: its text, cut short when long.
+std::string brief(const json& v) {
+  std::string s = v.dump();
+  return s.size() <= 64 ? s : s.substr(0, 60) + " ...";
+}
+
+std::string num_str(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", d);
+  return buf;
+}
 
 // Reads fields of one JSON object, naming `source` and the field in every error.
 class FieldReader {
@@ -25,41 +39,49 @@ class FieldReader {
   bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
   const json& at(const std::string& key) const { return j_.at(key); }
 
-  int64_t positive_int(const std::string& key) const {
+  // An integer in lo..hi (limits.h). Values beyond int64 and non-integers are named as such.
+  int64_t int_in(const std::string& key, int64_t lo, int64_t hi) const {
     if (!has(key)) fail(key, "is required");
     const json& v = j_.at(key);
-    if (!v.is_number_integer()) fail(key, "must be an integer, got " + v.dump());
+    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+    if (!v.is_number_integer()) fail(key, "must be an integer in " + range + ", got " + brief(v));
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      fail(key, "must be in " + range + ", got " + v.dump() + " (beyond int64)");
     const int64_t i = v.get<int64_t>();
-    if (i <= 0) fail(key, "must be positive, got " + std::to_string(i));
+    if (i < lo || i > hi) fail(key, "must be in " + range + ", got " + std::to_string(i));
     return i;
   }
-  int64_t positive_int_or(const std::string& key, int64_t fallback) const {
-    return has(key) ? positive_int(key) : fallback;
+  int64_t int_in_or(const std::string& key, int64_t lo, int64_t hi, int64_t fallback) const {
+    return has(key) ? int_in(key, lo, hi) : fallback;
   }
 
-  double positive_number(const std::string& key) const {
+  // A finite number in (0, hi], or in [lo, hi] when lo > 0.
+  double number_in(const std::string& key, double lo, double hi) const {
     if (!has(key)) fail(key, "is required");
     const json& v = j_.at(key);
-    if (!v.is_number()) fail(key, "must be a number, got " + v.dump());
+    const std::string range = lo > 0 ? "[" + num_str(lo) + ", " + num_str(hi) + "]"
+                                     : "(0, " + num_str(hi) + "]";
+    if (!v.is_number()) fail(key, "must be a number in " + range + ", got " + brief(v));
     const double d = v.get<double>();
-    if (!(d > 0)) fail(key, "must be positive, got " + v.dump());
+    if (!std::isfinite(d) || !(lo > 0 ? d >= lo : d > 0) || d > hi)
+      fail(key, "must be a number in " + range + ", got " + v.dump());
     return d;
   }
-  double positive_number_or(const std::string& key, double fallback) const {
-    return has(key) ? positive_number(key) : fallback;
+  double number_in_or(const std::string& key, double lo, double hi, double fallback) const {
+    return has(key) ? number_in(key, lo, hi) : fallback;
   }
 
   bool boolean_or(const std::string& key, bool fallback) const {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
-    if (!v.is_boolean()) fail(key, "must be true or false, got " + v.dump());
+    if (!v.is_boolean()) fail(key, "must be true or false, got " + brief(v));
     return v.get<bool>();
   }
 
   std::string string_or(const std::string& key, const std::string& fallback) const {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
-    if (!v.is_string()) fail(key, "must be a string, got " + v.dump());
+    if (!v.is_string()) fail(key, "must be a string, got " + brief(v));
     return v.get<std::string>();
   }
 
@@ -101,7 +123,7 @@ std::string name_from(const FieldReader& r, const std::string& source) {
 void parse_rope(const json& rope, const std::string& field, const std::string& source,
                 ModelConfig& c) {
   if (!rope.is_object())
-    throw Error(source + ": field '" + field + "' must be an object or null, got " + rope.dump());
+    throw Error(source + ": field '" + field + "' must be an object or null, got " + brief(rope));
   FieldReader r(rope, source, field + ".");
   std::string type = r.string_or("rope_type", r.string_or("type", "default"));
   if (type == "default") {
@@ -110,12 +132,13 @@ void parse_rope(const json& rope, const std::string& field, const std::string& s
   }
   if (type != "llama3")
     r.fail(r.has("rope_type") ? "rope_type" : "type",
-           "has unsupported value \"" + type + "\" (supported: default, llama3)");
+           "has unsupported value " + brief(type) + " (supported: default, llama3)");
   c.rope_type = "llama3";
-  c.rope_factor = r.positive_number("factor");
-  c.low_freq_factor = r.positive_number("low_freq_factor");
-  c.high_freq_factor = r.positive_number("high_freq_factor");
-  c.original_max_position_embeddings = r.positive_int("original_max_position_embeddings");
+  c.rope_factor = r.number_in("factor", 0, kMaxRopeFactor);
+  c.low_freq_factor = r.number_in("low_freq_factor", 0, kMaxRopeFactor);
+  c.high_freq_factor = r.number_in("high_freq_factor", 0, kMaxRopeFactor);
+  c.original_max_position_embeddings =
+      r.int_in("original_max_position_embeddings", 1, kMaxPositions);
   if (!(c.high_freq_factor > c.low_freq_factor))
     r.fail("high_freq_factor", "must be greater than low_freq_factor");
 }
@@ -134,45 +157,48 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
   for (const ArchInfo& a : kArchs)
     if (model_type == a.model_type) arch = &a;
   if (!arch)
-    r.fail("model_type", "has unsupported value \"" + model_type + "\" (supported: llama, qwen3)");
+    r.fail("model_type", "has unsupported value " + brief(model_type) + " (supported: llama, qwen3)");
   c.architecture = arch->architecture;
   if (r.has("architectures")) {
     const json& list = r.at("architectures");
     if (!list.is_array()) r.fail("architectures", "must be a list of strings");
     for (const json& a : list)
       if (!a.is_string() || a.get<std::string>() != arch->class_name)
-        r.fail("architectures", "has unsupported entry " + a.dump() + " (supported for " +
+        r.fail("architectures", "has unsupported entry " + brief(a) + " (supported for " +
                                     model_type + ": " + arch->class_name + ")");
   }
 
   c.name = name_from(r, source);
-  c.hidden = r.positive_int("hidden_size");
-  c.num_layers = r.positive_int("num_hidden_layers");
-  c.num_q_heads = r.positive_int("num_attention_heads");
-  c.num_kv_heads = r.positive_int_or("num_key_value_heads", c.num_q_heads);
+  c.hidden = r.int_in("hidden_size", 1, kMaxHidden);
+  c.num_layers = r.int_in("num_hidden_layers", 1, kMaxLayers);
+  c.num_q_heads = r.int_in("num_attention_heads", 1, kMaxHeads);
+  c.num_kv_heads = r.int_in_or("num_key_value_heads", 1, kMaxHeads, c.num_q_heads);
   if (c.num_q_heads % c.num_kv_heads != 0)
     r.fail("num_key_value_heads", "(" + std::to_string(c.num_kv_heads) +
                                       ") must divide num_attention_heads (" +
                                       std::to_string(c.num_q_heads) + ")");
   if (c.architecture == "qwen3") {
-    c.head_dim = r.positive_int("head_dim");
+    c.head_dim = r.int_in("head_dim", 1, kMaxHeadDim);
   } else if (r.has("head_dim")) {
-    c.head_dim = r.positive_int("head_dim");
+    c.head_dim = r.int_in("head_dim", 1, kMaxHeadDim);
   } else {
     if (c.hidden % c.num_q_heads != 0)
       r.fail("head_dim", "is required when hidden_size is not a multiple of num_attention_heads");
     c.head_dim = c.hidden / c.num_q_heads;
+    if (c.head_dim > kMaxHeadDim)
+      r.fail("head_dim", "(hidden_size / num_attention_heads = " + std::to_string(c.head_dim) +
+                             ") must be in 1.." + std::to_string(kMaxHeadDim));
   }
   if (c.head_dim % 2 != 0) r.fail("head_dim", "must be even for rotary embeddings");
-  c.intermediate = r.positive_int("intermediate_size");
-  c.vocab = r.positive_int("vocab_size");
-  c.rms_eps = r.positive_number("rms_norm_eps");
-  c.max_position_embeddings = r.positive_int("max_position_embeddings");
+  c.intermediate = r.int_in("intermediate_size", 1, kMaxIntermediate);
+  c.vocab = r.int_in("vocab_size", 1, kMaxVocab);
+  c.rms_eps = r.number_in("rms_norm_eps", 0, kMaxRmsEps);
+  c.max_position_embeddings = r.int_in("max_position_embeddings", 1, kMaxPositions);
   c.tied_embeddings = r.boolean_or("tie_word_embeddings", false);
 
   // Features mpk does not implement are rejected, not ignored.
   const std::string act = r.string_or("hidden_act", "silu");
-  if (act != "silu") r.fail("hidden_act", "has unsupported value \"" + act + "\" (supported: silu)");
+  if (act != "silu") r.fail("hidden_act", "has unsupported value " + brief(act) + " (supported: silu)");
   r.require_false("attention_bias", "a bias on q/k/v/o projections");
   r.require_false("mlp_bias", "a bias on MLP projections");
   r.require_false("use_sliding_window", "sliding-window attention");
@@ -181,15 +207,16 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
     if (!types.is_array()) r.fail("layer_types", "must be a list of strings");
     for (const json& t : types)
       if (!t.is_string() || t.get<std::string>() != "full_attention")
-        r.fail("layer_types", "has unsupported entry " + t.dump() + " (supported: full_attention)");
+        r.fail("layer_types", "has unsupported entry " + brief(t) + " (supported: full_attention)");
   }
 
   // RoPE: rope_theta + rope_scaling (transformers 4), or rope_parameters holding both.
-  c.rope_theta = r.positive_number_or("rope_theta", 10000.0);
+  c.rope_theta = r.number_in_or("rope_theta", kMinRopeTheta, kMaxRopeTheta, 10000.0);
   if (r.has("rope_parameters")) {
     const json& rp = r.at("rope_parameters");
     if (rp.is_object() && rp.contains("rope_theta") && !rp.at("rope_theta").is_null())
-      c.rope_theta = FieldReader(rp, source, "rope_parameters.").positive_number("rope_theta");
+      c.rope_theta = FieldReader(rp, source, "rope_parameters.")
+                         .number_in("rope_theta", kMinRopeTheta, kMaxRopeTheta);
     parse_rope(rp, "rope_parameters", source, c);
   } else if (r.has("rope_scaling")) {
     parse_rope(r.at("rope_scaling"), "rope_scaling", source, c);
@@ -197,18 +224,26 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
   return c;
 }
 
-ModelConfig load_model_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open model config");
-  std::stringstream text;
-  text << in.rdbuf();
+ModelConfig parse_model_config_text(const std::string& text, const std::string& source) {
   json j;
   try {
-    j = json::parse(text.str());
+    auto depth_guard = [&](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxConfigDepth)
+        throw Error(source + ": malformed config: JSON nested deeper than " +
+                    std::to_string(kMaxConfigDepth) + " levels");
+      return true;
+    };
+    j = json::parse(text, depth_guard);
   } catch (const json::parse_error& e) {
-    throw Error(path + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+    throw Error(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::exception& e) {  // e.g. a number beyond double's range
+    throw Error(source + ": malformed JSON: " + e.what());
   }
-  return parse_model_config(j, path);
+  return parse_model_config(j, source);
+}
+
+ModelConfig load_model_config(const std::string& path) {
+  return parse_model_config_text(read_file_bounded(path, kMaxConfigBytes, "model config"), path);
 }
 
 namespace {

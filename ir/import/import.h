@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir/import/limits.h"
 #include "ir/module.h"
 
 namespace mpk {
@@ -41,17 +42,19 @@ struct ModelConfig {
 };
 
 struct ImportOptions {
-  int64_t batch = 1;        // 1..8
+  int64_t batch = 1;        // 1..kMaxBatch (limits.h)
   int64_t max_seq_len = 0;  // 0: the config's default_max_seq_len, capped by max_position_embeddings
   MachineModel machine;
 };
 
-inline constexpr int64_t kMaxBatch = 8;
-
 // Parses a Hugging Face config.json object. Throws mpk::Error("<source>: ...") naming
-// the missing, mistyped or unsupported field.
+// the missing, mistyped, unsupported or out-of-range field (with its limit, limits.h).
 ModelConfig parse_model_config(const nlohmann::json& j, const std::string& source);
-// Reads and parses a config.json file; a missing file or bad JSON names the file.
+// The same for the text of a config.json: bad JSON, or JSON nested deeper than
+// kMaxConfigDepth, names `source`.
+ModelConfig parse_model_config_text(const std::string& text, const std::string& source);
+// Reads (at most kMaxConfigBytes) and parses a config.json file; a missing file or bad
+// JSON names the file.
 ModelConfig load_model_config(const std::string& path);
 
 // Built-in presets: tiny, tiny-qwen3, llama-3.2-1b, qwen3-8b.
@@ -63,7 +66,8 @@ int64_t resolve_max_seq_len(const ModelConfig& c, const ImportOptions& o);
 
 // Builds the decode-step Program with module attrs, machine model and provenance
 // (source as given: "preset:<name>" or a path). Throws mpk::Error on a bad batch or
-// max_seq_len. Does not verify.
+// max_seq_len, or when the parameters or the KV caches exceed kMaxParameters or
+// kMaxKvCacheBytes (limits.h). Does not verify.
 Module build_module(const ModelConfig& c, const ImportOptions& o, const std::string& source);
 
 // spec: a preset name | a directory holding config.json | a config.json path.

@@ -66,7 +66,10 @@ class Engine {
   void resolve_graph() {
     const TaskGraph& g = m_.graph;
     const auto n = static_cast<TaskId>(g.tasks.size());
-    for (TaskId t = 0; t < n; ++t) plans_.push_back(prepare_task(m_, t));
+    for (TaskId t = 0; t < n; ++t) {
+      plans_.push_back(prepare_task(m_, t));
+      for (const Region& r : g.tasks[t].writes) store_.require_writable(r.tensor, describe_task(m_, t));
+    }
     waits_.resize(n);
     triggers_.resize(n);
     for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
@@ -195,7 +198,8 @@ class Engine {
 
   void thread_loop(std::vector<WorkerState>& ws, const std::vector<size_t>& mine, int32_t thread,
                    std::vector<CpuTaskRecord>* recs) {
-    const int64_t watchdog_ns = static_cast<int64_t>(o_.watchdog_s * 1e9);
+    // Saturated: a watchdog beyond int64 nanoseconds (292 years) never fires.
+    const int64_t watchdog_ns = o_.watchdog_s < 9e9 ? static_cast<int64_t>(o_.watchdog_s * 1e9) : INT64_MAX;
     while (!abort_.load()) {
       const uint64_t seen = epoch_.load();
       bool all_done = true, progressed = false;

@@ -75,8 +75,20 @@ void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int6
 
 StepRecorder::StepRecorder(int64_t steps, int64_t batch)
     : steps_(steps), batch_(batch), tokens_(steps * batch, -1), top_(steps * batch, 0),
-      done_ns_(steps) {
+      done_ns_(steps), non_finite_(steps * batch) {
   for (auto& d : done_ns_) d.store(0);
+  for (auto& n : non_finite_) n.store(false);
+}
+
+void StepRecorder::mark_non_finite(int64_t step, int64_t row) {
+  if (step >= 0 && step < steps_ && row >= 0 && row < batch_)
+    non_finite_[step * batch_ + row].store(true, std::memory_order_relaxed);
+}
+
+std::pair<int64_t, int64_t> StepRecorder::first_non_finite() const {
+  for (int64_t i = 0; i < steps_ * batch_; ++i)
+    if (non_finite_[i].load(std::memory_order_relaxed)) return {i / batch_, i % batch_};
+  return {-1, -1};
 }
 
 void StepRecorder::record(int64_t step, int64_t row, int32_t token, float top_logit) {
@@ -417,13 +429,15 @@ void residual_add_block(const TensorBuffer& a, const TensorBuffer& b_, TensorBuf
       y.store(b * width + c, a.load(b * width + c) + b_.load(b * width + c));
 }
 
-void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, float* value,
+bool argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, float* value,
                 int32_t* index) {
   const int64_t width = logits.shape[1];
   float best = kNegInf;
   int64_t idx = v0;
+  bool finite = true;
   for (int64_t v = v0; v < v1; ++v) {
     const float x = logits.load(b * width + v);
+    finite &= std::isfinite(x);
     if (x > best) {
       best = x;
       idx = v;
@@ -431,17 +445,21 @@ void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, f
   }
   *value = best;
   *index = static_cast<int32_t>(idx);
+  return finite;
 }
 
 void argmax_partial_units(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0, int64_t b1,
-                          const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t slot) {
+                          const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t slot,
+                          const StepContext& ctx) {
   const int64_t parts = val.shape[1], width = logits.shape[1];
   for (int64_t b = b0; b < b1; ++b) {
     float best = kNegInf;
     int64_t at = 0;
+    bool finite = true;
     for (const auto& [v0, v1] : ranges)
       for (int64_t v = v0; v < v1; ++v) {
         const float x = logits.load(b * width + v);
+        finite &= std::isfinite(x);
         if (x > best || (x == best && v < at)) {
           best = x;
           at = v;
@@ -449,16 +467,17 @@ void argmax_partial_units(const TensorBuffer& logits, TensorBuffer& val, TensorB
       }
     val.store(b * parts + slot, best);
     idx.store_i32(b * parts + slot, static_cast<int32_t>(at));
+    if (!finite && ctx.recorder) ctx.recorder->mark_non_finite(ctx.step, b);
   }
 }
 
 void argmax_partial_block(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0,
-                          int64_t b1, int64_t v0, int64_t v1, int64_t slot) {
+                          int64_t b1, int64_t v0, int64_t v1, int64_t slot, const StepContext& ctx) {
   const int64_t parts = val.shape[1];
   for (int64_t b = b0; b < b1; ++b) {
     float v;
     int32_t i;
-    argmax_row(logits, b, v0, v1, &v, &i);
+    if (!argmax_row(logits, b, v0, v1, &v, &i) && ctx.recorder) ctx.recorder->mark_non_finite(ctx.step, b);
     val.store(b * parts + slot, v);
     idx.store_i32(b * parts + slot, i);
   }

@@ -33,12 +33,18 @@ class StepRecorder {
   float top_logit(int64_t step, int64_t row) const { return top_[step * batch_ + row]; }
   // Seconds from `start` until the last row of `step` was recorded.
   double finished_s(int64_t step, std::chrono::steady_clock::time_point start) const;
+  // Marks that batch row `row` of step `step`'s logits holds a NaN or an infinity (the
+  // argmax kernels see every logit; any task may call this).
+  void mark_non_finite(int64_t step, int64_t row);
+  // The first marked (step, row) in step order, or {-1, -1}.
+  std::pair<int64_t, int64_t> first_non_finite() const;
 
  private:
   int64_t steps_, batch_;
   std::vector<int32_t> tokens_;
   std::vector<float> top_;
   std::vector<std::atomic<int64_t>> done_ns_;  // steady_clock ns, max over rows
+  std::vector<std::atomic<bool>> non_finite_;  // [step * batch + row]
 };
 
 // What a kernel needs to know about the running step (docs/ir.md: pos == step).
@@ -123,15 +129,18 @@ void residual_add_block(const TensorBuffer& a, const TensorBuffer& b, TensorBuff
                         int64_t b0, int64_t b1, int64_t c0, int64_t c1);
 
 // Largest value and its lowest index over logits[b, v0:v1] for one row. NaN never wins;
-// a row of NaN / -inf gives (-inf, v0).
-void argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, float* value,
+// a row of NaN / -inf gives (-inf, v0). Returns false when some value is NaN or infinite.
+bool argmax_row(const TensorBuffer& logits, int64_t b, int64_t v0, int64_t v1, float* value,
                 int32_t* index);
-// argmax_row of rows b0:b1 over [v0, v1) into slot `slot` of val / idx [B, P].
+// argmax_row of rows b0:b1 over [v0, v1) into slot `slot` of val / idx [B, P]; a row with
+// a non-finite value is marked in ctx.recorder.
 void argmax_partial_block(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0,
-                          int64_t b1, int64_t v0, int64_t v1, int64_t slot);
+                          int64_t b1, int64_t v0, int64_t v1, int64_t slot, const StepContext& ctx);
 // The argmax partial of a cooperative lm_head share (docs/ir.md): the largest value over
-// logits[b, ranges] and its lowest index, (-inf, 0) when no value beats -inf.
+// logits[b, ranges] and its lowest index, (-inf, 0) when no value beats -inf; non-finite
+// values are marked as by argmax_partial_block.
 void argmax_partial_units(const TensorBuffer& logits, TensorBuffer& val, TensorBuffer& idx, int64_t b0, int64_t b1,
-                          const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t slot);
+                          const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t slot,
+                          const StepContext& ctx);
 
 }  // namespace mpk

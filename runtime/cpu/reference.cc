@@ -41,9 +41,11 @@ void argmax_rows(const TensorBuffer& logits, TensorBuffer& tokens, const StepCon
   for (int64_t b = 0; b < logits.shape[0]; ++b) {
     float v;
     int32_t i;
-    argmax_row(logits, b, 0, logits.shape[1], &v, &i);
+    const bool finite = argmax_row(logits, b, 0, logits.shape[1], &v, &i);
     tokens.store_i32(b, i);
-    if (ctx.recorder) ctx.recorder->record(ctx.step, b, i, v);
+    if (!ctx.recorder) continue;
+    ctx.recorder->record(ctx.step, b, i, v);
+    if (!finite) ctx.recorder->mark_non_finite(ctx.step, b);
   }
 }
 
@@ -124,6 +126,8 @@ CpuRunResult run_reference(const Module& m, const Weights& w, int64_t steps,
   const RunTensors rt = find_run_tensors(p);
   check_run_inputs(rt, steps, prompt);
   TensorStore store(p, w);
+  for (const Operator& op : p.ops)
+    for (TensorId out : op.outputs) store.require_writable(out, "operator '" + op.name + "'");
   StepRecorder rec(steps, rt.batch);
   const auto start = std::chrono::steady_clock::now();
   for (int64_t s = 0; s < steps; ++s) {

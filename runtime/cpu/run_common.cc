@@ -55,8 +55,15 @@ void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int
                   std::to_string(rt.vocab) + ")");
 }
 
+Error non_finite_logits_error(int64_t step, int64_t row) {
+  return Error("step " + std::to_string(step) + ", batch row " + std::to_string(row) +
+               ": the logits hold NaN or infinity, so no token is meaningful (are the weights finite?)");
+}
+
 CpuRunResult collect_result(const StepRecorder& rec, const TensorStore& store, const RunTensors& rt,
                             std::chrono::steady_clock::time_point start) {
+  const auto [bad_step, bad_row] = rec.first_non_finite();
+  if (bad_step >= 0) throw non_finite_logits_error(bad_step, bad_row);
   CpuRunResult r;
   r.steps = rec.steps();
   r.batch = rec.batch();

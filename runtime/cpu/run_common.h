@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/module.h"
 #include "runtime/cpu/numerics.h"
 
@@ -43,7 +44,11 @@ RunTensors find_run_tensors(const Program& p);
 // prompt token outside the vocabulary.
 void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int64_t>& prompt);
 
-// Fills tokens, top logits, timings and the final logits.
+// The error for a step whose logits hold a NaN or an infinity in batch row `row`.
+Error non_finite_logits_error(int64_t step, int64_t row);
+
+// Fills tokens, top logits, timings and the final logits. Throws non_finite_logits_error
+// for the first step and batch row whose logits hold a NaN or an infinity.
 CpuRunResult collect_result(const StepRecorder& rec, const TensorStore& store, const RunTensors& rt,
                             std::chrono::steady_clock::time_point start);
 

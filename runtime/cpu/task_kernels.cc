@@ -432,7 +432,7 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       if (!p.coop.cooperative()) {
         linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1, e);
         if (p.out1 >= 0)  // fuse-argmax: the argmax partial of the logits just written
-          argmax_partial_block(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot);
+          argmax_partial_block(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot, ctx);
         return;
       }
       // A cooperative share: the units share, share + shares, ...; its argmax partial
@@ -441,7 +441,7 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       for (int64_t u = p.coop.share; u < p.coop.units(p.c1); u += p.coop.shares)
         units.emplace_back(u * p.coop.unit_rows, std::min(p.c1, (u + 1) * p.coop.unit_rows));
       for (const auto& [n0, n1] : units) linear_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, n0, n1, e);
-      if (p.out1 >= 0) argmax_partial_units(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, units, p.slot);
+      if (p.out1 >= 0) argmax_partial_units(st.at(p.out0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, units, p.slot, ctx);
       return;
     }
     case TaskKind::kRope:
@@ -476,7 +476,7 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       residual_add_block(st.at(p.in0), st.at(p.in1), st.at(p.out0), p.b0, p.b1, p.c0, p.c1);
       return;
     case TaskKind::kArgmaxPartial:
-      argmax_partial_block(st.at(p.in0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot);
+      argmax_partial_block(st.at(p.in0), st.at(p.out1), st.at(p.out2), p.b0, p.b1, p.c0, p.c1, p.slot, ctx);
       return;
     case TaskKind::kArgmaxReduce: {
       const TensorBuffer& val = st.at(p.in0);

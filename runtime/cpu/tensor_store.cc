@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "ir/checked.h"
 #include "ir/error.h"
+#include "runtime/cpu/memory_budget.h"
 
 namespace mpk {
 
@@ -24,10 +26,46 @@ void TensorBuffer::load_row(int64_t i, int64_t n, float* out) const {
   }
 }
 
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// The bytes of every buffer the store allocates (0 for weights), checked against the host
+// memory budget together with the weights' heap bytes.
+std::vector<int64_t> buffer_bytes(const Program& p, const Weights& w) {
+  std::vector<int64_t> bytes(p.tensors.size(), 0);
+  int64_t total = w.heap_bytes();
+  size_t largest = 0;
+  for (size_t id = 0; id < p.tensors.size(); ++id) {
+    const Tensor& t = p.tensors[id];
+    if (t.role == TensorRole::kWeight) continue;
+    const std::string what = "tensor '" + t.name + "': its byte size";
+    bytes[id] = checked_mul(std::max<int64_t>(checked_product(t.shape, what), 1), size_of(t.dtype), what);
+    total = checked_add(total, bytes[id], "the CPU run's tensor bytes");
+    if (bytes[id] > bytes[largest]) largest = id;
+  }
+  if (!p.tensors.empty() && bytes[largest] > 0) {
+    const Tensor& t = p.tensors[largest];
+    check_host_memory(total, "the CPU run's tensors (the largest: '" + t.name + "', " +
+                                 std::string(name_of(t.dtype)) + " " + shape_str(t.shape) + ", " +
+                                 format_mib(bytes[largest]) + ") and heap weights (" +
+                                 format_mib(w.heap_bytes()) + ")");
+  }
+  return bytes;
+}
+
+}  // namespace
+
 TensorStore::TensorStore(const Program& p, const Weights& w) {
+  const std::vector<int64_t> bytes = buffer_bytes(p, w);
   bufs_.resize(p.tensors.size());
   for (size_t id = 0; id < p.tensors.size(); ++id) {
     const Tensor& t = p.tensors[id];
+    names_.push_back(t.name);
     TensorBuffer& b = bufs_[id];
     b.shape = t.shape;
     b.numel = t.num_elements();
@@ -47,10 +85,15 @@ TensorStore::TensorStore(const Program& p, const Weights& w) {
       continue;
     }
     b.dtype = t.dtype;
-    const int64_t words = (std::max<int64_t>(b.numel, 1) * size_of(t.dtype) + 7) / 8;
-    owned_.push_back(std::make_unique<uint64_t[]>(words));  // zeroed
+    owned_.push_back(std::make_unique<uint64_t[]>(static_cast<size_t>((bytes[id] + 7) / 8)));  // zeroed
     b.data = owned_.back().get();
   }
+}
+
+void TensorStore::require_writable(TensorId id, const std::string& writer) const {
+  if (bufs_.at(id).read_only)
+    throw Error(writer + " writes tensor '" + names_.at(id) +
+                "', which is read-only (a weight: its memory is the checkpoint's or the weights')");
 }
 
 }  // namespace mpk

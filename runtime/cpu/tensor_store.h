@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ir/module.h"
@@ -49,15 +50,24 @@ struct TensorBuffer {
 class TensorStore {
  public:
   // Binds every weight tensor of `p` to `w` (checked: present, same shape, bf16/f16/f32)
-  // and allocates the rest. `w` must outlive the store.
+  // and allocates the rest. `w` must outlive the store. Throws mpk::Error naming the
+  // largest tensor when the buffers and `w`'s heap bytes exceed the host memory budget
+  // (memory_budget.h), before allocating anything.
   TensorStore(const Program& p, const Weights& w);
 
   TensorBuffer& at(TensorId id) { return bufs_.at(id); }
   const TensorBuffer& at(TensorId id) const { return bufs_.at(id); }
   size_t size() const { return bufs_.size(); }
 
+  // Throws mpk::Error "WRITER writes tensor 'T', which is read-only (...)" when `id` is a
+  // weight: the caller's memory, possibly a read-only mapping of a checkpoint. Every
+  // writer of a tensor (a task's write regions, an operator's outputs) is checked with
+  // this before anything runs.
+  void require_writable(TensorId id, const std::string& writer) const;
+
  private:
   std::vector<TensorBuffer> bufs_;
+  std::vector<std::string> names_;
   std::vector<std::unique_ptr<uint64_t[]>> owned_;
 };
 

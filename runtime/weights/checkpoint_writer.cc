@@ -3,10 +3,10 @@
 // random weights can be exercised through the real checkpoint loading path.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ir/error.h"
+#include "ir/file_io.h"
 #include "runtime/weights/safetensors.h"
 #include "runtime/weights/weights.h"
 
@@ -53,9 +53,7 @@ json config_json(const Module& m) {
 }
 
 void write_text(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::trunc);
-  out << text << "\n";
-  if (!out) throw Error(p.string() + ": write failed");
+  write_file_safely(p.string(), text + "\n");
 }
 
 std::string shard_name(int i, int n) {

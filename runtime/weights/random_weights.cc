@@ -7,7 +7,9 @@
 #include <memory>
 #include <thread>
 
+#include "ir/checked.h"
 #include "runtime/cpu/bf16.h"
+#include "runtime/cpu/memory_budget.h"
 #include "runtime/weights/weights.h"
 
 namespace mpk {
@@ -41,10 +43,27 @@ void fill(const Job& j) {
   }
 }
 
+// Refuses weights that exceed the host memory budget before any is allocated.
+void check_budget(const Module& m) {
+  int64_t total = 0, largest = 0;
+  const Tensor* big = nullptr;
+  for (const Tensor& t : m.program.tensors) {
+    if (t.role != TensorRole::kWeight) continue;
+    const std::string what = "weight '" + t.name + "': its byte size";
+    const int64_t bytes = checked_mul(checked_product(t.shape, what), 2, what);
+    total = checked_add(total, bytes, "the random weights' bytes");
+    if (bytes >= largest) largest = bytes, big = &t;
+  }
+  if (big)
+    check_host_memory(total, "random bf16 weights (the largest: '" + big->name + "', " +
+                                 format_mib(largest) + ")");
+}
+
 }  // namespace
 
 Weights random_weights(const Module& m, uint64_t seed) {
   constexpr int64_t kChunk = int64_t{1} << 20;
+  check_budget(m);
   Weights w;
   w.set_source("random(seed=" + std::to_string(seed) + ")");
   std::vector<Job> jobs;
@@ -61,7 +80,7 @@ Weights random_weights(const Module& m, uint64_t seed) {
     for (int64_t b = 0; b < n; b += kChunk)
       jobs.push_back({buf.get(), b, std::min(n, b + kChunk), key, center, half});
     w.add(t.name, WeightTensor{DType::kBF16, t.shape, buf.get(), ""},
-          std::shared_ptr<const void>(buf, buf.get()));
+          std::shared_ptr<const void>(buf, buf.get()), /*on_heap=*/true);
   }
   const unsigned threads =
       std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), jobs.size()));

@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ir/checked.h"
 #include "ir/error.h"
+#include "ir/file_io.h"
 
 namespace mpk {
 namespace {
@@ -43,6 +43,11 @@ const DTypeInfo* find_dtype(const std::string& s) {
 
 // Deepest legitimate nesting: top object (0) -> entry (1) -> field (2) -> array item (3).
 constexpr int kMaxHeaderDepth = 3;
+// The format caps the JSON header at 100 MB (the reference implementation's
+// MAX_HEADER_SIZE); real headers are a few KiB to a few hundred KiB.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+// Entries of one shape or data_offsets list: checkpoints hold tensors of rank <= 5.
+constexpr size_t kMaxListItems = 16;
 
 uint64_t read_u64_le(const uint8_t* p) {
   uint64_t v = 0;
@@ -71,16 +76,15 @@ SafetensorsEntry parse_entry(const std::string& source, const std::string& name,
 
   const json& shape = v.at("shape");
   if (!shape.is_array()) throw Error(where + ": shape must be a list, got " + shape.dump());
-  uint64_t elements = 1;
   for (const json& d : shape) {
     const uint64_t n = unsigned_field(d, where + ": shape entry");
-    if (n > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(elements, n, &elements))
-      throw Error(where + ": shape " + shape.dump() + " overflows");
+    if (n > static_cast<uint64_t>(INT64_MAX))
+      throw Error(where + ": shape entry " + d.dump() + " is beyond int64");
     e.shape.push_back(static_cast<int64_t>(n));
   }
-  uint64_t bytes = 0;
-  if (__builtin_mul_overflow(elements, info->size, &bytes))
-    throw Error(where + ": shape " + shape.dump() + " overflows");
+  const std::string size_of_shape = where + ": the byte size of dtype " + e.dtype + " shape " + shape.dump();
+  const auto bytes = static_cast<uint64_t>(checked_mul(checked_product(e.shape, size_of_shape),
+                                                       static_cast<int64_t>(info->size), size_of_shape));
 
   const json& off = v.at("data_offsets");
   if (!off.is_array() || off.size() != 2)
@@ -100,6 +104,35 @@ SafetensorsEntry parse_entry(const std::string& source, const std::string& name,
   return e;
 }
 
+// The format requires the data_offsets to tile the data area: in order of offset, every
+// tensor starts where the previous one ends, the first at 0 and the last at the end of the
+// file; so no two tensors share a byte and no byte is outside a tensor.
+void check_tiling(const SafetensorsHeader& h, uint64_t data_size, const std::string& source) {
+  std::vector<std::pair<const std::string*, const SafetensorsEntry*>> order;
+  for (const auto& [name, e] : h.tensors) order.emplace_back(&name, &e);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.second->offset, a.second->size) < std::make_pair(b.second->offset, b.second->size);
+  });
+  auto offsets = [&](const SafetensorsEntry& e) {
+    return "[" + std::to_string(e.offset - h.data_start) + ", " + std::to_string(e.offset - h.data_start + e.size) + "]";
+  };
+  uint64_t at = h.data_start;
+  const std::pair<const std::string*, const SafetensorsEntry*>* prev = nullptr;
+  for (const auto& cur : order) {
+    const std::string where = source + ": tensor '" + *cur.first + "' (data_offsets " + offsets(*cur.second) + ")";
+    if (cur.second->offset < at)
+      throw Error(where + " overlaps tensor '" + *prev->first + "' (data_offsets " + offsets(*prev->second) + ")");
+    if (cur.second->offset > at)
+      throw Error(where + " leaves " + std::to_string(cur.second->offset - at) +
+                  " bytes unused before it: tensors must tile the data without gaps");
+    at = cur.second->offset + cur.second->size;
+    prev = &cur;
+  }
+  if (at != h.data_start + data_size)
+    throw Error(source + ": " + std::to_string(h.data_start + data_size - at) +
+                " trailing bytes after the last tensor: tensors must end at the end of the file");
+}
+
 }  // namespace
 
 SafetensorsHeader parse_safetensors(const uint8_t* bytes, uint64_t size, const std::string& source) {
@@ -107,6 +140,9 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, uint64_t size, const s
     throw Error(source + ": truncated file: " + std::to_string(size) +
                 " bytes, a safetensors file starts with an 8-byte header length");
   const uint64_t n = read_u64_le(bytes);
+  if (n > kMaxHeaderBytes)
+    throw Error(source + ": header length " + std::to_string(n) + " exceeds the format's limit of " +
+                std::to_string(kMaxHeaderBytes) + " bytes");
   if (n > size - 8)
     throw Error(source + ": truncated file or bad header length: the header claims " +
                 std::to_string(n) + " bytes but only " + std::to_string(size - 8) + " follow");
@@ -115,8 +151,13 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, uint64_t size, const s
   const char* text = reinterpret_cast<const char*>(bytes + 8);
   json header;
   try {
-    auto depth_guard = [&](int depth, json::parse_event_t, json&) {
+    size_t list_items = 0;
+    auto depth_guard = [&](int depth, json::parse_event_t event, json&) {
       if (depth > kMaxHeaderDepth) throw Error(source + ": malformed header: nested too deeply");
+      if (event == json::parse_event_t::array_start) list_items = 0;
+      if (depth == kMaxHeaderDepth && event == json::parse_event_t::value && ++list_items > kMaxListItems)
+        throw Error(source + ": malformed header: a list of more than " + std::to_string(kMaxListItems) +
+                    " entries (shapes and data_offsets are short)");
       return true;
     };
     header = json::parse(text, text + n, depth_guard);
@@ -139,6 +180,7 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, uint64_t size, const s
     }
     h.tensors.emplace(name, parse_entry(source, name, value, h.data_start, data_size));
   }
+  check_tiling(h, data_size, source);
   return h;
 }
 
@@ -196,37 +238,28 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
   });
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
-  uint64_t offset = 0;
+  std::vector<int64_t> sizes;
+  int64_t offset = 0;
   for (const SafetensorsTensorOut* t : order) {
-    uint64_t bytes = static_cast<uint64_t>(size_of(t->dtype));
-    for (int64_t d : t->shape) bytes *= static_cast<uint64_t>(d);
+    const std::string what = path + ": the byte size of tensor '" + t->name + "'";
+    sizes.push_back(checked_mul(checked_product(t->shape, what), size_of(t->dtype), what));
+    const int64_t end = checked_add(offset, sizes.back(), path + ": the data size");
     header[t->name] = {{"dtype", safetensors_dtype_name(t->dtype)},
                        {"shape", t->shape},
-                       {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
+                       {"data_offsets", {offset, end}}};
+    offset = end;
   }
   std::string text = header.dump();
   while ((8 + text.size()) % 8 != 0) text += ' ';
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(tmp + ": cannot create");
+  write_file_safely(path, [&](std::ostream& out) {
     uint8_t len[8];
     for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(static_cast<uint64_t>(text.size()) >> (8 * i));
     out.write(reinterpret_cast<const char*>(len), 8);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const SafetensorsTensorOut* t : order) {
-      int64_t bytes = size_of(t->dtype);
-      for (int64_t d : t->shape) bytes *= d;
-      out.write(static_cast<const char*>(t->data), bytes);
-    }
-    out.flush();
-    if (!out) throw Error(tmp + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error(path + ": cannot rename " + tmp + ": " + ec.message());
+    for (size_t i = 0; i < order.size(); ++i)
+      out.write(static_cast<const char*>(order[i]->data), static_cast<std::streamsize>(sizes[i]));
+  });
 }
 
 }  // namespace mpk

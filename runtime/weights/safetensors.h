@@ -31,10 +31,13 @@ struct SafetensorsHeader {
   uint64_t data_start = 0;  // 8 + N
 };
 
-// Validates a whole safetensors image of `size` bytes: the header length fits, the
-// header is a JSON object of well-formed entries with known dtypes, each entry's byte
-// size equals its shape times its element size, and its offsets lie inside the data.
-// Throws mpk::Error("<source>: <problem>") otherwise. Reads only bytes [0, size).
+// Validates a whole safetensors image of `size` bytes: the header length fits (and is at
+// most the format's 100 MB), the header is a JSON object of well-formed entries with known
+// dtypes, each entry's byte size equals its shape times its element size (checked
+// arithmetic), and the entries' data_offsets tile the data exactly, as the format requires:
+// in order of offset, each starts where the previous ends, from 0 to the end of the file
+// (no overlap, no alias, no gap, no trailing bytes). Throws mpk::Error("<source>:
+// <problem>") otherwise. Reads only bytes [0, size).
 SafetensorsHeader parse_safetensors(const uint8_t* bytes, uint64_t size, const std::string& source);
 
 // A read-only memory mapping of one safetensors file with its validated header.
@@ -66,8 +69,9 @@ struct SafetensorsTensorOut {
 };
 
 // Writes the tensors in the given order (header keys sorted, header padded with spaces
-// to a multiple of 8 bytes so every tensor is 8-byte aligned). Writes a temporary file
-// and renames it. Throws mpk::Error on I/O failure or a duplicate name.
+// to a multiple of 8 bytes so every tensor is 8-byte aligned) through write_file_safely
+// (ir/file_io.h): PATH is replaced only once every byte is on disk. Throws mpk::Error on
+// I/O failure, a duplicate name, or a size that overflows int64.
 void write_safetensors(const std::string& path, const std::vector<SafetensorsTensorOut>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 

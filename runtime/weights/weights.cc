@@ -5,21 +5,18 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "ir/checked.h"
 #include "ir/error.h"
+#include "ir/file_io.h"
+#include "runtime/cpu/memory_budget.h"
 #include "runtime/weights/safetensors.h"
 
 namespace mpk {
 namespace fs = std::filesystem;
 
-int64_t WeightTensor::num_elements() const {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
+int64_t WeightTensor::num_elements() const { return checked_product(shape, "weight element count"); }
 
 const WeightTensor* Weights::find(const std::string& name) const {
   auto it = tensors_.find(name);
@@ -33,11 +30,13 @@ const WeightTensor& Weights::get(const std::string& name) const {
 
 int64_t Weights::total_bytes() const {
   int64_t n = 0;
-  for (const auto& [name, t] : tensors_) n += t.num_bytes();
+  for (const auto& [name, t] : tensors_) n = checked_add(n, t.num_bytes(), "weights: the total bytes");
   return n;
 }
 
-void Weights::add(const std::string& name, WeightTensor t, std::shared_ptr<const void> owner) {
+void Weights::add(const std::string& name, WeightTensor t, std::shared_ptr<const void> owner,
+                  bool on_heap) {
+  if (on_heap) heap_bytes_ = checked_add(heap_bytes_, t.num_bytes(), "weights: the heap bytes");
   tensors_[name] = std::move(t);
   if (owner) owners_.push_back(std::move(owner));
 }
@@ -65,15 +64,22 @@ struct CheckpointIndex {
   std::map<std::string, std::string> file_of;
 };
 
+// model.safetensors.index.json: {"metadata": {...}, "weight_map": {"tensor": "file", ...}}.
+// A real index is at most a few MiB (one line per tensor) and two levels deep.
+constexpr int64_t kMaxIndexBytes = int64_t{64} << 20;
+constexpr int kMaxIndexDepth = 4;
+
 CheckpointIndex read_index_json(const fs::path& dir, const fs::path& index_path) {
   const std::string src = index_path.string();
-  std::ifstream in(index_path);
-  if (!in) throw Error(src + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_file_bounded(src, kMaxIndexBytes, "checkpoint index");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    auto depth_guard = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxIndexDepth)
+        throw Error(src + ": malformed index: JSON nested deeper than " + std::to_string(kMaxIndexDepth) + " levels");
+      return true;
+    };
+    j = nlohmann::json::parse(text, depth_guard);
   } catch (const nlohmann::json::exception& e) {
     throw Error(src + ": malformed JSON: " + e.what());
   }
@@ -85,8 +91,10 @@ CheckpointIndex read_index_json(const fs::path& dir, const fs::path& index_path)
     if (!file.is_string()) throw Error(src + ": weight_map entry '" + name + "' is not a string");
     const std::string f = file.get<std::string>();
     const fs::path rel(f);
-    if (f.empty() || rel.is_absolute() || rel.filename() != rel)
+    if (f.empty() || rel.is_absolute() || rel.filename() != rel || f == "." || f == "..")
       throw Error(src + ": weight_map entry '" + name + "' names a file outside the directory: " + f);
+    if (rel.extension() != ".safetensors")
+      throw Error(src + ": weight_map entry '" + name + "' names '" + f + "', not a .safetensors file");
     idx.file_of[name] = (dir / rel).string();
   }
   return idx;
@@ -168,16 +176,20 @@ Weights load_weights(const Module& m, const std::string& path) {
                   shape_str(t.shape));
     WeightTensor wt{*entry.mpk_dtype, entry.shape, file->data(entry), where->second};
     std::shared_ptr<const void> owner = file;
+    bool on_heap = false;
     const auto align = static_cast<uintptr_t>(size_of(wt.dtype));
     if (reinterpret_cast<uintptr_t>(wt.data) % align != 0) {
       // A header whose length is not a multiple of the element size: copy this tensor
       // into an aligned buffer rather than read misaligned elements.
+      check_host_memory(checked_add(w.heap_bytes(), static_cast<int64_t>(entry.size), what),
+                        "an aligned copy of " + what);
       std::shared_ptr<uint8_t[]> copy(new uint8_t[entry.size]);
       std::memcpy(copy.get(), wt.data, entry.size);
       wt.data = copy.get();
       owner = std::shared_ptr<const void>(copy, copy.get());
+      on_heap = true;
     }
-    w.add(t.name, std::move(wt), std::move(owner));
+    w.add(t.name, std::move(wt), std::move(owner), on_heap);
   }
   return w;
 }

@@ -37,13 +37,19 @@ class Weights {
   // "random(seed=7)" or the checkpoint directory.
   const std::string& source() const { return source_; }
   int64_t total_bytes() const;
+  // The bytes held in heap memory (random weights, aligned copies), not in mapped files:
+  // what counts against the host memory budget (runtime/cpu/memory_budget.h).
+  int64_t heap_bytes() const { return heap_bytes_; }
 
-  // Builders (used by the loaders and tests). `owner` keeps `t.data` alive.
+  // Builders (used by the loaders and tests). `owner` keeps `t.data` alive; `on_heap`:
+  // the data is heap memory.
   void set_source(std::string s) { source_ = std::move(s); }
-  void add(const std::string& name, WeightTensor t, std::shared_ptr<const void> owner);
+  void add(const std::string& name, WeightTensor t, std::shared_ptr<const void> owner,
+           bool on_heap = false);
 
  private:
   std::string source_;
+  int64_t heap_bytes_ = 0;
   std::map<std::string, WeightTensor> tensors_;
   std::vector<std::shared_ptr<const void>> owners_;
 };
@@ -57,7 +63,8 @@ class Weights {
 Weights load_weights(const Module& m, const std::string& path);
 
 // Deterministic random bf16 weights for every weight tensor of `m`: the same seed gives
-// the same bits on every machine. Matrices [N, K] are uniform with standard deviation
+// the same bits on every machine. Throws mpk::Error naming the largest tensor when they
+// exceed the host memory budget (runtime/cpu/memory_budget.h). Matrices [N, K] are uniform with standard deviation
 // 1/sqrt(K) (so activations stay O(1) and logits are O(1) but not degenerate), norm
 // weights are uniform in [0.9, 1.1].
 Weights random_weights(const Module& m, uint64_t seed);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "ir/error.h"
 #include "ir/import/import.h"
@@ -273,6 +274,120 @@ TEST(ImportConfig, RejectsBadValuesByField) {
   expect_rejected(edited(kLlama32_1b, [](json& j) { j["tie_word_embeddings"] = "yes"; }),
                   "'tie_word_embeddings'");
   EXPECT_THROW(parse_model_config(json::array({1, 2}), "cfg.json"), Error);
+}
+
+// Every size field has a plausible upper bound (ir/import/limits.h) named in the message;
+// values beyond int64 and non-integers are named as such.
+TEST(ImportConfig, SizesAreBoundedByField) {
+  const std::vector<std::pair<const char*, int64_t>> bounds = {
+      {"hidden_size", kMaxHidden},           {"num_hidden_layers", kMaxLayers},
+      {"num_attention_heads", kMaxHeads},    {"num_key_value_heads", kMaxHeads},
+      {"head_dim", kMaxHeadDim},             {"intermediate_size", kMaxIntermediate},
+      {"vocab_size", kMaxVocab},             {"max_position_embeddings", kMaxPositions}};
+  for (const auto& [field, max] : bounds) {
+    const std::string range = "must be in 1.." + std::to_string(max);
+    expect_rejected(edited(kLlama32_1b, [&](json& j) { j[field] = max + 1; }),
+                    "'" + std::string(field) + "' " + range + ", got " + std::to_string(max + 1));
+    expect_rejected(edited(kLlama32_1b, [&](json& j) { j[field] = UINT64_MAX; }),
+                    "'" + std::string(field) + "' " + range + ", got 18446744073709551615 (beyond int64)");
+    expect_rejected(edited(kLlama32_1b, [&](json& j) { j[field] = 1e30; }),
+                    "'" + std::string(field) + "' must be an integer in 1.." + std::to_string(max));
+  }
+  expect_rejected(edited(kLlama32_1b, [](json& j) { j["rope_scaling"]["original_max_position_embeddings"] = 1 << 25; }),
+                  "'rope_scaling.original_max_position_embeddings' must be in 1..16777216");
+  // head_dim derived from hidden_size / num_attention_heads is bounded too.
+  expect_rejected(edited(kLlama32_1b,
+                         [](json& j) {
+                           j.erase("head_dim");
+                           j["hidden_size"] = 65536;
+                           j["num_attention_heads"] = 8;
+                         }),
+                  "'head_dim' (hidden_size / num_attention_heads = 8192) must be in 1..512");
+}
+
+TEST(ImportConfig, NumbersMustBeFiniteAndBounded) {
+  for (const char* field : {"rms_norm_eps", "rope_theta"})
+    for (double v : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), 1e300, -1.0})
+      expect_rejected(edited(kLlama32_1b, [&](json& j) { j[field] = v; }), std::string("'") + field + "' must be a number in");
+  expect_rejected(edited(kLlama32_1b, [](json& j) { j["rope_theta"] = 0.5; }), "'rope_theta' must be a number in [1, 1e+12]");
+  for (const char* field : {"factor", "low_freq_factor", "high_freq_factor"})
+    expect_rejected(edited(kLlama32_1b, [&](json& j) { j["rope_scaling"][field] = 1e9; }),
+                    std::string("'rope_scaling.") + field + "' must be a number in (0, 1024]");
+}
+
+// The largest dense models of the two families import, and what they derive is bounded.
+TEST(ImportConfig, LargestSupportedModelsImport) {
+  const ModelConfig llama405 = parse_model_config(edited(kLlama32_1b,
+                                                         [](json& j) {
+                                                           j["hidden_size"] = 16384;
+                                                           j["num_hidden_layers"] = 126;
+                                                           j["num_attention_heads"] = 128;
+                                                           j["head_dim"] = 128;
+                                                           j["intermediate_size"] = 53248;
+                                                           j["tie_word_embeddings"] = false;
+                                                           j["rope_scaling"]["factor"] = 8.0;
+                                                         }),
+                                                  "405b/config.json");
+  const ModelConfig qwen235 = parse_model_config(edited(kQwen3_8b,
+                                                        [](json& j) {
+                                                          j["num_hidden_layers"] = 94;
+                                                          j["num_attention_heads"] = 64;
+                                                          j["num_key_value_heads"] = 4;
+                                                        }),
+                                                 "235b/config.json");
+  for (const ModelConfig& c : {llama405, qwen235}) {
+    ImportOptions o;
+    o.batch = kMaxBatch;
+    o.max_seq_len = c.max_position_embeddings;
+    const Module m = build_module(c, o, c.name);
+    EXPECT_EQ(attr_int(m.attrs, "max_seq_len"), c.max_position_embeddings);
+  }
+}
+
+TEST(ImportConfig, DerivedSizesAreBounded) {
+  ModelConfig c = *find_preset("llama-3.2-1b");
+  c.max_position_embeddings = kMaxPositions;
+  ImportOptions o;
+  o.batch = kMaxBatch;
+  o.max_seq_len = kMaxPositions;
+  c.num_layers = kMaxLayers;
+  c.num_kv_heads = c.num_q_heads = kMaxHeads;
+  try {
+    build_module(c, o, "x");
+    ADD_FAILURE() << "accepted KV caches of more than " << kMaxKvCacheBytes << " bytes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the KV caches need"), std::string::npos) << e.what();
+  }
+  c = *find_preset("qwen3-8b");
+  c.hidden = kMaxHidden;
+  c.intermediate = kMaxIntermediate;
+  c.num_layers = kMaxLayers;
+  try {
+    build_module(c, ImportOptions{}, "x");
+    ADD_FAILURE() << "accepted more than " << kMaxParameters << " parameters";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter count"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ImportConfig, DeepOrOversizedFilesAreRefused) {
+  const auto dir = fresh_dir("hostile");
+  const std::string path = (dir / "config.json").string();
+  write_file(path, "{\"model_type\": " + std::string(1000, '[') + std::string(1000, ']') + "}");
+  EXPECT_THROW(load_model_config(path), Error);
+  write_file(path, std::string(kMaxConfigBytes + 1, ' '));
+  try {
+    load_model_config(path);
+    FAIL() << "oversized config accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 4 MiB"), std::string::npos) << e.what();
+  }
+  try {
+    parse_model_config_text(R"({"rms_norm_eps": 1e999})", "cfg.json");
+    FAIL() << "1e999 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json: malformed JSON"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ImportConfig, MalformedJsonNamesTheFile) {

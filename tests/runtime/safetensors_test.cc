@@ -3,10 +3,12 @@
 #include "runtime/weights/safetensors.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -119,6 +121,64 @@ TEST(Safetensors, ErrorsNameTheProblem) {
   }
 }
 
+// An image with the header `h` (a JSON object) and `data_bytes` zero bytes of data.
+std::string image_of(const std::string& h, size_t data_bytes) {
+  std::string im(8, '\0');
+  for (int i = 0; i < 8; ++i) im[i] = static_cast<char>(static_cast<uint64_t>(h.size()) >> (8 * i));
+  return im + h + std::string(data_bytes, '\0');
+}
+
+std::string parse_error(const std::string& img) {
+  return expect_error([&] { parse_safetensors(reinterpret_cast<const uint8_t*>(img.data()), img.size(), "f.st"); });
+}
+
+TEST(Safetensors, HeaderLengthOverTheFormatLimitIsRefused) {
+  std::string img(16, '\0');
+  const uint64_t n = 100'000'001;
+  for (int i = 0; i < 8; ++i) img[i] = static_cast<char>(n >> (8 * i));
+  EXPECT_NE(parse_error(img).find("header length 100000001 exceeds the format's limit of 100000000 bytes"),
+            std::string::npos);
+}
+
+// The format: data_offsets tile the data in order of offset, from 0 to the end of the file.
+TEST(Safetensors, OffsetsMustTileTheData) {
+  auto two = [](const std::string& a, const std::string& b) {
+    return R"({"a":{"dtype":"F32","shape":[2],"data_offsets":)" + a +
+           R"(},"b":{"dtype":"F32","shape":[2],"data_offsets":)" + b + "}}";
+  };
+  EXPECT_NE(parse_error(image_of(two("[0,8]", "[0,8]"), 8)).find("tensor 'b' (data_offsets [0, 8]) overlaps tensor 'a'"),
+            std::string::npos);
+  EXPECT_NE(parse_error(image_of(two("[0,8]", "[4,12]"), 12)).find("overlaps tensor 'a' (data_offsets [0, 8])"),
+            std::string::npos);
+  EXPECT_NE(parse_error(image_of(two("[0,8]", "[12,20]"), 20)).find("tensor 'b' (data_offsets [12, 20]) leaves 4 bytes unused"),
+            std::string::npos);
+  EXPECT_NE(parse_error(image_of(two("[4,12]", "[12,20]"), 20)).find("leaves 4 bytes unused before it"),
+            std::string::npos);
+  EXPECT_NE(parse_error(image_of(two("[0,8]", "[8,16]"), 20)).find("4 trailing bytes after the last tensor"),
+            std::string::npos);
+  EXPECT_NE(parse_error(image_of("{}", 1)).find("1 trailing bytes"), std::string::npos);
+  // Out of header order, and empty tensors anywhere on the tiling: accepted.
+  const std::string ok = image_of(
+      R"({"z":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"BF16","shape":[0,3],"data_offsets":[8,8]},)"
+      R"("a":{"dtype":"F32","shape":[1],"data_offsets":[8,12]},"f":{"dtype":"F32","shape":[0],"data_offsets":[12,12]}})",
+      12);
+  EXPECT_EQ(parse_safetensors(reinterpret_cast<const uint8_t*>(ok.data()), ok.size(), "ok").tensors.size(), 4u);
+  const std::string empty = image_of("{}", 0);
+  EXPECT_TRUE(parse_safetensors(reinterpret_cast<const uint8_t*>(empty.data()), empty.size(), "e").tensors.empty());
+}
+
+TEST(Safetensors, LongShapeListsAndHugeShapesAreRefused) {
+  EXPECT_NE(parse_error(image_of(R"({"t":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", 4))
+                .find("a list of more than 16 entries"),
+            std::string::npos);
+  EXPECT_NE(parse_error(image_of(R"({"t":{"dtype":"F32","shape":[9223372036854775808],"data_offsets":[0,4]}})", 4))
+                .find("beyond int64"),
+            std::string::npos);
+  EXPECT_NE(parse_error(image_of(R"({"t":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,4]}})", 4))
+                .find("overflows int64"),
+            std::string::npos);
+}
+
 // Corrupts the image many ways; every result must load cleanly or throw mpk::Error,
 // and a clean load must describe only bytes inside the image (read them all to let a
 // sanitizer see it).
@@ -190,6 +250,27 @@ TEST(Safetensors, TruncatedAndEmptyFilesOnDisk) {
   }
   EXPECT_NE(expect_error([&] { SafetensorsFile::open(dir + "/nope.safetensors"); }).find("cannot open"),
             std::string::npos);
+}
+
+// A write that fails midway (a file size limit below the file's size) leaves the old file
+// whole and no temporary file behind.
+TEST(Safetensors, FailedWriteKeepsTheOldFile) {
+  const std::string dir = test::scratch_dir("failed_write");
+  const std::string p = dir + "/x.safetensors";
+  write_file(p, "old");
+  std::vector<float> big(1 << 16, 1.0f);
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto saved = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
+  const std::string msg = expect_error([&] { write_safetensors(p, {{"t", DType::kF32, {1 << 16}, big.data()}}); });
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, saved);
+  EXPECT_NE(msg.find(p), std::string::npos) << msg;
+  EXPECT_EQ(read_file(p), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
 class Checkpoint : public ::testing::Test {
@@ -311,6 +392,21 @@ TEST_F(Checkpoint, EmptyDirectoryAndMalformedIndex) {
   write_file(dir + "/model.safetensors.index.json", "{\"weight_map\": {\"a\": \"../etc/passwd\"}}");
   EXPECT_NE(expect_error([&] { load_weights(m_, dir); }).find("outside the directory"), std::string::npos);
   write_file(dir + "/model.safetensors.index.json", "{not json");
+  EXPECT_NE(expect_error([&] { load_weights(m_, dir); }).find("malformed JSON"), std::string::npos);
+}
+
+TEST_F(Checkpoint, IndexIsReadBoundedAndValidated) {
+  const std::string dir = test::scratch_dir("index_checks");
+  write_checkpoint(m_, w_, dir, 2);
+  const std::string index = dir + "/model.safetensors.index.json";
+  write_file(index, R"({"weight_map": {"model.norm.weight": "config.json"}})");
+  EXPECT_NE(expect_error([&] { load_weights(m_, dir); }).find("names 'config.json', not a .safetensors file"),
+            std::string::npos);
+  write_file(index, R"({"weight_map": {"model.norm.weight": ".."}})");
+  EXPECT_NE(expect_error([&] { load_weights(m_, dir); }).find("outside the directory"), std::string::npos);
+  write_file(index, "{\"weight_map\": {}, \"metadata\": " + std::string(5000, '[') + std::string(5000, ']') + "}");
+  EXPECT_NE(expect_error([&] { load_weights(m_, dir); }).find("nested deeper than 4 levels"), std::string::npos);
+  write_file(index, "{\"weight_map\": {\"a\": 1e999}}");
   EXPECT_NE(expect_error([&] { load_weights(m_, dir); }).find("malformed JSON"), std::string::npos);
 }
 
