@@ -23,7 +23,7 @@ SimRecord simulate_and_record(const Module& scheduled, const CostParams& costs, 
                               const std::string& trace_path) {
   SimRecord rec;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<Execution> execs = simulate(scheduled, costs, static_cast<int32_t>(steps));
+  const std::vector<Execution> execs = simulate(scheduled, costs, steps);
   rec.simulate_s = seconds_since(t0);
   rec.executions = execs.size();
   RunInfo info;
