@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "ir/error.h"
-
 namespace mpk::studio {
 namespace {
 
@@ -28,16 +26,9 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
   bubbles_ = reader.bubbles(run);
   steps_ = reader.steps(run);
 
-  int32_t workers = std::max<int32_t>(run_.num_workers,
-                                      static_cast<int32_t>(graph_.graph.schedule.workers.size()));
-  for (const Execution& x : execs_) {
-    if (x.worker < 0 || x.task < 0 || static_cast<size_t>(x.task) >= graph_.graph.tasks.size())
-      throw Error(reader.path() + ": run " + std::to_string(run) + " has an execution of task " +
-                  std::to_string(x.task) + " on worker " + std::to_string(x.worker) +
-                  " outside its graph");
-    workers = std::max(workers, x.worker + 1);
-  }
-  for (const Bubble& b : bubbles_) workers = std::max(workers, b.worker + 1);
+  // The reader checked every row against the run's graph (traces/trace_rows.h): workers,
+  // tasks, operators and steps are in range.
+  const int32_t workers = run_.num_workers;
   // The reader orders by (worker, start) already; the model relies on it, so make sure.
   const auto by_worker_start = [](const auto& a, const auto& b) {
     return a.worker != b.worker ? a.worker < b.worker : a.start_ns < b.start_ns;
@@ -63,12 +54,7 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
   }
 
   kinds_.reserve(graph_.graph.tasks.size());
-  for (const Task& t : graph_.graph.tasks) {
-    if (t.op < 0 || static_cast<size_t>(t.op) >= graph_.program.ops.size())
-      throw Error(reader.path() + ": run " + std::to_string(run) + " has a task of unknown operator " +
-                  std::to_string(t.op));
-    kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
-  }
+  for (const Task& t : graph_.graph.tasks) kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
 
   // The coarse picture: walk each worker's executions once, cell by cell.
   cell_ns_ = std::max(1.0, static_cast<double>(run_.duration_ns) / kKindCells);
@@ -97,9 +83,8 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
     }
   }
 
-  const int32_t steps = std::max<int32_t>(static_cast<int32_t>(run_.steps),
-                                          static_cast<int32_t>(steps_.size()));
-  blames_ = std::make_unique<BlameIndex>(graph_, execs_, std::max(steps, 1));
+  walker_ = std::make_unique<CriticalPathWalker>(graph_, execs_,
+                                                 std::max<int32_t>(static_cast<int32_t>(run_.steps), 1));
   load_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -220,7 +205,7 @@ std::string TraceModel::label(int64_t exec) const {
 std::vector<DepLink> TraceModel::producers(int64_t exec) const {
   const Execution& x = execution(exec);
   std::vector<DepLink> out;
-  for (EventId e : blames_->waits()[static_cast<size_t>(x.task)]) {
+  for (EventId e : walker_->blames().waits()[static_cast<size_t>(x.task)]) {
     const Event& ev = graph_.graph.events[static_cast<size_t>(e)];
     const int32_t step = x.step - ev.step_distance;
     for (TaskId p : ev.producers)

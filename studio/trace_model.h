@@ -2,9 +2,10 @@
 // ordered by (worker, start) with per-worker ranges, bubbles per worker, the scheduled
 // graph (operators, tasks, events) for names and kinds, and the steps. Answers what the
 // panels ask every frame: time-window queries by binary search, the task or bubble under
-// a time on a worker, producers and consumers of an execution, and the blame of a wait
-// (traces/run_derive.h's BlameIndex). Loading a run of 1M executions takes a few seconds;
-// every query after that is O(log n) or O(answer).
+// a time on a worker, producers and consumers of an execution, the blame of a wait and
+// the critical-path walk (traces/critical_path.h's walker, whose BlameIndex answers the
+// wait queries). Loading a run of 1M executions takes a few seconds; every query after
+// that is O(log n) or O(answer).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "traces/critical_path.h"
 #include "traces/run_derive.h"
 #include "traces/trace_db.h"
 
@@ -66,7 +68,7 @@ class TraceModel {
   // within `slack_ns` of t. -1 when there is none.
   int64_t execution_at(int32_t worker, int64_t t, int64_t slack_ns = 0) const;
   // The execution of `task` at `step`; -1 when the run does not have it.
-  int64_t find(TaskId task, int32_t step) const { return blames_->executions().find(task, step); }
+  int64_t find(TaskId task, int32_t step) const { return walker_->blames().executions().find(task, step); }
 
   // ---- a coarse picture for zoomed-out drawing: the run cut into kKindCells cells of
   // kind_cell_ns() each; per worker and cell, the operator kind running at the cell's
@@ -101,7 +103,9 @@ class TraceModel {
   std::vector<DepLink> producers(int64_t exec) const;
   std::vector<DepLink> consumers(int64_t exec) const;
   // The waited event whose last producer finished last (BlameIndex semantics).
-  Blame blame(int64_t exec) const { return blames_->blame(execution(exec)); }
+  Blame blame(int64_t exec) const { return walker_->blames().blame(execution(exec)); }
+  // The critical-path walker over the executions (its nodes are linear groups).
+  const CriticalPathWalker& walker() const { return *walker_; }
   // The worker's previous execution, -1 for its first.
   int64_t previous_on_worker(int64_t exec) const;
 
@@ -122,7 +126,7 @@ class TraceModel {
   std::vector<OpKind> kinds_;                // operator kind of each task
   double cell_ns_ = 1;
   std::vector<int8_t> cells_;                // [worker * kKindCells + cell]: OpKind or -1
-  std::unique_ptr<BlameIndex> blames_;
+  std::unique_ptr<CriticalPathWalker> walker_;
   double load_seconds_ = 0;
 };
 

@@ -11,34 +11,26 @@ WhyIdle why_idle(const TraceModel& m, int64_t exec) {
   WhyIdle out;
   if (exec < 0 || static_cast<size_t>(exec) >= m.executions().size()) return out;
   const int32_t step = m.execution(exec).step;
+  const size_t k = static_cast<size_t>(step);
+  const int64_t step_start = k < m.steps().size() ? m.steps()[k].start_ns : 0;
+  // The walk of `mpk trace stats`, back to the step's start; it never visits a node twice,
+  // so a cycle of blame links (an edited trace) ends it.
+  const CriticalPathWalker& w = m.walker();
+  const CriticalPath path = w.walk(
+      w.node_of(exec), [&](int64_t n) { return w.nodes()[static_cast<size_t>(n)].step != step; },
+      step_start);
   std::vector<WhyIdleLink> chain;
-  int64_t x = exec;
-  // Each link ends no later than the next one starts, so the walk ends; the bound
-  // guards against a malformed trace.
-  for (size_t guard = 0; x >= 0 && guard <= m.executions().size(); ++guard) {
+  for (size_t i = 0; i < path.entries.size(); ++i) {
+    const PathEntry& e = path.entries[i];
     WhyIdleLink link;
-    link.exec = x;
-    const int64_t prev = m.previous_on_worker(x);
-    const Blame blame = m.blame(x);
-    int64_t next = prev;
-    link.via = WhyIdleLink::kWorker;
-    if (blame.event >= 0 &&
-        (prev < 0 || blame.producer_end_ns >= m.execution(prev).end_ns)) {
-      next = blame.producer_exec;
-      link.via = WhyIdleLink::kEvent;
-      link.event = blame.event;
-    }
-    if (next < 0 || m.execution(next).step != step) {
-      link.via = WhyIdleLink::kStepStart;
-      link.event = -1;
-      next = -1;
+    link.exec = i + 1 == path.entries.size() ? exec : w.members(e.node).front();
+    if (i > 0) {
+      link.via = e.link == PathLink::kDependency ? WhyIdleLink::kEvent : WhyIdleLink::kWorker;
+      link.event = e.event;
     }
     chain.push_back(link);
-    x = next;
   }
-  std::reverse(chain.begin(), chain.end());
-  const size_t k = static_cast<size_t>(step);
-  int64_t cursor = k < m.steps().size() ? m.steps()[k].start_ns : 0;
+  int64_t cursor = step_start;
   for (WhyIdleLink& l : chain) {
     const Execution& e = m.execution(l.exec);
     l.gap_ns = std::max<int64_t>(0, e.start_ns - cursor);

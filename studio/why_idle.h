@@ -2,8 +2,8 @@
 // start last — the producer execution that finished last among its waited events
 // (BlameIndex semantics, traces/run_derive.h), or the task before it on its worker when
 // that one ended later — until the walk leaves the execution's step. The chain is the
-// critical path into the task; the same rule as `mpk trace stats --path`
-// (traces/analysis.h), which walks it from a step's last task.
+// critical path into the task: the walk of traces/critical_path.h that `mpk trace stats
+// --path` runs from a step's last task, which never visits a task twice.
 #pragma once
 
 #include <cstdint>

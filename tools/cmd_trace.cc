@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <string>
 #include <tuple>
 #include <utility>
 
 #include "ir/error.h"
+#include "ir/file_io.h"
 #include "tools/args.h"
 #include "tools/subcommands.h"
 #include "traces/analysis.h"
@@ -55,14 +55,22 @@ int64_t run_id(const TraceReader& r, const Args& args) {
   return args.has("run") ? args.get_int("run", 0) : r.last_run();
 }
 
-// --steps A:B (or A) with 0 <= A <= B.
-std::pair<int32_t, int32_t> step_range(const std::string& s) {
+// --steps A:B (or A) with 0 <= A <= B; the analyses check them against the run.
+std::pair<int64_t, int64_t> step_range(const std::string& s) {
   const size_t colon = s.find(':');
   const auto a = parse_int_list(s.substr(0, colon), "--steps");
   const auto b = colon == std::string::npos ? a : parse_int_list(s.substr(colon + 1), "--steps");
-  if (a.size() != 1 || b.size() != 1 || a[0] < 0 || b[0] < a[0] || b[0] > INT32_MAX)
+  if (a.size() != 1 || b.size() != 1 || a[0] < 0 || b[0] < a[0])
     throw Error("option '--steps' expects A:B with 0 <= A <= B, got '" + s + "'");
-  return {static_cast<int32_t>(a[0]), static_cast<int32_t>(b[0])};
+  return {a[0], b[0]};
+}
+
+// --step K: a step >= 0 (checked against the run by the analysis); -1 when absent.
+int64_t step_option(const Args& args) {
+  if (!args.has("step")) return -1;
+  const int64_t k = args.get_int("step", 0);
+  if (k < 0) throw Error("option '--step' expects a step >= 0, got " + std::to_string(k));
+  return k;
 }
 
 std::string when(int64_t ns) {
@@ -92,8 +100,7 @@ int trace_stats(int argc, char** argv) {
   const Args args(argc, argv, {"run", "step"}, {"path"});
   const TraceReader r(db_path(args));
   const int64_t id = run_id(r, args);
-  const int32_t step = static_cast<int32_t>(args.get_int("step", -1));
-  std::fputs(format_stats(compute_stats(r, id, step), args.flag("path")).c_str(), stdout);
+  std::fputs(format_stats(compute_stats(r, id, step_option(args)), args.flag("path")).c_str(), stdout);
   return 0;
 }
 
@@ -102,11 +109,7 @@ int trace_path(int argc, char** argv) {
   PathSplitOptions options;
   options.layers = args.flag("layers");
   if (args.has("step") && args.has("steps")) throw Error("give --step or --steps, not both");
-  if (args.has("step")) {
-    const int64_t k = args.get_int("step", 0);
-    if (k < 0 || k > INT32_MAX) throw Error("option '--step' expects a step >= 0, got " + std::to_string(k));
-    options.steps = {{static_cast<int32_t>(k), static_cast<int32_t>(k)}};
-  }
+  if (args.has("step")) options.steps = {{step_option(args), step_option(args)}};
   if (args.has("steps")) options.steps = step_range(args.get("steps"));
   const int64_t top = args.get_int("top", options.layers ? 0 : 20);
   if (top < 0 || top > INT32_MAX)
@@ -150,16 +153,8 @@ int trace_export(int argc, char** argv) {
   const TraceReader r(db_path(args));
   const int64_t id = run_id(r, args);
   const std::string out_path = args.get("chrome");
-  const std::string tmp = out_path + ".tmp";
   ChromeExportStats st;
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw Error(out_path + ": cannot write");
-    st = export_chrome_trace(r, id, out, options);
-    out.close();
-    if (!out) throw Error(out_path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) throw Error(out_path + ": cannot write");
+  write_file_safely(out_path, [&](std::ostream& out) { st = export_chrome_trace(r, id, out, options); });
   std::printf("run %lld -> %s: %lld slices, %lld flow arrows (open in https://ui.perfetto.dev)\n",
               static_cast<long long>(id), out_path.c_str(), static_cast<long long>(st.slices),
               static_cast<long long>(st.flows));

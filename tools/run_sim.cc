@@ -30,7 +30,7 @@ SimRecord simulate_and_record(const Module& scheduled, const CostParams& costs, 
                     "the simulated executions (" + std::to_string(steps) + " steps of " +
                         std::to_string(scheduled.graph.tasks.size()) + " tasks)");
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<Execution> execs = simulate(scheduled, costs, static_cast<int32_t>(steps));
+  const std::vector<Execution> execs = simulate(scheduled, costs, steps);
   rec.simulate_s = seconds_since(t0);
   rec.executions = execs.size();
   RunInfo info;

@@ -53,7 +53,7 @@ void step_critical_path(const Module& m, const std::vector<Execution>& execs,
 
 }  // namespace
 
-RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step) {
+RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step) {
   RunStats s;
   s.run = reader.run(run);
   s.steps = reader.steps(run);
@@ -109,18 +109,18 @@ RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step) {
   std::sort(s.kinds.begin(), s.kinds.end(),
             [](const KindTime& a, const KindTime& b) { return a.total_ns > b.total_ns; });
 
+  if (step != -1 && (step < 0 || step >= static_cast<int64_t>(s.steps.size())))
+    throw Error("run " + std::to_string(run) + " has no step " + std::to_string(step) +
+                " (it ran " + std::to_string(s.steps.size()) + ")");
   if (!s.steps.empty()) {
-    int32_t k = step;
+    int64_t k = step;
     if (k < 0) {
       std::vector<std::pair<int64_t, int32_t>> order;
       for (const StepRecord& st : s.steps) order.push_back({st.end_ns - st.start_ns, st.step});
       std::sort(order.begin(), order.end());
       k = order[(order.size() - 1) / 2].second;
     }
-    if (k >= static_cast<int32_t>(s.steps.size()))
-      throw Error("run " + std::to_string(run) + " has no step " + std::to_string(k) +
-                  " (it ran " + std::to_string(s.steps.size()) + ")");
-    step_critical_path(m, execs, s.steps[k], s);
+    step_critical_path(m, execs, s.steps[static_cast<size_t>(k)], s);
   }
   return s;
 }

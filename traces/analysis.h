@@ -59,8 +59,9 @@ struct RunStats {
   std::vector<KindTime> path_kinds;       // busy time on the path by operator kind
 };
 
-// `step` -1: the step with the median makespan. Throws mpk::Error for an unknown run.
-RunStats compute_stats(const TraceReader& reader, int64_t run, int32_t step = -1);
+// `step` -1: the step with the median makespan. Throws mpk::Error for an unknown run or
+// a step the run does not have.
+RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step = -1);
 
 // Human-readable reports: short aligned tables.
 // "run 3  sim  tiny  critical-path  batch 1  4 steps  4 workers  H100-SXM (model)\n".

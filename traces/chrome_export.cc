@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "ir/error.h"
+
 #include "traces/run_derive.h"
 #include "traces/text_table.h"
 
@@ -46,10 +48,15 @@ class EventWriter {
 ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, std::ostream& out,
                                       const ChromeExportOptions& options) {
   const FlowMode flows = options.flows;
-  const auto in_range = [&](int32_t step) {
+  const auto in_range = [&](int64_t step) {
     return step >= options.first_step && (options.last_step < 0 || step <= options.last_step);
   };
   const RunRecord r = reader.run(run);
+  const bool ranged = options.first_step != 0 || options.last_step != -1;
+  for (const int64_t k : {options.first_step, options.last_step < 0 ? options.first_step : options.last_step})
+    if (ranged && (k < 0 || k >= r.steps))
+      throw Error("run " + std::to_string(run) + " has no step " + std::to_string(k) +
+                  (r.steps > 0 ? " (steps 0.." + std::to_string(r.steps - 1) + ")" : " (it ran none)"));
   const Module m = reader.load_graph(run);
   const std::vector<Execution> execs = reader.executions(run);
   ChromeExportStats stats;

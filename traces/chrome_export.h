@@ -20,14 +20,15 @@ enum class FlowMode : uint8_t {
 
 struct ChromeExportOptions {
   FlowMode flows = FlowMode::kLast;
-  int32_t first_step = 0;  // export steps first_step..last_step only
-  int32_t last_step = -1;  // -1: through the last step
+  int64_t first_step = 0;  // export steps first_step..last_step only
+  int64_t last_step = -1;  // -1: through the last step
 };
 
 struct ChromeExportStats {
   int64_t slices = 0, flows = 0;
 };
 
+// Throws mpk::Error for an unknown run or steps the run does not have.
 ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, std::ostream& out,
                                       const ChromeExportOptions& options = {});
 

@@ -4,10 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "ir/error.h"
+#include "ir/file_io.h"
+#include "traces/machine_check.h"
+#include "traces/trace_limits.h"
 
 namespace mpk {
 
@@ -24,6 +25,7 @@ KindCost CostParams::cost_of(TaskKind k) const {
 }
 
 CostParams CostParams::from_machine(const MachineModel& m) {
+  check_machine_model(m, "machine model '" + m.name + "'");
   CostParams p;
   p.mem_bandwidth = m.mem_bandwidth;
   p.sm_bandwidth = 3.0 * m.mem_bandwidth / std::max(1, m.sm_count);
@@ -39,11 +41,21 @@ CostParams CostParams::from_machine(const MachineModel& m) {
 
 namespace {
 
+// A cost file is at most a few KiB; the bound stops /dev/zero and the like.
+constexpr int64_t kMaxCostFileBytes = int64_t{1} << 20;
+
 double number(const json& j, const std::string& where) {
   if (!j.is_number()) throw Error(where + ": expected a number");
   const double v = j.get<double>();
   if (!std::isfinite(v) || v < 0) throw Error(where + ": expected a finite number >= 0");
   return v;
+}
+
+void check_kind(const KindCost& k, const std::string& where) {
+  checked_real(k.fixed_ns, 0, kMaxCostNs, where + ".fixed_ns");
+  checked_real(k.bytes_scale, 0, kMaxBytesScale, where + ".bytes_scale");
+  checked_real(k.flops_per_ns, 0, kMaxFlopsPerNs, where + ".flops_per_ns");
+  checked_real(k.prefetch, 0, 1, where + ".prefetch");
 }
 
 void read_kind(const json& j, const std::string& where, KindCostOverride& out) {
@@ -123,17 +135,24 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
                       "kinds)");
     }
   }
-  if (p.mem_bandwidth <= 0 || p.sm_bandwidth <= 0)
-    throw Error(source + ": mem_bandwidth and sm_bandwidth must be > 0");
+  check_cost_params(p, source);
   return p;
 }
 
+void check_cost_params(const CostParams& p, const std::string& source) {
+  const std::string w = source + ": ";
+  checked_real(p.mem_bandwidth, kMinBandwidth, kMaxBandwidth, w + "mem_bandwidth (bytes/s)");
+  checked_real(p.sm_bandwidth, kMinBandwidth, kMaxBandwidth, w + "sm_bandwidth (bytes/s)");
+  checked_real(p.event_latency_ns, 0, kMaxCostNs, w + "event_latency_ns");
+  checked_real(p.dispatch_ns, 0, kMaxCostNs, w + "dispatch_ns");
+  checked_real(p.prefetch_bytes, 0, static_cast<double>(kMaxTaskBytes), w + "prefetch_bytes");
+  check_kind(p.defaults, w + "default");
+  for (int k = 0; k < kNumTaskKinds; ++k)
+    check_kind(p.cost_of(static_cast<TaskKind>(k)), w + "kinds." + std::string(name_of(static_cast<TaskKind>(k))));
+}
+
 CostParams load_cost_params(const std::string& path, const CostParams& base) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot read the cost file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_cost_params(ss.str(), path, base);
+  return parse_cost_params(read_file_bounded(path, kMaxCostFileBytes, "cost file"), path, base);
 }
 
 std::string format_cost_params(const CostParams& p) {
@@ -160,10 +179,8 @@ std::string format_cost_params(const CostParams& p) {
 }
 
 void save_cost_params(const CostParams& p, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw Error(path + ": cannot write the cost file");
-  out << format_cost_params(p);
-  if (!out) throw Error(path + ": write failed");
+  check_cost_params(p, path);
+  write_file_safely(path, format_cost_params(p));
 }
 
 }  // namespace mpk

@@ -43,16 +43,24 @@ struct CostParams {
 
   // Defaults from the machine model: its bandwidth, latency and per-task overhead,
   // one SM streaming at most 3x its fair share, 256 flops per cycle per SM; linear and
-  // lm_head tasks stream all their bytes (used once prefetch_bytes is set).
+  // lm_head tasks stream all their bytes (used once prefetch_bytes is set). Throws
+  // mpk::Error naming the field for a machine model out of bounds (traces/machine_check.h).
   static CostParams from_machine(const MachineModel& m);
 };
 
-// Reads a cost file over `base` (keys in the file replace base's). Throws mpk::Error
-// naming the file and the key for unknown keys, unknown task kinds or bad values.
+// Every value within the bounds of traces/trace_limits.h (bandwidths that keep times
+// finite, latencies of at most a second, shares in 0..1); throws mpk::Error naming
+// `source` and the field.
+void check_cost_params(const CostParams& p, const std::string& source);
+
+// Reads a cost file (at most 1 MiB) over `base` (keys in the file replace base's), then
+// checks the result. Throws mpk::Error naming the file and the key for unknown keys,
+// unknown task kinds or bad values.
 CostParams load_cost_params(const std::string& path, const CostParams& base);
 CostParams parse_cost_params(const std::string& json_text, const std::string& source,
                              const CostParams& base);
 std::string format_cost_params(const CostParams& p);  // pretty JSON
+// Checks `p`, then writes it with write_file_safely (never half a file).
 void save_cost_params(const CostParams& p, const std::string& path);
 
 }  // namespace mpk

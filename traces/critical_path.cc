@@ -83,7 +83,7 @@ std::string CriticalPathWalker::name_of(int64_t node, bool strip_layer) const {
   return joined;
 }
 
-std::pair<int64_t, PathLink> CriticalPathWalker::predecessor(int64_t node) const {
+PathEntry CriticalPathWalker::predecessor(int64_t node) const {
   // A group waits as one unit: for every member's events (the megakernel waits on the
   // leader's, a superset of the others').
   Blame last;
@@ -93,10 +93,17 @@ std::pair<int64_t, PathLink> CriticalPathWalker::predecessor(int64_t node) const
   }
   // Nodes are ordered by worker, then start: the one before is the worker's previous.
   const int64_t prev = node > 0 && nodes_[node - 1].worker == nodes_[node].worker ? node - 1 : -1;
-  if (last.event >= 0 && (prev < 0 || last.producer_end_ns >= nodes_[prev].end_ns))
-    return {node_of(last.producer_exec), PathLink::kDependency};
-  if (prev >= 0) return {prev, PathLink::kSameWorker};
-  return {-1, PathLink::kNone};
+  PathEntry e;
+  e.node = node;
+  if (last.event >= 0 && (prev < 0 || last.producer_end_ns >= nodes_[prev].end_ns)) {
+    e.pred = node_of(last.producer_exec);
+    e.link = PathLink::kDependency;
+    e.event = last.event;
+  } else if (prev >= 0) {
+    e.pred = prev;
+    e.link = PathLink::kSameWorker;
+  }
+  return e;
 }
 
 CriticalPath CriticalPathWalker::walk(int64_t from, const std::function<bool(int64_t)>& stop,
@@ -105,9 +112,7 @@ CriticalPath CriticalPathWalker::walk(int64_t from, const std::function<bool(int
   std::vector<PathEntry> back;  // newest first
   std::unordered_set<int64_t> on_path;
   for (int64_t x = from; x >= 0;) {
-    PathEntry e;
-    e.node = x;
-    std::tie(e.pred, e.link) = predecessor(x);
+    const PathEntry e = predecessor(x);
     back.push_back(e);
     on_path.insert(x);
     if (e.pred < 0) break;

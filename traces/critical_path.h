@@ -37,6 +37,7 @@ struct PathEntry {
   int64_t node = -1;
   int64_t pred = -1;  // the node that let it start (for the first entry: the boundary); -1 none
   PathLink link = PathLink::kNone;
+  EventId event = -1;  // kDependency: the event whose last release it waited for
   int64_t gap_ns = 0;  // waiting before it: from the previous entry's end (the path's start)
   int64_t run_ns = 0;  // its execution, from max(start, the previous entry's end)
 };
@@ -70,14 +71,19 @@ class CriticalPathWalker {
   // The members' operator names, each once, joined by '+' ("L3.q_proj+L3.k_proj");
   // `strip_layer` drops each name's "L{layer}." prefix ("q_proj+k_proj").
   std::string name_of(int64_t node, bool strip_layer) const;
-  // The node whose end let `node` start last, and how; {-1, kNone} when none.
-  std::pair<int64_t, PathLink> predecessor(int64_t node) const;
+  // `node`'s entry before timing: the node whose end let it start last (pred), how
+  // (link) and through which event; pred -1 and kNone when none.
+  PathEntry predecessor(int64_t node) const;
 
   // Walks back from `from` until a predecessor that `stop` accepts (the boundary, not
-  // on the path), no predecessor, or a node already on the path. The path starts at
-  // the boundary's end, and never before `floor_ns` (a step's start).
+  // on the path), no predecessor, or a node already on the path (a cycle, which only an
+  // edited trace has: the walk never visits a node twice). The path starts at the
+  // boundary's end, and never before `floor_ns` (a step's start).
   CriticalPath walk(int64_t from, const std::function<bool(int64_t node)>& stop,
                     int64_t floor_ns) const;
+
+  // The blame index the walk uses (the studio answers its wait queries with it).
+  const BlameIndex& blames() const { return blames_; }
 
  private:
   const Module& m_;

@@ -205,15 +205,17 @@ PathSplit compute_path_split(const TraceReader& reader, int64_t run, const PathS
   const RunWalks w(reader, run, static_cast<int32_t>(s.run.steps));
   const int32_t n = static_cast<int32_t>(w.steps().size());
   if (n == 0) throw Error("run " + std::to_string(run) + " has no steps");
-  s.first_step = o.steps ? o.steps->first : std::min(1, n - 1);
-  s.last_step = o.steps ? o.steps->second : n - 1;
-  for (int32_t k : {s.first_step, s.last_step})
+  const int64_t first = o.steps ? o.steps->first : std::min(1, n - 1);
+  const int64_t last = o.steps ? o.steps->second : n - 1;
+  for (int64_t k : {first, last})
     if (k < 0 || k >= n)
       throw Error("run " + std::to_string(run) + " has no step " + std::to_string(k) + " (steps 0.." +
                   std::to_string(n - 1) + ")");
-  if (s.last_step < s.first_step)
-    throw Error("steps " + std::to_string(s.first_step) + ":" + std::to_string(s.last_step) +
+  if (last < first)
+    throw Error("steps " + std::to_string(first) + ":" + std::to_string(last) +
                 ": the first step comes after the last");
+  s.first_step = static_cast<int32_t>(first);
+  s.last_step = static_cast<int32_t>(last);
   if (!o.layers) {
     for (int32_t k = s.first_step; k <= s.last_step; ++k) {
       PathInstance in = w.walk(k, w.last_ending(k, [](int64_t) { return true; }),

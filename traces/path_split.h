@@ -66,7 +66,7 @@ PathMean mean_path(const std::vector<PathInstance>& instances);
 
 struct PathSplitOptions {
   // Steps first..last; none: every step but the first (step 0 when there is one).
-  std::optional<std::pair<int32_t, int32_t>> steps;
+  std::optional<std::pair<int64_t, int64_t>> steps;
   bool layers = false;
 };
 

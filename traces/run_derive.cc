@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "traces/trace_limits.h"
 
 namespace mpk {
 
@@ -58,6 +59,10 @@ int64_t validate_and_normalize(const Module& m, std::vector<Execution>& execs,
     origin = std::min(origin, x.wait_begin_ns);
   }
   if (execs.empty()) return 0;
+  for (const Execution& x : execs)  // end >= origin: the unsigned difference is exact
+    if (static_cast<uint64_t>(x.end_ns) - static_cast<uint64_t>(origin) > static_cast<uint64_t>(kMaxTraceNs))
+      throw Error("trace: " + describe(x) + ": ends more than " + std::to_string(kMaxTraceNs) +
+                  " ns (about 13 days) after the run's first wait");
   for (Execution& x : execs) {
     x.wait_begin_ns -= origin;
     x.start_ns -= origin;

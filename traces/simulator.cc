@@ -10,7 +10,9 @@
 #include <queue>
 #include <string>
 
+#include "ir/checked.h"
 #include "ir/error.h"
+#include "traces/trace_limits.h"
 
 namespace mpk {
 namespace {
@@ -107,6 +109,7 @@ class Simulation {
         t_stream = now_ + std::max(0.0, (streaming_.top().finish - served_) / rate());
       const double t_timed = timed_.empty() ? inf : timed_.top().t;
       if (t_stream == inf && t_timed == inf) break;
+      if (std::min(t_stream, t_timed) > static_cast<double>(kMaxTraceNs)) too_long();
       if (t_stream < t_timed) {
         const Streaming s = streaming_.top();
         streaming_.pop();
@@ -136,7 +139,25 @@ class Simulation {
     }
   }
 
-  void push(double t, int32_t w, Kind k) { timed_.push({t, seq_++, w, k}); }
+  void push(double t, int32_t w, Kind k) {
+    if (!(t <= static_cast<double>(kMaxTraceNs))) too_long();  // also NaN
+    timed_.push({t, seq_++, w, k});
+  }
+
+  // Times past kMaxTraceNs (days) come from cost settings, not from a real schedule.
+  [[noreturn]] void too_long() const {
+    throw Error("simulator: the run lasts longer than " + std::to_string(kMaxTraceNs) +
+                " ns (about 13 days) by step " + std::to_string(min_step()) +
+                ": the cost settings make tasks far too slow (check mem_bandwidth, "
+                "sm_bandwidth, fixed_ns, bytes_scale, flops_per_ns)");
+  }
+
+  int32_t min_step() const {
+    int32_t k = steps_;
+    for (const Worker& wk : workers_)
+      if (!wk.done) k = std::min(k, wk.step);
+    return k;
+  }
 
   TaskId task_of(const Worker& wk) const { return (*wk.list)[wk.pos]; }
 
@@ -310,12 +331,12 @@ class Simulation {
 }  // namespace
 
 std::vector<Execution> simulate(const Module& scheduled, const CostParams& costs,
-                                int32_t steps) {
+                                int64_t steps) {
   if (scheduled.graph.schedule.empty())
     throw Error("simulator: module '" + scheduled.name + "' has no schedule (run assign-sm)");
-  if (costs.mem_bandwidth <= 0 || costs.sm_bandwidth <= 0)
-    throw Error("simulator: memory bandwidths must be > 0");
-  Simulation sim(scheduled, costs, steps);
+  check_cost_params(costs, "simulator: cost parameters");
+  checked_range(steps, 0, kMaxSteps, "simulator: steps");
+  Simulation sim(scheduled, costs, static_cast<int32_t>(steps));
   return sim.run();
 }
 

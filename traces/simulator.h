@@ -14,10 +14,11 @@
 
 namespace mpk {
 
-// Throws mpk::Error for a module without a schedule, or naming the worker, task and
-// event when the schedule deadlocks.
+// Throws mpk::Error for a module without a schedule, cost parameters out of bounds
+// (check_cost_params), steps outside 0..kMaxSteps, a run that would last longer than
+// kMaxTraceNs, or naming the worker, task and event when the schedule deadlocks.
 std::vector<Execution> simulate(const Module& scheduled, const CostParams& costs,
-                                int32_t steps);
+                                int64_t steps);
 
 // Bandwidth one busy SM gets when `busy` SMs are busy, in bytes per ns.
 inline double shared_rate(const CostParams& c, int64_t busy) {

@@ -57,6 +57,7 @@ class SqliteStmt {
   double col_double(int i) const { return sqlite3_column_double(stmt_, i); }
   std::string col_str(int i) const;
   bool col_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  int col_type(int i) const { return sqlite3_column_type(stmt_, i); }  // SQLITE_INTEGER, ...
 
  private:
   SqliteDb& db_;

@@ -153,6 +153,9 @@ struct OperatorRecord {
 };
 
 // One thread at a time per reader (open one reader per thread; they share the file).
+// A trace.db is untrusted: every row returned is checked against its run's graph first
+// (traces/trace_rows.h), and a row that does not fit throws mpk::Error naming the file,
+// the run or graph, the table, the row and the field.
 class TraceReader {
  public:
   // Read-only. Throws mpk::Error naming the file when it is missing, not a trace.db,

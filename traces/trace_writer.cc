@@ -9,10 +9,14 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ir/checked.h"
 #include "ir/error.h"
+#include "traces/machine_check.h"
 #include "traces/run_derive.h"
 #include "traces/sqlite_db.h"
 #include "traces/trace_db.h"
+#include "traces/trace_limits.h"
+#include "traces/trace_rows.h"
 #include "traces/trace_schema.h"
 
 namespace mpk {
@@ -213,6 +217,12 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
   if (info.kind != "gpu" && info.kind != "sim" && info.kind != "cpu")
     throw Error("trace: run kind '" + info.kind + "' is not one of gpu, sim, cpu");
   if (m.graph.schedule.empty()) throw Error("trace: module '" + m.name + "' has no schedule");
+  // What the reader would refuse is refused before anything is written (a million workers
+  // would write hundreds of MB first); the read-back before COMMIT checks the rest.
+  check_machine_model(m.machine, "trace: module '" + m.name + "': machine model");
+  checked_range(static_cast<int64_t>(m.graph.schedule.workers.size()), 1, kMaxWorkers,
+                "trace: module '" + m.name + "': workers");
+  checked_range(info.steps, 0, kMaxSteps, "trace: steps");
   std::vector<Execution> execs = input;
   int32_t steps = static_cast<int32_t>(info.steps);
   if (steps <= 0)
@@ -286,6 +296,11 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
     for (const OperatorStat& e : derived.op_stats)
       o.bind(1, run).bind(2, int64_t{e.op}).bind(3, e.executions).bind(4, e.total_ns)
           .bind(5, e.max_ns).bind(6, e.wait_ns).run();
+    try {
+      check_stored_run(db, run);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (the new run does not read back; nothing was written)");
+    }
     if (before_commit) before_commit();
     db.exec("COMMIT", "commit the run");
     return run;

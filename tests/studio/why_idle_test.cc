@@ -4,6 +4,9 @@
 #include "studio/why_idle.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <set>
 
 #include "tests/studio/studio_test_runs.h"
 
@@ -98,6 +101,27 @@ TEST(WhyIdle, TinyPresetWalkFollowsTheRule) {
   const Execution& tail = m.execution(last);
   const int64_t from = std::min(m.steps()[1].start_ns, m.execution(w.chain.front().exec).start_ns);
   EXPECT_EQ(w.busy_ns + w.gap_ns, tail.end_ns - from);
+}
+
+TEST(WhyIdle, ABlameCycleInAnEditedTraceEndsTheChain) {
+  TempPath path("studio_why_cycle.db");
+  const int64_t run = mpk::testing::store_fork_join(path.str(), 3);
+  // The norm now also waits on event 0, which it triggers itself: its blame is itself.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.str().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "INSERT INTO event_consumer(graph, event, task) VALUES(1, 0, 0)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const TraceReader reader(path.str());
+  const TraceModel m(reader, run);
+  ASSERT_EQ(m.blame(m.find(kNorm, 1)).producer_exec, m.find(kNorm, 1));
+  const WhyIdle w = why_idle(m, m.find(kResidual, 1));
+  std::set<int64_t> seen;
+  for (const WhyIdleLink& l : w.chain) EXPECT_TRUE(seen.insert(l.exec).second) << "exec " << l.exec << " twice";
+  ASSERT_EQ(w.chain.size(), 3u);
+  EXPECT_EQ(w.chain[0].exec, m.find(kNorm, 1));
+  EXPECT_EQ(w.chain[0].via, WhyIdleLink::kStepStart);
 }
 
 TEST(WhyIdle, TextsNameWhatTheWorkerWaitedFor) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "ir/error.h"
 #include "tests/traces/test_graphs.h"
@@ -198,6 +199,46 @@ TEST(Simulator, DeadlockIsReportedWithWorkerTaskAndEvent) {
     EXPECT_NE(msg.find("task 0"), std::string::npos) << msg;
     EXPECT_NE(msg.find("event 0 reached 0 of 1"), std::string::npos) << msg;
   }
+}
+
+// The message of simulate(m, c, steps), or "" when it succeeds.
+std::string simulate_error(const Module& m, const CostParams& c, int64_t steps) {
+  try {
+    simulate(m, c, steps);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Simulator, CostsThatMakeARunLastDaysAreRefusedNotReportedAsADeadlock) {
+  GraphBuilder g;
+  const OpId op = g.op("op");
+  const TaskId a = g.task(op, int64_t{1} << 40, TaskKind::kLinear, int64_t{1} << 40);
+  const Module m = g.schedule({{a}});
+  CostParams slow = unit_costs();
+  slow.mem_bandwidth = slow.sm_bandwidth = 1e3;  // a TiB at a KB/s
+  CostParams compute = unit_costs();
+  compute.defaults.flops_per_ns = 1e-300;  // infinite compute time
+  for (const CostParams& c : {slow, compute}) {
+    const std::string msg = simulate_error(m, c, 1);
+    EXPECT_NE(msg.find("simulator: the run lasts longer than 1125899906842624 ns (about 13 days) by step 0"),
+              std::string::npos) << msg;
+  }
+}
+
+TEST(Simulator, RejectsCostsOutOfBoundsAndStepsBeyondTheLimit) {
+  GraphBuilder g;
+  const Module m = g.schedule({{g.task(g.op("op"), 1)}});
+  CostParams c = unit_costs();
+  c.mem_bandwidth = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(simulate_error(m, c, 1),
+            "simulator: cost parameters: mem_bandwidth (bytes/s) must be in 1000..1e+15, got nan");
+  c = unit_costs();
+  c.event_latency_ns = -5;
+  EXPECT_EQ(simulate_error(m, c, 1), "simulator: cost parameters: event_latency_ns must be in 0..1e+09, got -5");
+  EXPECT_EQ(simulate_error(m, unit_costs(), int64_t{1} << 31),
+            "simulator: steps must be in 0..1048576, got 2147483648");
 }
 
 TEST(Simulator, RejectsAnUnscheduledModule) {

@@ -1,0 +1,82 @@
+// Cost files and machine models are untrusted: values out of their bounds are refused with
+// the file and the field named, endless files at a size limit, and a cost file is written
+// whole or not at all.
+#include "traces/cost_params.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "ir/error.h"
+#include "tests/traces/test_graphs.h"
+
+namespace mpk {
+namespace {
+
+std::string parse_error(const std::string& json) {
+  try {
+    parse_cost_params(json, "c.json", CostParams::from_machine(MachineModel{}));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CostParams, ValuesOutOfBoundsAreRefusedNamingTheField) {
+  EXPECT_EQ(parse_error("{\"mem_bandwidth\": 1e-300}"),
+            "c.json: mem_bandwidth (bytes/s) must be in 1000..1e+15, got 1e-300");
+  EXPECT_EQ(parse_error("{\"sm_bandwidth\": 1e30}"), "c.json: sm_bandwidth (bytes/s) must be in 1000..1e+15, got 1e+30");
+  EXPECT_EQ(parse_error("{\"dispatch_ns\": 1e12}"), "c.json: dispatch_ns must be in 0..1e+09, got 1e+12");
+  EXPECT_EQ(parse_error("{\"default\": {\"bytes_scale\": 1e9}}"),
+            "c.json: default.bytes_scale must be in 0..1e+06, got 1e+09");
+  EXPECT_EQ(parse_error("{\"kinds\": {\"attention\": {\"flops_per_ns\": 1e12}}}"),
+            "c.json: kinds.attention.flops_per_ns must be in 0..1e+09, got 1e+12");
+  EXPECT_EQ(parse_error("{\"mem_bandwidth\": 2e12}"), "");
+}
+
+TEST(CostParams, MachineModelOutOfBoundsIsRefused) {
+  const auto error = [](void (*edit)(MachineModel&)) -> std::string {
+    MachineModel m;
+    edit(m);
+    try {
+      CostParams::from_machine(m);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error([](MachineModel& m) { m.mem_bandwidth = std::numeric_limits<double>::infinity(); }),
+            "machine model 'H100-SXM': mem_bandwidth (bytes/s) must be in 1000..1e+15, got inf");
+  EXPECT_EQ(error([](MachineModel& m) { m.sm_count = 2147483647; }),
+            "machine model 'H100-SXM': sm_count must be in 1..4096, got 2147483647");
+  EXPECT_EQ(error([](MachineModel& m) { m.task_overhead_ns = -1; }),
+            "machine model 'H100-SXM': task_overhead_ns must be in 0..1e+09, got -1");
+  EXPECT_EQ(error([](MachineModel&) {}), "");
+}
+
+TEST(CostParams, EndlessFileIsRefusedAtTheSizeLimit) {
+  try {
+    load_cost_params("/dev/zero", CostParams::from_machine(MachineModel{}));
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cost file '/dev/zero' is larger than 1 MiB");
+  }
+}
+
+TEST(CostParams, SavingNeverLeavesHalfAFileOrAnInvalidOne) {
+  testing::TempPath path("costs_save.json");
+  std::ofstream(path.str()) << "old";
+  CostParams p = CostParams::from_machine(MachineModel{});
+  p.event_latency_ns = std::nan("");
+  EXPECT_THROW(save_cost_params(p, path.str()), Error);
+  std::ifstream in(path.str());
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "old");
+  p.event_latency_ns = 800;
+  save_cost_params(p, path.str());
+  EXPECT_EQ(load_cost_params(path.str(), CostParams{}).event_latency_ns, 800);
+}
+
+}  // namespace
+}  // namespace mpk

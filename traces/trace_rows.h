@@ -1,0 +1,99 @@
+// The checked read path of trace.db. A trace.db is untrusted input: every row that
+// TraceReader returns (runs, devices, graphs with their operators, tasks, events and event
+// ends, executions, bubbles, steps, operator statistics) is decoded here, and each field is
+// checked for its type, against the bounds of traces/trace_limits.h and against the run's
+// graph (ids in range, a task on its scheduled worker, steps of the run, times inside the
+// run) before any analysis sees it. A whole table read also checks the table: ids dense from
+// 0, each (task, step) once, counts matching the run row, sums that fit int64. Errors name the
+// file, the run or graph, the table's row and the field:
+//   "t.db: run 3: execution row 17: task 100000000 is not a task of the run's graph (0..453)"
+// The writer reads a new run back through the same checks before it commits it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+#include "traces/run_derive.h"
+#include "traces/sqlite_db.h"
+#include "traces/trace_db.h"
+
+namespace mpk {
+
+// A stored graph, read back and checked; the runs of the graph share it.
+struct CheckedGraph {
+  int64_t id = 0;
+  Module module;  // operators, tasks, events, schedule; no tensors, regions or machine
+  std::vector<SchedulePlace> places;  // of each task
+};
+
+// What the rows of one run are checked against.
+struct CheckedRun {
+  RunRecord run;
+  std::shared_ptr<const CheckedGraph> graph;
+  std::string where;  // "<path>: run <id>", the start of every message about the run
+};
+
+// The run rows (all, or the one with id `id` when id >= 0), each with its device, checked.
+std::vector<RunRecord> read_run_rows(SqliteDb& db, int64_t id = -1);
+
+// Graph `id` with all its rows, checked: ids dense from 0 in every table, references in
+// range, known kinds, each task at one place of one worker's list with no holes, events
+// whose target is their number of producers and whose distance is 0 or 1.
+std::shared_ptr<const CheckedGraph> read_graph(SqliteDb& db, int64_t id);
+
+// Checks the run row against its graph (worker count; the index sizes that its tasks,
+// events and steps imply against its executions).
+CheckedRun check_run(SqliteDb& db, const RunRecord& run, std::shared_ptr<const CheckedGraph> graph);
+
+// The run's graph as a Module with the machine model of the run's device.
+Module run_module(const CheckedRun& r);
+
+// Whole tables of one run, with the table checks.
+std::vector<ExecutionRecord> read_executions(SqliteDb& db, const CheckedRun& r);
+std::vector<Bubble> read_bubbles(SqliteDb& db, const CheckedRun& r);
+std::vector<StepRecord> read_steps(SqliteDb& db, const CheckedRun& r);
+std::vector<OperatorStat> read_operator_stats(SqliteDb& db, const CheckedRun& r);
+
+// Decoders of one row of a window query; the query's columns are kExecutionColumns or
+// kBubbleColumns. `row`: the row's number in the query, for messages.
+extern const char* const kExecutionColumns;
+extern const char* const kBubbleColumns;
+ExecutionRecord execution_row(const SqliteStmt& q, const CheckedRun& r, int64_t row);
+Bubble bubble_row(const SqliteStmt& q, const CheckedRun& r, int64_t row);
+
+// Reads run `id` and every row of it back through the checks above (the writer's last step
+// before it commits a run).
+void check_stored_run(SqliteDb& db, int64_t id);
+
+// ---- the field decoding both files share
+
+// Throws "<where>: <table> row <row>: <problem>" ("<where>: <problem>" without a table).
+[[noreturn]] void row_error(const std::string& where, const char* table, int64_t row,
+                            const std::string& problem);
+
+// One row being decoded: typed fields, checked; errors start "<where>: <table> row <n>: ".
+class RowFields {
+ public:
+  RowFields(const SqliteStmt& q, const std::string& where, const char* table, int64_t row)
+      : q_(q), where_(where), table_(table), row_(row) {}
+  // An integer column in lo..hi.
+  int64_t get(int col, const char* field, int64_t lo, int64_t hi) const;
+  // An id that must name one of `count` things: "FIELD V is not WHAT (0..count-1)".
+  int64_t ref(int col, const char* field, int64_t count, const char* what) const;
+  // ref(), or -1 for NULL.
+  int64_t ref_or_null(int col, const char* field, int64_t count, const char* what) const;
+  std::string text(int col) const { return q_.col_str(col); }
+  [[noreturn]] void fail(const std::string& problem) const;
+
+ private:
+  int64_t integer(int col, const char* field) const;
+  const SqliteStmt& q_;
+  const std::string& where_;
+  const char* table_;
+  int64_t row_;
+};
+
+}  // namespace mpk
