@@ -71,9 +71,11 @@ class TraceDbHostile : public HostileTest {
     return r;
   }
 
-  // The tiny preset's scheduled module with its machine line edited.
+  // The tiny preset's scheduled module (mpk-opt) with its machine line edited.
   std::string module_with_machine(const std::string& from, const std::string& to) const {
-    std::string text = read(std::string(MPK_SOURCE_DIR) + "/fuzz/corpus/module_text/tiny_scheduled.mpk");
+    const CliResult made = run("mpk-opt", "tiny --emit=text -o '" + path("tiny.mpk") + "'");
+    EXPECT_EQ(made.status, 0) << made.err;
+    std::string text = read(path("tiny.mpk"));
     const size_t at = text.find(from);
     EXPECT_NE(at, std::string::npos) << from;
     text.replace(at, from.size(), to);
