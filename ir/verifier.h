@@ -12,7 +12,9 @@
 //              written, inputs written only as an argmax's tokens, scratch only on
 //              tasks, a read tensor is written by an operator or is a weight or input),
 //              structure.unused-tensor, structure.batch (one batch: the first
-//              dimension of every non-weight tensor), structure.module-attr (module
+//              dimension of every non-weight tensor), structure.vocab (an argmax's
+//              tokens index the table of the embedding that reads them),
+//              structure.module-attr (module
 //              attrs agree with the tensors and operators), and for a decomposed graph
 //              structure.task-order (tasks in program order), structure.task-regions
 //              (each task's regions are its kind's, docs/ir.md "Tasks"),

@@ -1,5 +1,6 @@
-// structure.batch and structure.module-attr (ir/verifier_rules.h): one batch for the whole
-// step (the first dimension of every non-weight tensor, docs/ir.md "Tensors"), and the
+// structure.batch, structure.vocab and structure.module-attr (ir/verifier_rules.h): one batch
+// for the whole step (the first dimension of every non-weight tensor, docs/ir.md
+// "Tensors"), tokens that index the embedding table that reads them, and the
 // module attrs (docs/ir.md "Module") of the right type and equal to what the tensors and
 // operators say: the megakernel sizes its work by the attrs `batch`, `vocab` and
 // `max_seq_len`, so an attr that disagrees with the tensors would make it compute rows,
@@ -117,8 +118,29 @@ class AttrChecker {
       }
     }
     if (!p_.ops.empty()) agrees("num_layers", layers, "the program (its attention operators)");
+    token_range();
     if (table >= 0 && head >= 0)
       agrees("tied_embeddings", head == table, "the lm_head (whether it reads the embedding table)");
+  }
+
+  // The tokens an argmax writes (below its logits width) index the table of every
+  // embedding that reads them: a token past the table would be read out of bounds.
+  void token_range() {
+    std::vector<std::pair<TensorId, const Operator*>> writers;  // tokens tensor, its argmax
+    for (const Operator& op : p_.ops) {
+      if (op.kind == OpKind::kArgmax) writers.emplace_back(op.outputs[0], &op);
+      if (linear_form(op).tokens >= 0) writers.emplace_back(linear_form(op).tokens, &op);
+    }
+    for (const Operator& op : p_.ops) {
+      if (op.kind != OpKind::kEmbedding) continue;
+      for (const auto& [tokens, argmax] : writers) {
+        const int64_t width = argmax->kind == OpKind::kArgmax ? dim(argmax->inputs[0], 1) : dim(argmax->outputs[0], 1);
+        if (tokens == op.inputs[1] && width > dim(op.inputs[0], 0))
+          sink_.add("structure.vocab", "operator '" + argmax->name + "' writes tokens '" + name(tokens) + "' below " +
+                                           std::to_string(width) + ", but operator '" + op.name + "' reads them as rows "
+                                           "of a table of " + std::to_string(dim(op.inputs[0], 0)) + " rows");
+      }
+    }
   }
 
   const Module& m_;

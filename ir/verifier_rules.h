@@ -10,7 +10,7 @@ namespace mpk {
 // verifier_roles.cc: structure.role, structure.unused-tensor (operators and tasks).
 void check_roles(const Module& m, DiagnosticSink& sink);
 
-// verifier_attrs.cc: structure.batch, structure.module-attr.
+// verifier_attrs.cc: structure.batch, structure.vocab, structure.module-attr.
 void check_module_attrs(const Module& m, DiagnosticSink& sink);
 
 // verifier_tasks.cc: structure.task-order, structure.task-regions, structure.task-cost.

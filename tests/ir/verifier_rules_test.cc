@@ -130,6 +130,26 @@ TEST(VerifierRules, OneBatchForAllNonWeightTensors) {
   expect_only(m, "structure.batch", {"tensor 'argmax_val' has batch (dimension 0) 2, tensor 'tokens' has 1"});
 }
 
+TEST(VerifierRules, TokensIndexTheEmbeddingTable) {
+  Module m = tiny_module();  // the lm_head keeps the 32-row table: tokens below 32
+  const TensorId small = m.program.add_tensor(Tensor{"small", DType::kBF16, {16, 8}, TensorRole::kWeight});
+  m.program.ops[m.program.find_op("embed")].inputs[0] = small;
+  task_of(m, "embed").reads[0] = full_region(small, {16, 8});
+  m.program.rebuild_use_lists();
+  expect_only(m, "structure.vocab", {"operator 'argmax' writes tokens 'tokens' below 32, but operator 'embed' reads "
+                                     "them as rows of a table of 16 rows"});
+}
+
+TEST(VerifierRules, ScratchBelongsToOneOperator) {
+  Module m = unordered();
+  task_of(m, "lm_head").reads.push_back(full_region(id(m, "argmax_val"), {1, 1}));
+  const std::vector<Diagnostic> d = verify_module(m);
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d[0].rule, "structure.role");
+  EXPECT_EQ(d[0].message, "task 20 (lm_head:lm_head) reads scratch tensor 'argmax_val', which belongs to operator "
+                          "'argmax'");
+}
+
 TEST(VerifierRules, ModuleAttrsAgreeWithTheProgram) {
   const struct {
     const char* key;
