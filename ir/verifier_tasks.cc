@@ -118,8 +118,15 @@ class FormChecker {
       return;
     }
     owner[t] = o;
+    const Operator& op = p_.ops[o];
+    if (op.kind != OpKind::kAttention && op.kind != OpKind::kArgmax && linear_form(op).tokens < 0) {
+      sink_.add("structure.task-regions", describe_task(m_, task) + " uses scratch tensor '" + tt.name + "', but a " +
+                                              std::string(name_of(op.kind)) + " operator has none (only an "
+                                              "attention in splits and an argmax do)");
+      return;
+    }
     OpScratch& s = scratch_[o];
-    TensorId& slot = p_.ops[o].kind == OpKind::kAttention ? s.part : tt.dtype == DType::kI32 ? s.idx : s.val;
+    TensorId& slot = op.kind == OpKind::kAttention ? s.part : tt.dtype == DType::kI32 ? s.idx : s.val;
     if (slot >= 0 && slot != t)
       sink_.add("structure.task-regions", "operator '" + p_.ops[o].name + "' has tasks that use scratch '" +
                                               p_.tensors[slot].name + "' and '" + tt.name +

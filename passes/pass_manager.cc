@@ -35,13 +35,14 @@ PassManager::PassManager(Pipeline pipeline, PassManagerConfig config)
     if (!info) throw Error("unknown pass '" + e.pass + "' (known: " + known_passes() + ")");
     // Every value is checked against its declared kind and bounds here, before the pass
     // sees it (passes/pass.h option_value_problem).
-    for (const auto& [key, value] : e.options) {
+    for (const auto& option : e.options) {
+      const std::string& key = option.first;
       const auto o = std::find_if(info->options.begin(), info->options.end(),
                                   [&](const PassOptionInfo& x) { return x.name == key; });
       if (o == info->options.end())
         throw Error("pass '" + e.pass + "': unknown option '" + key + "' (" +
                     known_options(*info) + ")");
-      if (const std::string problem = option_value_problem(*o, value); !problem.empty())
+      if (const std::string problem = option_value_problem(*o, option.second); !problem.empty())
         throw Error("pass '" + e.pass + "': " + problem);
     }
     passes_.push_back(info->create(e.options));

@@ -148,6 +148,11 @@ TEST(VerifierRules, ScratchBelongsToOneOperator) {
   EXPECT_EQ(d[0].rule, "structure.role");
   EXPECT_EQ(d[0].message, "task 20 (lm_head:lm_head) reads scratch tensor 'argmax_val', which belongs to operator "
                           "'argmax'");
+  Module lin = unordered();
+  const TensorId extra = lin.program.add_tensor(Tensor{"extra", DType::kF32, {1, 4}, TensorRole::kScratch});
+  task_of(lin, "L0.q_proj").writes.push_back(full_region(extra, {1, 4}));
+  expect_only(lin, "structure.task-regions", {"task 2 (L0.q_proj:linear) uses scratch tensor 'extra', but a linear "
+                                              "operator has none"});
 }
 
 TEST(VerifierRules, ModuleAttrsAgreeWithTheProgram) {
