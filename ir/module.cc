@@ -3,15 +3,14 @@
 
 #include <variant>
 
+#include "ir/checked.h"
 #include "ir/version.h"
 
 namespace mpk {
 
-int64_t Tensor::num_elements() const {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
+int64_t Tensor::num_elements() const { return checked_product(shape, "tensor '" + name + "' element count"); }
+
+int64_t Tensor::num_bytes() const { return checked_mul(num_elements(), size_of(dtype), "tensor '" + name + "' bytes"); }
 
 TensorId Program::add_tensor(Tensor t) {
   tensors.push_back(std::move(t));

@@ -20,8 +20,9 @@ struct Tensor {
   std::vector<int64_t> shape;
   TensorRole role = TensorRole::kActivation;
 
+  // Checked: a count that overflows int64 throws mpk::Error naming the tensor.
   int64_t num_elements() const;
-  int64_t num_bytes() const { return num_elements() * size_of(dtype); }
+  int64_t num_bytes() const;
 };
 
 struct Operator {

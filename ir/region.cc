@@ -3,11 +3,13 @@
 
 #include <algorithm>
 
+#include "ir/checked.h"
+
 namespace mpk {
 
 int64_t Region::volume() const {
   int64_t v = 1;
-  for (const Range& d : dims) v *= d.size();
+  for (const Range& d : dims) v = checked_mul(v, d.size(), "region volume");
   return v;
 }
 
@@ -54,6 +56,12 @@ std::string format_region(const std::string& tensor_name, const Region& r) {
     if (i) s += ", ";
     s += std::to_string(r.dims[i].lo) + ":" + std::to_string(r.dims[i].hi);
   }
+  return s + "]";
+}
+
+std::string format_shape(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
 

@@ -43,4 +43,7 @@ Region full_region(TensorId tensor, const std::vector<int64_t>& shape);
 // "name[0:1, 128:256]"; a rank-0 region prints as "name[]".
 std::string format_region(const std::string& tensor_name, const Region& r);
 
+// "[1, 4096]"; a rank-0 shape prints as "[]".
+std::string format_shape(const std::vector<int64_t>& shape);
+
 }  // namespace mpk

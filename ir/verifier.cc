@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <variant>
 
+#include "ir/verifier_rules.h"
+
 namespace mpk {
 namespace {
 
@@ -55,6 +57,7 @@ class StructureChecker {
   std::vector<Diagnostic> run() {
     attr_keys(m_.attrs, "module");
     tensors();
+    if (!sink_.empty()) return sink_.finish();  // the rest multiplies tensor dimensions
     ops();
     tasks();
     coop_shares();
@@ -85,11 +88,38 @@ class StructureChecker {
         sink_.add("structure.bad-enum", what + " has dtype value " + std::to_string(int(t.dtype)));
       if (!enum_ok(t.role, 6))
         sink_.add("structure.bad-enum", what + " has role value " + std::to_string(int(t.role)));
+      bool positive = true;
       for (size_t d = 0; d < t.shape.size(); ++d)
-        if (t.shape[d] <= 0)
+        if (t.shape[d] <= 0) {
+          positive = false;
           sink_.add("structure.bad-shape", what + " has dimension " + std::to_string(d) + " = " +
                                                std::to_string(t.shape[d]) + " (must be positive)");
+        }
+      if (positive && enum_ok(t.dtype, 4))  // saturates: never above kMaxStepBytes + 1 + kMaxTensorBytes
+        step_bytes_ = std::min(step_bytes_ + tensor_bytes(t, what), kMaxStepBytes + 1);
     }
+    if (step_bytes_ > kMaxStepBytes)
+      sink_.add("structure.tensor-size", "the non-weight tensors hold more than " + std::to_string(kMaxStepBytes) +
+                                             " bytes (2 TiB), the limit of one step's activations, caches and scratch");
+  }
+
+  // Checks that t's element count and bytes are in range; returns its bytes when t is
+  // a non-weight tensor in range (counted in kMaxStepBytes), else 0.
+  int64_t tensor_bytes(const Tensor& t, const std::string& what) {
+    int64_t bytes = 0;
+    try {
+      bytes = t.num_bytes();
+    } catch (const Error& e) {
+      sink_.add("structure.tensor-size", what + " " + format_shape(t.shape) + ": " + e.what());
+      return 0;
+    }
+    if (bytes > kMaxTensorBytes) {
+      sink_.add("structure.tensor-size", what + " " + format_shape(t.shape) + " holds " + std::to_string(bytes) +
+                                             " bytes, above the limit of " + std::to_string(kMaxTensorBytes) +
+                                             " (1 TiB)");
+      return 0;
+    }
+    return t.role == TensorRole::kWeight ? 0 : bytes;
   }
 
   void ops() {
@@ -266,6 +296,7 @@ class StructureChecker {
   const Module& m_;
   const Program& p_;
   DiagnosticSink sink_;
+  int64_t step_bytes_ = 0;  // bytes of the non-weight tensors, saturated at kMaxStepBytes + 1
 };
 
 }  // namespace
@@ -295,7 +326,17 @@ std::string describe_task(const Module& m, TaskId t) {
          (kind_ok ? std::string(name_of(task.kind)) : "?") + ")";
 }
 
-std::vector<Diagnostic> verify_structure(const Module& m) { return StructureChecker(m).run(); }
+std::vector<Diagnostic> verify_structure(const Module& m) {
+  std::vector<Diagnostic> d = StructureChecker(m).run();
+  if (!d.empty()) return d;
+  DiagnosticSink sink;
+  check_roles(m, sink);
+  check_module_attrs(m, sink);
+  if (!sink.empty() || m.graph.tasks.empty()) return sink.finish();
+  const std::vector<OpScratch> scratch = check_task_forms(m, sink);
+  if (sink.empty()) check_coverage(m, scratch, sink);
+  return sink.finish();
+}
 
 std::vector<Diagnostic> verify_module(const Module& m) {
   std::vector<Diagnostic> d = verify_structure(m);

@@ -6,6 +6,21 @@
 //              structure.region-rank, structure.region-out-of-bounds,
 //              structure.op-signature, structure.task-kind, structure.event-target,
 //              structure.event-distance, structure.event-list;
+//              then, once those hold (ir/verifier_rules.h):
+//              structure.tensor-size (element counts and bytes within kMaxTensorBytes,
+//              non-weight bytes within kMaxStepBytes), structure.role (weights never
+//              written, inputs written only as an argmax's tokens, scratch only on
+//              tasks, a read tensor is written by an operator or is a weight or input),
+//              structure.unused-tensor, structure.batch (one batch: the first
+//              dimension of every non-weight tensor), structure.vocab (an argmax's
+//              tokens index the table of the embedding that reads them),
+//              structure.module-attr (module
+//              attrs agree with the tensors and operators), and for a decomposed graph
+//              structure.task-order (tasks in program order), structure.task-regions
+//              (each task's regions are its kind's, docs/ir.md "Tasks"),
+//              structure.task-cost (bytes and flops in range) and structure.coverage
+//              (per operator, its tasks' writes are pairwise disjoint and exactly
+//              cover its outputs and scratch);
 //   graph:     the event graph (step_distance 0) is acyclic (graph.cycle); once the
 //              graph has events or a schedule, every pair of tasks whose regions
 //              conflict (read after write: graph.unordered-read; write after read or
@@ -25,6 +40,17 @@
 #include "ir/module.h"
 
 namespace mpk {
+
+// Plausible upper bounds on a module (the largest models it must describe are Llama 3
+// 405B and Qwen3 235B): the largest real tensor is Llama 3 405B's embedding (4.2 GB), and
+// its KV caches at batch 8 and 131072 positions are 4 GiB per layer, 504 GiB in all.
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;  // 1 TiB per tensor
+inline constexpr int64_t kMaxStepBytes = int64_t{1} << 41;    // 2 TiB of non-weight tensors
+// A task's bytes are at most the bytes of its regions (a handful of tensors); its flops
+// are a few per weight element per batch row (Llama 3 405B's whole lm_head at batch 8
+// is 3.4e10).
+inline constexpr int64_t kMaxTaskBytes = int64_t{1} << 44;
+inline constexpr int64_t kMaxTaskFlops = int64_t{1} << 50;
 
 struct Diagnostic {
   std::string rule;     // e.g. "structure.region-out-of-bounds", "schedule.deadlock"

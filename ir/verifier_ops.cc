@@ -2,16 +2,12 @@
 // required attrs, exactly as the operator table of docs/ir.md gives them.
 #include <cmath>
 
+#include "ir/checked.h"
+
 #include "ir/verifier.h"
 
 namespace mpk {
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 // Checks one operator; each failed check throws Error with the problem.
 class Signature {
@@ -19,6 +15,7 @@ class Signature {
   Signature(const Program& p, const Operator& op) : p_(p), op_(op) {}
 
   void check() {
+    in_place();
     switch (op_.kind) {
       case OpKind::kEmbedding: return embedding();
       case OpKind::kRmsNorm: return rms_norm();
@@ -37,6 +34,15 @@ class Signature {
  private:
   [[noreturn]] static void bad(const std::string& what) { throw Error(what); }
 
+  // docs/ir.md: a fused attention (its caches) is the one operator that reads and writes
+  // the same tensor: any other would read what its own tasks overwrite.
+  void in_place() {
+    if (attention_form(op_).fused()) return;
+    for (TensorId o : op_.outputs)
+      for (TensorId i : op_.inputs)
+        if (o == i) bad("'" + p_.tensors[o].name + "' is both an input and an output");
+  }
+
   void arity(size_t nin, size_t nout) {
     if (op_.inputs.size() != nin || op_.outputs.size() != nout)
       bad("expects " + std::to_string(nin) + " inputs and " + std::to_string(nout) +
@@ -51,7 +57,7 @@ class Signature {
   const std::vector<int64_t>& rank(const Tensor& t, const std::string& role, size_t r) {
     if (t.shape.size() != r)
       bad(role + " '" + t.name + "' must have rank " + std::to_string(r) + ", has shape " +
-          shape_text(t.shape));
+          format_shape(t.shape));
     return t.shape;
   }
 
@@ -67,8 +73,8 @@ class Signature {
 
   void same_shape(const Tensor& a, const std::string& ra, const Tensor& b, const std::string& rb) {
     if (a.shape != b.shape)
-      bad(ra + " '" + a.name + "' " + shape_text(a.shape) + " and " + rb + " '" + b.name + "' " +
-          shape_text(b.shape) + " must have the same shape");
+      bad(ra + " '" + a.name + "' " + format_shape(a.shape) + " and " + rb + " '" + b.name + "' " +
+          format_shape(b.shape) + " must have the same shape");
   }
 
   void dim(int64_t got, int64_t want, const std::string& what) {
@@ -143,8 +149,6 @@ class Signature {
       rank(p_.tensors[f.up], "Wu", 2);
       floating(p_.tensors[f.up], "Wu");
       same_shape(p_.tensors[f.up], "Wu", in(1), "Wg");
-      for (TensorId t : op_.inputs)  // its tasks read all of x and write columns of y
-        if (t == f.y) bad("y '" + out(0).name + "' is also an input");
     }
     if (f.residual >= 0) {
       floating(p_.tensors[f.residual], "residual");
@@ -227,7 +231,7 @@ class Signature {
     same_shape(in(0), "k", in(1), "v");
     caches(out(0), out(1), k[0]);
     const auto& c = out(0).shape;
-    dim(c[2] * c[3], k[1], "cache heads x head_dim");
+    dim(checked_mul(c[2], c[3], "cache heads x head_dim"), k[1], "cache heads x head_dim");
     if (op_.attrs.count("theta")) dim(rope_attrs(), c[3], "head_dim");  // ropes k (fuse-rope)
   }
 
@@ -252,11 +256,11 @@ class Signature {
     if (nq % nkv != 0)
       bad("num_q_heads " + std::to_string(nq) + " is not a multiple of num_kv_heads " +
           std::to_string(nkv));
-    dim(q[1], nq * hd, "q width (num_q_heads x head_dim)");
+    dim(q[1], checked_mul(nq, hd, "num_q_heads x head_dim"), "q width (num_q_heads x head_dim)");
     const auto& c = p_.tensors[f.k_cache].shape;
     dim(c[2], nkv, "cache dimension 2 (num_kv_heads)");
     dim(c[3], hd, "cache dimension 3 (head_dim)");
-    if (f.fused()) fused_attention(f, q[0], nkv * hd, hd);
+    if (f.fused()) fused_attention(f, q[0], c[2] * c[3], hd);
   }
 
   void fused_attention(const AttentionForm& f, int64_t b, int64_t kv_width, int64_t hd) {

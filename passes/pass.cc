@@ -21,10 +21,12 @@ bool parse_int(const std::string& s, int64_t& v) {
   return !s.empty() && ec == std::errc() && p == s.data() + s.size();
 }
 
+// A finite number: "nan" and "inf" are refused here, for every float option (a NaN would
+// pass any ">= 0" check that follows).
 bool parse_float(const std::string& s, double& v) {
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
-  return !s.empty() && end == s.c_str() + s.size();
+  return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
 }
 
 std::string number_text(double v) {
@@ -126,8 +128,7 @@ std::string option_value_problem(const PassOptionInfo& o, const std::string& val
       break;
     }
     case OptionKind::kFloat:
-      if (!parse_float(value, number) || std::isnan(number))
-        return what + "expects a number, got '" + value + "'";
+      if (!parse_float(value, number)) return what + "expects a finite number, got '" + value + "'";
       break;
   }
   if ((o.min && number < *o.min) || (o.max && number > *o.max)) {
@@ -154,7 +155,7 @@ double option_float(const PassOptions& o, const std::string& pass, const std::st
   auto it = o.find(key);
   if (it == o.end()) return fallback;
   double v = 0;
-  if (!parse_float(it->second, v)) bad_value(pass, key, it->second, "a number");
+  if (!parse_float(it->second, v)) bad_value(pass, key, it->second, "a finite number");
   return v;
 }
 

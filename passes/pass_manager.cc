@@ -1,6 +1,7 @@
 // Pass manager implementation.
 #include "passes/pass_manager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -32,12 +33,17 @@ PassManager::PassManager(Pipeline pipeline, PassManagerConfig config)
   for (const PipelineEntry& e : pipeline_) {
     const PassInfo* info = find_pass(e.pass);
     if (!info) throw Error("unknown pass '" + e.pass + "' (known: " + known_passes() + ")");
-    for (const auto& [key, value] : e.options) {
-      bool known = false;
-      for (const PassOptionInfo& o : info->options) known |= o.name == key;
-      if (!known)
+    // Every value is checked against its declared kind and bounds here, before the pass
+    // sees it (passes/pass.h option_value_problem).
+    for (const auto& option : e.options) {
+      const std::string& key = option.first;
+      const auto o = std::find_if(info->options.begin(), info->options.end(),
+                                  [&](const PassOptionInfo& x) { return x.name == key; });
+      if (o == info->options.end())
         throw Error("pass '" + e.pass + "': unknown option '" + key + "' (" +
                     known_options(*info) + ")");
+      if (const std::string problem = option_value_problem(*o, option.second); !problem.empty())
+        throw Error("pass '" + e.pass + "': " + problem);
     }
     passes_.push_back(info->create(e.options));
   }

@@ -12,7 +12,8 @@ PolicyInfo critical_path_policy_info() {
   info.summary = "list scheduling by longest remaining path, earliest finish time";
   info.options = {
       PassOptionInfo::real("event-latency-ns", "",
-                           "cross-worker dependency latency (default: the machine's)", 0),
+                           "cross-worker dependency latency (default: the machine's)", 0,
+                           kMaxEventLatencyNs),
   };
   info.configure = [](const PassOptions& o) -> ScheduleFn {
     const double latency = option_float(o, "assign-sm", "event-latency-ns", -1);

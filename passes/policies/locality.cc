@@ -75,9 +75,11 @@ PolicyInfo locality_policy_info() {
                  "within its slack";
   info.options = {
       PassOptionInfo::real("event-latency-ns", "",
-                           "cross-worker dependency latency (default: the machine's)", 0),
+                           "cross-worker dependency latency (default: the machine's)", 0,
+                           kMaxEventLatencyNs),
       PassOptionInfo::real("slack-scale", "1",
-                           "fraction of a task's slack it may spend to stay local", 0),
+                           "fraction of a task's slack it may spend to stay local", 0,
+                           kMaxSlackScale),
   };
   info.configure = [](const PassOptions& o) -> ScheduleFn {
     const double latency = option_float(o, "assign-sm", "event-latency-ns", -1);

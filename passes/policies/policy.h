@@ -12,6 +12,12 @@
 
 namespace mpk {
 
+// Bounds of the policies' float options (PassManager checks them): a GPU event's latency is
+// about a microsecond, a second is far beyond any machine; a task spends at most a
+// thousand times its slack to stay local.
+inline constexpr double kMaxEventLatencyNs = 1e9;
+inline constexpr double kMaxSlackScale = 1e3;
+
 struct PolicyOutput {
   std::vector<std::vector<TaskId>> workers;  // one ordered list per worker
   Attrs params;  // the policy's resolved parameters, recorded in Schedule.params

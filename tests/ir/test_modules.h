@@ -18,14 +18,15 @@ namespace mpk::testing {
 // regions, events at both distances and a schedule on two workers. Valid: the verifier
 // accepts it. B=1, H=8, nq=2, nkv=1, hd=4, I=16, V=32, S=4.
 //
-// Task ids (program order; task i computes operator i):
+// Task ids (program order; task i computes operator i, and argmax has two):
 //   0 embed        1 input_norm   2 q_proj       3 k_proj       4 v_proj
 //   5 q_norm       6 k_norm       7 q_rope       8 k_rope       9 kv_append
 //   10 attention   11 o_proj      12 attn_residual 13 post_norm 14 gate_proj
 //   15 up_proj     16 silu_mul    17 down_proj   18 mlp_residual 19 final_norm
-//   20 lm_head     21 argmax
-// Events: one distance-0 event per task with inputs written earlier (consumer = that
-// task, producers = the writers), in task order, then argmax -> embed at distance 1.
+//   20 lm_head     21 argmax_partial 22 argmax_reduce
+// Tensors 36 and 37 are the argmax scratch. Events: one distance-0 event per task with
+// inputs written earlier (consumer = that task, producers = the writers), in task
+// order, then argmax_reduce -> embed at distance 1.
 // Schedule: task i on worker i % 2.
 inline Module tiny_module() {
   Module m;
@@ -122,32 +123,41 @@ inline Module tiny_module() {
   op("argmax", K::kArgmax, {logits}, {tokens}, {}, -1);
   p.rebuild_use_lists();
 
-  // One task per operator, each reading and writing whole tensors.
+  // One task per operator, each reading and writing whole tensors; argmax has two: the
+  // partial of its one vocabulary tile and the reduce, over scratch [1, 1].
+  const TensorId val = t("argmax_val", D::kF32, {1, 1}, R::kScratch);
+  const TensorId idx = t("argmax_idx", D::kI32, {1, 1}, R::kScratch);
+  p.rebuild_use_lists();
   auto whole = [&](TensorId id) { return full_region(id, p.tensors[id].shape); };
   for (OpId i = 0; i < static_cast<OpId>(p.ops.size()); ++i) {
     const Operator& oper = p.ops[i];
     Task task;
     task.op = i;
-    // argmax has no single-task kind: its one task is the reduce.
-    task.kind = oper.kind == OpKind::kArgmax ? TaskKind::kArgmaxReduce
-                                             : *parse_task_kind(name_of(oper.kind));
+    task.kind = oper.kind == OpKind::kArgmax ? TaskKind::kArgmaxPartial : *parse_task_kind(name_of(oper.kind));
     for (TensorId in : oper.inputs) task.reads.push_back(whole(in));
     for (TensorId out : oper.outputs) task.writes.push_back(whole(out));
     task.bytes = 100 + i;
     task.flops = 1000 * i;
     if (i == 2) task.attrs = {{"tile", int64_t{8}}, {"note", std::string("x")}, {"w", 0.25}};
+    if (oper.kind == OpKind::kArgmax) {
+      task.writes = {whole(val), whole(idx)};
+      m.graph.tasks.push_back(task);
+      task.kind = TaskKind::kArgmaxReduce;
+      task.reads = task.writes;
+      task.writes = {whole(tokens)};
+      task.bytes = 100 + i + 1;
+    }
     m.graph.tasks.push_back(std::move(task));
   }
-  // Distance-0 events: each task waits on the producers of what it reads, one event per
-  // consumer; argmax -> embed at distance 1 (the next token).
+  // Distance-0 events: each task waits on the earlier tasks that write what it reads,
+  // one event per consumer; argmax_reduce -> embed at distance 1 (the next token).
   const auto n = static_cast<TaskId>(m.graph.tasks.size());
   for (TaskId c = 0; c < n; ++c) {
     std::vector<TaskId> producers;
-    for (TensorId in : p.ops[c].inputs)
-      for (OpId w : p.writers[in])
-        if (w < c) producers.push_back(w);
-    std::sort(producers.begin(), producers.end());
-    producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+    for (TaskId w = 0; w < c; ++w)
+      for (const Region& r : m.graph.tasks[c].reads)
+        for (const Region& x : m.graph.tasks[w].writes)
+          if (r.overlaps(x) && (producers.empty() || producers.back() != w)) producers.push_back(w);
     if (producers.empty()) continue;
     m.graph.events.push_back(Event{producers, {c}, static_cast<int64_t>(producers.size()), 0});
   }
@@ -164,14 +174,15 @@ inline Module tiny_module() {
 
 // Three residual_add tasks in a ring over bf16 [1, 4] tensors: task 0 reads a, writes
 // b; task 1 reads b, writes c; task 2 reads c, writes a (so task 0 reads what the later
-// task 2 wrote in the previous step); task 3 reads and writes only d -> e. Events:
+// task 2 wrote in the previous step); task 3 reads and writes only d -> e (d is a
+// weight: no operator writes it). Events:
 // 0 -> 1 and 1 -> 2 at distance 0; no event orders 2 before 0 yet (the tests add them).
 inline Module ring_module() {
   Module m;
   m.name = "ring";
   Program& p = m.program;
   for (const char* n : {"a", "b", "c", "d", "e"})
-    p.add_tensor(Tensor{n, DType::kBF16, {1, 4}, TensorRole::kActivation});
+    p.add_tensor(Tensor{n, DType::kBF16, {1, 4}, *n == 'd' ? TensorRole::kWeight : TensorRole::kActivation});
   const std::vector<std::array<TensorId, 2>> io = {{0, 1}, {1, 2}, {2, 0}, {3, 4}};
   for (size_t i = 0; i < io.size(); ++i) {
     const auto [in, out] = io[i];
@@ -187,6 +198,26 @@ inline Module ring_module() {
   m.graph.events = {Event{{0}, {1}, 1, 0}, Event{{1}, {2}, 1, 0}};
   m.graph.rebuild_use_lists();
   return m;
+}
+
+// Removes the tensors that no operator uses, renumbering operands (for hand-made
+// programs without tasks, which the verifier refuses with unused tensors).
+inline void drop_unused_tensors(Program& p) {
+  std::vector<TensorId> remap(p.tensors.size(), -1);
+  for (const Operator& op : p.ops)
+    for (const auto* list : {&op.inputs, &op.outputs})
+      for (TensorId t : *list) remap[t] = 0;
+  std::vector<Tensor> kept;
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (remap[t] == 0) {
+      remap[t] = static_cast<TensorId>(kept.size());
+      kept.push_back(p.tensors[t]);
+    }
+  p.tensors = std::move(kept);
+  for (Operator& op : p.ops)
+    for (auto* list : {&op.inputs, &op.outputs})
+      for (TensorId& t : *list) t = remap[t];
+  p.rebuild_use_lists();
 }
 
 // Doubles compare by bit pattern, so NaN equals NaN and -0.0 differs from 0.0; except

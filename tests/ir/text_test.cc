@@ -56,9 +56,9 @@ TEST(TextForm, PrintsCanonicalLines) {
            "flops=2000 {note=\"x\", tile=8, w=0.25}",
            "event 0 target=1 distance=0 producers(0) consumers(1)",
            "event 11 target=2 distance=0 producers(0, 11) consumers(12)",
-           "event 21 target=1 distance=1 producers(21) consumers(0)",
+           "event 22 target=1 distance=1 producers(22) consumers(0)",
            "schedule \"round-robin\" {mode=\"toy\", seed=7, weight=0.5}",
-           "worker 0: 0 2 4 6 8 10 12 14 16 18 20",
+           "worker 0: 0 2 4 6 8 10 12 14 16 18 20 22",
            "worker 1: 1 3 5 7 9 11 13 15 17 19 21",
        })
     EXPECT_TRUE(has_line(text, expected)) << "missing line: " << expected << "\nin:\n" << text;
@@ -126,7 +126,7 @@ TEST(TextForm, ParsesCommentsBlankLinesAndLooseSpacing) {
       "# a module written by hand\n"
       "\n"
       "mpk.module   m   ir_version = 1   # trailing comment\n"
-      "tensor x:bf16[1,4] activation\n"
+      "tensor x:bf16[1,4] weight\n"
       "\t tensor y : bf16 [ 1 , 4 ] activation\n"
       "\n"
       "op add = residual_add( x , x )->( y ) layer = -1 { }\n"

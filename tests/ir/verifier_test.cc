@@ -245,7 +245,7 @@ TEST(Verifier, UnorderedReadFromPreviousStep) {
   const std::vector<Diagnostic> d = verify_module(m);
   ASSERT_FALSE(d.empty());
   EXPECT_EQ(d[0].rule, "graph.unordered-read");
-  EXPECT_NE(d[0].message.find("task 0 (embed:embedding) reads tokens[0:1], which task 21 "
+  EXPECT_NE(d[0].message.find("task 0 (embed:embedding) reads tokens[0:1], which task 22 "
                               "(argmax:argmax_reduce) wrote in the previous step"),
             std::string::npos)
       << d[0].message;
@@ -282,8 +282,8 @@ TEST(Verifier, UnorderedWriteAfterRead) {
   // Ring task 3 now reads b (written by task 0, ordered by an event): the next step's
   // task 0 overwrites b while nothing orders it after this step's task 3.
   Module m = ring_module();
-  m.program.ops[3].inputs = {1, 1};
-  m.graph.tasks[3].reads = {full_region(1, {1, 4})};
+  m.program.ops[3].inputs = {1, 3};
+  m.graph.tasks[3].reads = {full_region(1, {1, 4}), full_region(3, {1, 4})};
   m.program.rebuild_use_lists();
   m.graph.events.push_back(Event{{2}, {0}, 1, 1});
   m.graph.events.push_back(Event{{0}, {3}, 1, 0});
@@ -296,9 +296,13 @@ TEST(Verifier, UnorderedWriteAfterRead) {
 }
 
 TEST(Verifier, UnorderedWriteAfterWrite) {
-  // Ring task 3 now writes b, which task 0 writes earlier in the step.
+  // Ring task 3 now writes b, which task 0 writes earlier in the step (and reads e,
+  // now a weight).
   Module m = ring_module();
+  m.program.tensors[4].role = TensorRole::kWeight;
+  m.program.ops[3].inputs = {3, 4};
   m.program.ops[3].outputs = {1};
+  m.graph.tasks[3].reads = {full_region(3, {1, 4}), full_region(4, {1, 4})};
   m.graph.tasks[3].writes = {full_region(1, {1, 4})};
   m.program.rebuild_use_lists();
   m.graph.events.push_back(Event{{2, 3}, {0}, 2, 1});  // both writers of b and a -> 0
@@ -315,8 +319,8 @@ TEST(Verifier, UnorderedWriteAfterWrite) {
 
 TEST(Verifier, UnscheduledTask) {
   Module m = tiny_module();
-  m.graph.schedule.workers[1].pop_back();  // task 21
-  expect_only(m, "graph.unscheduled-task", {"task 21 (argmax:argmax_reduce) is on no worker"});
+  m.graph.schedule.workers[0].pop_back();  // task 22
+  expect_only(m, "graph.unscheduled-task", {"task 22 (argmax:argmax_reduce) is on no worker"});
 }
 
 TEST(Verifier, TaskScheduledTwice) {
@@ -337,7 +341,7 @@ TEST(Verifier, ScheduleDeadlock) {
   // before 3, worker 1 queues 6 before 2: each waits on a task queued after the other's.
   Module m = tiny_module();
   std::vector<TaskId> w0 = {0, 1, 5, 3, 4}, w1 = {6, 2};
-  for (TaskId t = 7; t < 22; ++t) w0.push_back(t);
+  for (TaskId t = 7; t < 23; ++t) w0.push_back(t);
   m.graph.schedule.workers = {w0, w1};
   EXPECT_TRUE(verify_structure(m).empty());
   EXPECT_TRUE(verify_graph(m).empty());

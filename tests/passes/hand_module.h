@@ -1,6 +1,8 @@
 // Hand-built modules for the pass tests: tasks that read and write chosen column ranges
-// of [1, W] tensors, all belonging to one residual_add operator, so that the verifier
-// accepts them and dependency and scheduling passes can be checked on small graphs.
+// of [1, W] tensors, all belonging to one residual_add operator, so that dependency and
+// scheduling passes can be checked on small graphs. Their regions are arbitrary, not an
+// operator's: the verifier's graph and schedule layers check them (verify_graph,
+// verify_schedule), the structure layer refuses them (structure.task-regions).
 #pragma once
 
 #include <ostream>

@@ -38,7 +38,7 @@ TEST(InferDeps, RawFullOverlap) {
   EXPECT_EQ(h.m.graph.tasks[1].waits, std::vector<EventId>{1});
   EXPECT_EQ(h.m.graph.tasks[0].triggers, std::vector<EventId>{1});
   EXPECT_EQ(h.m.graph.tasks[0].waits, std::vector<EventId>{0});
-  EXPECT_TRUE(verify_module(h.m).empty());
+  EXPECT_TRUE(verify_graph(h.m).empty());
 }
 
 TEST(InferDeps, RawPartialOverlap) {
@@ -52,7 +52,7 @@ TEST(InferDeps, RawPartialOverlap) {
   run_pass(h.m, "infer-deps");
   EXPECT_EQ(events_of(h.m, 0), (std::vector<EventView>{
                                    {{0}, {2}, 0}, {{0, 1}, {3}, 0}, {{1}, {4}, 0}}));
-  EXPECT_TRUE(verify_module(h.m).empty());
+  EXPECT_TRUE(verify_graph(h.m).empty());
 }
 
 TEST(InferDeps, DisjointRegionsGiveNoEvent) {
@@ -76,7 +76,7 @@ TEST(InferDeps, WarReusedBuffer) {
   run_pass(h.m, "infer-deps", kNoPrune);
   EXPECT_EQ(events_of(h.m, 0),
             (std::vector<EventView>{{{0}, {1}, 0}, {{0, 1}, {2}, 0}, {{2}, {3}, 0}}));
-  EXPECT_TRUE(verify_module(h.m).empty());
+  EXPECT_TRUE(verify_graph(h.m).empty());
 }
 
 TEST(InferDeps, WawReusedBufferLastWriterOnly) {
@@ -87,7 +87,7 @@ TEST(InferDeps, WawReusedBufferLastWriterOnly) {
   h.task({h.cols(t, 0, 64)}, {});
   run_pass(h.m, "infer-deps", kNoPrune);
   EXPECT_EQ(events_of(h.m, 0), (std::vector<EventView>{{{0}, {1}, 0}, {{1}, {2}, 0}}));
-  EXPECT_TRUE(verify_module(h.m).empty());
+  EXPECT_TRUE(verify_graph(h.m).empty());
 }
 
 TEST(InferDeps, PartiallyCoveredWriterStays) {
@@ -132,7 +132,7 @@ TEST(InferDeps, CrossStepNextToken) {
   // WAR on x), one event.
   EXPECT_EQ(events_of(h.m, 0), (std::vector<EventView>{{{0}, {1}, 0}}));
   EXPECT_EQ(events_of(h.m, 1), (std::vector<EventView>{{{1}, {0}, 1}}));
-  EXPECT_TRUE(verify_module(h.m).empty());
+  EXPECT_TRUE(verify_graph(h.m).empty());
 }
 
 // A chain 0 -> 1 -> 2 -> 3 where 3 writes what 0 reads: the cross-step edge 3 -> 0
@@ -159,7 +159,7 @@ TEST(InferDeps, PruneCrossStepKeepsOnlyUnimpliedEdges) {
   HandModule h = next_token_chain();
   run_pass(h.m, "infer-deps");
   EXPECT_EQ(events_of(h.m, 1), (std::vector<EventView>{{{3}, {0}, 1}}));
-  EXPECT_TRUE(verify_module(h.m).empty());
+  EXPECT_TRUE(verify_graph(h.m).empty());
 }
 
 TEST(InferDeps, PruneKeepsIndependentChains) {

@@ -117,7 +117,8 @@ TEST(OptionInfo, ValueChecksAgreeWithThePasses) {
   } cases[] = {{"policy", "locality", true},      {"policy", "fastest", false},
                {"workers", "16", true},           {"workers", "0", false},
                {"event-latency-ns", "0", true},   {"event-latency-ns", "-1", false},
-               {"event-latency-ns", "abc", false}};
+               {"event-latency-ns", "abc", false}, {"event-latency-ns", "nan", false},
+               {"event-latency-ns", "inf", false}};
   for (const auto& c : cases) {
     EXPECT_EQ(option_value_problem(option(assign, c.key), c.value).empty(), c.ok)
         << c.key << "=" << c.value;

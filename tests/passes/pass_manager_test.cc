@@ -46,6 +46,22 @@ TEST(PassManager, MalformedValueNamesPassAndOption) {
   EXPECT_NE(construct_error("assign-sm{workers=many}").find("'workers'"), std::string::npos);
 }
 
+// Every value is checked against its declared kind and bounds before a pass sees it: a
+// NaN or an infinity passes no bound, a choice must be one of its values.
+TEST(PassManager, OptionValuesAreFiniteAndInTheirBounds) {
+  for (const char* v : {"nan", "NaN", "-nan", "inf", "-inf", "infinity"})
+    EXPECT_EQ(construct_error(std::string("assign-sm{policy=critical-path,event-latency-ns=") + v + "}"),
+              std::string("pass 'assign-sm': option 'event-latency-ns' expects a finite number, got '") + v + "'")
+        << v;
+  EXPECT_EQ(construct_error("assign-sm{policy=locality,slack-scale=nan}"),
+            "pass 'assign-sm': option 'slack-scale' expects a finite number, got 'nan'");
+  EXPECT_EQ(construct_error("assign-sm{policy=critical-path,event-latency-ns=1e300}"),
+            "pass 'assign-sm': option 'event-latency-ns' must be between 0 and 1e+09, got 1e300");
+  EXPECT_EQ(construct_error("decompose{coop=sometimes}"),
+            "pass 'decompose': option 'coop' expects one of auto, on, off, got 'sometimes'");
+  EXPECT_EQ(construct_error("assign-sm{policy=critical-path,event-latency-ns=250.5}"), "");
+}
+
 // A task reads outside its tensor: infer-deps does not mind, the verifier does, and
 // verify-each names the pass after which it noticed.
 TEST(PassManager, VerifyEachCatchesBrokenIrAfterAPass) {

@@ -196,7 +196,7 @@ TEST_F(CliPasses, BadInputsGiveOneErrorLine) {
   expect_error(run("mpk-opt", "tiny --pass-pipeline='decompose{tiles=8}'"),
                "unknown option 'tiles'");
   expect_error(run("mpk-opt", "tiny --pass-pipeline='assign-sm{policy=magic}'"),
-               "unknown policy 'magic' (known: round-robin, critical-path, locality, pinned)");
+               "option 'policy' expects one of round-robin, critical-path, locality, pinned, got 'magic'");
   expect_error(run("mpk-opt", "tiny --pass-pipeline='decompose{'"), "pipeline:");
   expect_error(run("mpk-opt", "tiny --pass-pipeline=infer-deps"), "run decompose first");
   expect_error(run("mpk-opt", "tiny --emit=json"), "--emit");

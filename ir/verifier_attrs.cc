@@ -1,0 +1,155 @@
+// structure.batch, structure.vocab and structure.module-attr (ir/verifier_rules.h): one batch
+// for the whole step (the first dimension of every non-weight tensor, docs/ir.md
+// "Tensors"), tokens that index the embedding table that reads them, and the
+// module attrs (docs/ir.md "Module") of the right type and equal to what the tensors and
+// operators say: the megakernel sizes its work by the attrs `batch`, `vocab` and
+// `max_seq_len`, so an attr that disagrees with the tensors would make it compute rows,
+// logits or positions that are not there.
+#include <cmath>
+#include <variant>
+
+#include "ir/verifier_rules.h"
+
+namespace mpk {
+namespace {
+
+class AttrChecker {
+ public:
+  AttrChecker(const Module& m, DiagnosticSink& sink) : m_(m), p_(m.program), sink_(sink) {}
+
+  void run() {
+    batch();
+    for (const char* key : {"batch", "max_seq_len", "num_layers", "hidden", "num_q_heads", "num_kv_heads",
+                            "head_dim", "intermediate", "vocab"})
+      positive(key);
+    if (int_attr("tied_embeddings") && (*int_attr("tied_embeddings") < 0 || *int_attr("tied_embeddings") > 1))
+      bad("tied_embeddings", "must be 0 or 1, is " + std::to_string(*int_attr("tied_embeddings")));
+    if (has("rms_eps")) {
+      const auto* d = std::get_if<double>(&m_.attrs.at("rms_eps"));
+      if (!d || !(*d > 0) || !std::isfinite(*d)) bad("rms_eps", "must be a positive finite float");
+    }
+    if (has("architecture")) {
+      const auto* s = std::get_if<std::string>(&m_.attrs.at("architecture"));
+      if (!s || (*s != "llama" && *s != "qwen3")) bad("architecture", "must be \"llama\" or \"qwen3\"");
+    }
+    if (!sink_.empty()) return;
+    against_program();
+  }
+
+ private:
+  bool has(const char* key) const { return m_.attrs.count(key) > 0; }
+  const int64_t* int_attr(const char* key) const {
+    auto it = m_.attrs.find(key);
+    return it == m_.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
+  }
+  void bad(const std::string& key, const std::string& what) {
+    sink_.add("structure.module-attr", "module attr " + key + " " + what);
+  }
+  void positive(const char* key) {
+    if (!has(key)) return;
+    const int64_t* v = int_attr(key);
+    if (!v || *v <= 0) bad(key, v ? "must be positive, is " + std::to_string(*v) : "must be an integer");
+  }
+  // The attr `key`, when present, equals `value` (what `source` says).
+  void agrees(const char* key, int64_t value, const std::string& source) {
+    const int64_t* v = int_attr(key);
+    if (v && *v != value)
+      bad(key, "is " + std::to_string(*v) + ", but " + source + " says " + std::to_string(value));
+  }
+  int64_t dim(TensorId t, size_t d) const { return p_.tensors[t].shape[d]; }
+  const std::string& name(TensorId t) const { return p_.tensors[t].name; }
+
+  void batch() {
+    TensorId first = -1;
+    for (size_t t = 0; t < p_.tensors.size(); ++t) {
+      const Tensor& tt = p_.tensors[t];
+      if (tt.role == TensorRole::kWeight || tt.shape.empty()) continue;
+      if (first < 0) {
+        first = static_cast<TensorId>(t);
+        agrees("batch", tt.shape[0], "tensor '" + tt.name + "' (dimension 0)");
+      } else if (tt.shape[0] != dim(first, 0)) {
+        sink_.add("structure.batch", "tensor '" + tt.name + "' has batch (dimension 0) " +
+                                         std::to_string(tt.shape[0]) + ", tensor '" + name(first) + "' has " +
+                                         std::to_string(dim(first, 0)) +
+                                         ": every non-weight tensor's first dimension is the batch");
+      }
+    }
+  }
+
+  // Each operator's view of the model facts (signatures hold, so shapes have their ranks).
+  void against_program() {
+    int64_t layers = 0;
+    TensorId table = -1, head = -1;  // the embedding's table, the lm_head's weight
+    for (const Operator& op : p_.ops) {
+      const std::string who = "operator '" + op.name + "'";
+      switch (op.kind) {
+        case OpKind::kEmbedding:
+          agrees("hidden", dim(op.outputs[0], 1), who + " (its output width)");
+          agrees("vocab", dim(op.inputs[0], 0), who + " (its table rows)");
+          table = op.inputs[0];
+          break;
+        case OpKind::kLmHead:
+          agrees("vocab", dim(op.outputs[0], 1), who + " (its logits width)");
+          head = op.inputs[1];
+          break;
+        case OpKind::kArgmax:
+          agrees("vocab", dim(op.inputs[0], 1), who + " (its logits width)");
+          break;
+        case OpKind::kKvAppend:
+          agrees("max_seq_len", dim(op.outputs[0], 1), who + " (its cache positions)");
+          break;
+        case OpKind::kAttention: {
+          ++layers;
+          const AttentionForm f = attention_form(op);
+          agrees("max_seq_len", dim(f.k_cache, 1), who + " (its cache positions)");
+          agrees("num_q_heads", attr_int(op.attrs, "num_q_heads"), who);
+          agrees("num_kv_heads", attr_int(op.attrs, "num_kv_heads"), who);
+          agrees("head_dim", attr_int(op.attrs, "head_dim"), who);
+          break;
+        }
+        case OpKind::kSiluMul:
+          agrees("intermediate", dim(op.outputs[0], 1), who + " (its output width)");
+          break;
+        case OpKind::kLinear:
+          if (linear_form(op).swiglu()) agrees("intermediate", dim(op.outputs[0], 1), who + " (its output width)");
+          break;
+        default:
+          break;
+      }
+    }
+    if (!p_.ops.empty()) agrees("num_layers", layers, "the program (its attention operators)");
+    token_range();
+    if (table >= 0 && head >= 0)
+      agrees("tied_embeddings", head == table, "the lm_head (whether it reads the embedding table)");
+  }
+
+  // The tokens an argmax writes (below its logits width) index the table of every
+  // embedding that reads them: a token past the table would be read out of bounds.
+  void token_range() {
+    std::vector<std::pair<TensorId, const Operator*>> writers;  // tokens tensor, its argmax
+    for (const Operator& op : p_.ops) {
+      if (op.kind == OpKind::kArgmax) writers.emplace_back(op.outputs[0], &op);
+      if (linear_form(op).tokens >= 0) writers.emplace_back(linear_form(op).tokens, &op);
+    }
+    for (const Operator& op : p_.ops) {
+      if (op.kind != OpKind::kEmbedding) continue;
+      for (const auto& [tokens, argmax] : writers) {
+        const int64_t width = argmax->kind == OpKind::kArgmax ? dim(argmax->inputs[0], 1) : dim(argmax->outputs[0], 1);
+        if (tokens == op.inputs[1] && width > dim(op.inputs[0], 0))
+          sink_.add("structure.vocab", "operator '" + argmax->name + "' writes tokens '" + name(tokens) + "' below " +
+                                           std::to_string(width) + ", but operator '" + op.name + "' reads them as rows "
+                                           "of a table of " + std::to_string(dim(op.inputs[0], 0)) + " rows");
+      }
+    }
+  }
+
+  const Module& m_;
+  const Program& p_;
+  DiagnosticSink& sink_;
+};
+
+}  // namespace
+
+void check_module_attrs(const Module& m, DiagnosticSink& sink) { AttrChecker(m, sink).run(); }
+
+}  // namespace mpk

@@ -1,0 +1,29 @@
+// The structure layer's semantic rules (ir/verifier.h), run once the basic structure
+// holds (ids resolve, regions lie inside their tensors, operators match their kinds'
+// signatures), so that they may index and multiply freely. Internal to the verifier.
+#pragma once
+
+#include "ir/verifier.h"
+
+namespace mpk {
+
+// verifier_roles.cc: structure.role, structure.unused-tensor (operators and tasks).
+void check_roles(const Module& m, DiagnosticSink& sink);
+
+// verifier_attrs.cc: structure.batch, structure.vocab, structure.module-attr.
+void check_module_attrs(const Module& m, DiagnosticSink& sink);
+
+// verifier_tasks.cc: structure.task-order, structure.task-regions, structure.task-cost.
+// Returns the scratch tensors each operator's tasks write (by operator id), for
+// check_coverage; empty when the graph has no tasks.
+struct OpScratch {
+  TensorId val = -1, idx = -1;  // argmax partials: f32 and i32 [B, P]
+  TensorId part = -1;           // attention partials: f32 [B, nq, splits, hd+2]
+};
+std::vector<OpScratch> check_task_forms(const Module& m, DiagnosticSink& sink);
+
+// verifier_coverage.cc: structure.coverage, on a graph whose tasks passed
+// check_task_forms.
+void check_coverage(const Module& m, const std::vector<OpScratch>& scratch, DiagnosticSink& sink);
+
+}  // namespace mpk
