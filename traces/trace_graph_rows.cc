@@ -55,7 +55,7 @@ void read_operators(SqliteDb& db, const std::string& where, Module& m, int64_t i
     const auto k = parse_op_kind(kind);
     if (!k) f.fail("unknown operator kind '" + kind + "'");
     op.kind = *k;
-    op.layer = static_cast<int32_t>(f.get(3, "layer", -1, kMaxLayers - 1));
+    op.layer = static_cast<int32_t>(f.get(3, "layer", -1, kMaxTraceLayers - 1));
     m.program.ops.push_back(std::move(op));
   }
 }

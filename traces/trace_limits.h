@@ -18,7 +18,7 @@ inline constexpr int64_t kMaxSteps = int64_t{1} << 20;
 inline constexpr int64_t kMaxTasks = int64_t{1} << 24;
 inline constexpr int64_t kMaxEvents = int64_t{1} << 24;
 inline constexpr int64_t kMaxOperators = int64_t{1} << 20;
-inline constexpr int64_t kMaxLayers = int64_t{1} << 16;
+inline constexpr int64_t kMaxTraceLayers = int64_t{1} << 16;
 // The analyses index executions by (task, step) and event releases by (event, step):
 // (tasks + events) x steps slots. A complete run records every task at every step, so its
 // slots are about its execution rows; a run may ask for at most this many slots per
@@ -30,7 +30,7 @@ inline constexpr int64_t kMaxTraceNs = int64_t{1} << 50;
 // One task's bytes and flops per step (an unsplit Llama 3 405B lm_head reads 4 GiB).
 inline constexpr int64_t kMaxTaskBytes = int64_t{1} << 44;
 inline constexpr int64_t kMaxTaskFlops = int64_t{1} << 52;
-inline constexpr int64_t kMaxBatch = int64_t{1} << 16;
+inline constexpr int64_t kMaxTraceBatch = int64_t{1} << 16;
 
 // Devices and machine models: clock, memory bandwidth, shared memory per SM.
 inline constexpr int64_t kMaxClockKhz = 100'000'000;  // 100 GHz

@@ -85,7 +85,7 @@ RunRecord run_from_row(const SqliteStmt& q, const std::string& path, int64_t row
   r.pipeline = text(5, "its graph (or the graph's pipeline)");
   r.options = f.text(6);
   r.tool_version = text(7, "tool_version");
-  r.batch = f.get(8, "batch", 1, kMaxBatch);
+  r.batch = f.get(8, "batch", 1, kMaxTraceBatch);
   r.steps = f.get(9, "steps", 0, kMaxSteps);
   r.started_at_ns = f.get(10, "started_at_ns", std::numeric_limits<int64_t>::min(), kAnyInt);
   r.graph = f.get(11, "graph", 0, kAnyInt);
