@@ -110,6 +110,8 @@ constexpr ArchInfo kArchs[] = {
 // file's stem.
 std::string name_from(const FieldReader& r, const std::string& source) {
   std::string n = r.string_or("_name_or_path", "");
+  if (n.size() > kMaxNameBytes)
+    r.fail("_name_or_path", "is longer than " + std::to_string(kMaxNameBytes) + " bytes");
   if (!n.empty()) return n;
   std::filesystem::path p(source);
   if (p.filename() == "config.json" && p.has_parent_path()) {
