@@ -138,6 +138,37 @@ struct Row {
   RunStats stats;
 };
 
+// The comparison table: one line per run, "vs best" against the fastest run of its model.
+TextTable comparison_table(const std::vector<Row>& rows, bool show_sets) {
+  std::map<std::string, double> best;  // per model
+  for (const Row& r : rows) {
+    auto it = best.find(r.model);
+    if (it == best.end() || r.stats.mean_step_ns < it->second) best[r.model] = r.stats.mean_step_ns;
+  }
+  std::vector<std::string> header = {"run", "model", "policy"};
+  if (show_sets) header.push_back("options");
+  for (const char* h : {"ms/step", "vs best", "util", "bubbles", "crit busy", "crit wait"})
+    header.push_back(h);
+  TextTable t(header);
+  for (const Row& r : rows) {
+    const RunStats& s = r.stats;
+    const double cap = static_cast<double>(s.run.num_workers) * static_cast<double>(s.run.duration_ns);
+    double idle = 0;
+    for (int64_t v : s.bubble_ns) idle += static_cast<double>(v);
+    std::vector<std::string> cells = {std::to_string(r.run), r.model, r.policy};
+    if (show_sets) cells.push_back(r.sets);
+    const double b = best[r.model];
+    cells.push_back(strf("%.3f", s.mean_step_ns * 1e-6));
+    cells.push_back(b > 0 ? strf("%+.1f %%", 100.0 * (s.mean_step_ns - b) / b) : "-");
+    cells.push_back(strf("%.1f %%", 100.0 * s.utilization));
+    cells.push_back(cap > 0 ? strf("%.1f %%", 100.0 * idle / cap) : "-");
+    cells.push_back(format_ns(static_cast<double>(s.path_busy_ns)));
+    cells.push_back(format_ns(static_cast<double>(s.path_gap_ns)));
+    t.add(cells);
+  }
+  return t;
+}
+
 int cmd_experiment(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "policies", "backend", "steps", "batch", "max-seq", "costs", "o",
@@ -226,36 +257,9 @@ int cmd_experiment(int argc, char** argv) {
                                                         std::chrono::steady_clock::now() - t0).count()));
   progress.finish();
 
-  std::map<std::string, double> best;  // per model
-  for (const Row& r : rows) {
-    auto it = best.find(r.model);
-    if (it == best.end() || r.stats.mean_step_ns < it->second) best[r.model] = r.stats.mean_step_ns;
-  }
-  const bool show_sets = !axes.empty();
-  std::vector<std::string> header = {"run", "model", "policy"};
-  if (show_sets) header.push_back("options");
-  for (const char* h : {"ms/step", "vs best", "util", "bubbles", "crit busy", "crit wait"})
-    header.push_back(h);
-  TextTable t(header);
-  for (const Row& r : rows) {
-    const RunStats& s = r.stats;
-    const double cap = static_cast<double>(s.run.num_workers) * static_cast<double>(s.run.duration_ns);
-    double idle = 0;
-    for (int64_t v : s.bubble_ns) idle += static_cast<double>(v);
-    std::vector<std::string> cells = {std::to_string(r.run), r.model, r.policy};
-    if (show_sets) cells.push_back(r.sets);
-    const double b = best[r.model];
-    cells.push_back(strf("%.3f", s.mean_step_ns * 1e-6));
-    cells.push_back(b > 0 ? strf("%+.1f %%", 100.0 * (s.mean_step_ns - b) / b) : "-");
-    cells.push_back(strf("%.1f %%", 100.0 * s.utilization));
-    cells.push_back(cap > 0 ? strf("%.1f %%", 100.0 * idle / cap) : "-");
-    cells.push_back(format_ns(static_cast<double>(s.path_busy_ns)));
-    cells.push_back(format_ns(static_cast<double>(s.path_gap_ns)));
-    t.add(cells);
-  }
   std::printf("%s, %lld steps, batch %lld -> %s\n\n", backend ? backend_name.c_str() : "sim",
               static_cast<long long>(base.steps), static_cast<long long>(base.batch), out.c_str());
-  std::fputs(t.str(0).c_str(), stdout);
+  std::fputs(comparison_table(rows, !axes.empty()).str(0).c_str(), stdout);
   std::printf("\ncompare two runs: mpk trace diff %s --run A --run B   (studio: mpk-studio %s)\n",
               out.c_str(), out.c_str());
   return 0;

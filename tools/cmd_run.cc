@@ -70,8 +70,9 @@ void print_limits() {
               static_cast<long long>(kThreadsRange.lo), static_cast<long long>(kThreadsRange.hi),
               kWatchdogRange.lo, kWatchdogRange.hi);
   std::printf("memory: the cpu backend's tensors and the random weights (any backend) must fit\n"
-              "the host memory budget: 3/4 of physical memory, or %s MiB when that environment\n"
-              "variable is set; a larger run is refused, naming its largest tensor.\n\n"
+              "the host memory budget: 3/4 of physical memory, or the environment variable\n"
+              "%s (in MiB) when set; a larger run is refused, naming its\n"
+              "largest tensor.\n\n"
               "backends:\n",
               kMemoryBudgetEnv);
 }

@@ -7,17 +7,12 @@
 #include "ir/file_io.h"
 #include "ir/import/import.h"
 #include "ir/import/limits.h"
+#include "ir/json_brief.h"
 
 namespace mpk {
 namespace {
 
 using nlohmann::json;
-
-// A JSON value as it appears in a message: its text, cut short when long.
-std::string brief(const json& v) {
-  std::string s = v.dump();
-  return s.size() <= 64 ? s : s.substr(0, 60) + " ...";
-}
 
 std::string num_str(double d) {
   char buf[32];
@@ -44,7 +39,7 @@ class FieldReader {
     if (!has(key)) fail(key, "is required");
     const json& v = j_.at(key);
     const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-    if (!v.is_number_integer()) fail(key, "must be an integer in " + range + ", got " + brief(v));
+    if (!v.is_number_integer()) fail(key, "must be an integer in " + range + ", got " + json_brief(v));
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
       fail(key, "must be in " + range + ", got " + v.dump() + " (beyond int64)");
     const int64_t i = v.get<int64_t>();
@@ -61,7 +56,7 @@ class FieldReader {
     const json& v = j_.at(key);
     const std::string range = lo > 0 ? "[" + num_str(lo) + ", " + num_str(hi) + "]"
                                      : "(0, " + num_str(hi) + "]";
-    if (!v.is_number()) fail(key, "must be a number in " + range + ", got " + brief(v));
+    if (!v.is_number()) fail(key, "must be a number in " + range + ", got " + json_brief(v));
     const double d = v.get<double>();
     if (!std::isfinite(d) || !(lo > 0 ? d >= lo : d > 0) || d > hi)
       fail(key, "must be a number in " + range + ", got " + v.dump());
@@ -74,14 +69,14 @@ class FieldReader {
   bool boolean_or(const std::string& key, bool fallback) const {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
-    if (!v.is_boolean()) fail(key, "must be true or false, got " + brief(v));
+    if (!v.is_boolean()) fail(key, "must be true or false, got " + json_brief(v));
     return v.get<bool>();
   }
 
   std::string string_or(const std::string& key, const std::string& fallback) const {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
-    if (!v.is_string()) fail(key, "must be a string, got " + brief(v));
+    if (!v.is_string()) fail(key, "must be a string, got " + json_brief(v));
     return v.get<std::string>();
   }
 
@@ -110,6 +105,8 @@ constexpr ArchInfo kArchs[] = {
 // file's stem.
 std::string name_from(const FieldReader& r, const std::string& source) {
   std::string n = r.string_or("_name_or_path", "");
+  if (n.size() > kMaxNameBytes)
+    r.fail("_name_or_path", "is longer than " + std::to_string(kMaxNameBytes) + " bytes");
   if (!n.empty()) return n;
   std::filesystem::path p(source);
   if (p.filename() == "config.json" && p.has_parent_path()) {
@@ -123,7 +120,7 @@ std::string name_from(const FieldReader& r, const std::string& source) {
 void parse_rope(const json& rope, const std::string& field, const std::string& source,
                 ModelConfig& c) {
   if (!rope.is_object())
-    throw Error(source + ": field '" + field + "' must be an object or null, got " + brief(rope));
+    throw Error(source + ": field '" + field + "' must be an object or null, got " + json_brief(rope));
   FieldReader r(rope, source, field + ".");
   std::string type = r.string_or("rope_type", r.string_or("type", "default"));
   if (type == "default") {
@@ -132,7 +129,7 @@ void parse_rope(const json& rope, const std::string& field, const std::string& s
   }
   if (type != "llama3")
     r.fail(r.has("rope_type") ? "rope_type" : "type",
-           "has unsupported value " + brief(type) + " (supported: default, llama3)");
+           "has unsupported value " + json_brief(type) + " (supported: default, llama3)");
   c.rope_type = "llama3";
   c.rope_factor = r.number_in("factor", 0, kMaxRopeFactor);
   c.low_freq_factor = r.number_in("low_freq_factor", 0, kMaxRopeFactor);
@@ -157,14 +154,14 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
   for (const ArchInfo& a : kArchs)
     if (model_type == a.model_type) arch = &a;
   if (!arch)
-    r.fail("model_type", "has unsupported value " + brief(model_type) + " (supported: llama, qwen3)");
+    r.fail("model_type", "has unsupported value " + json_brief(model_type) + " (supported: llama, qwen3)");
   c.architecture = arch->architecture;
   if (r.has("architectures")) {
     const json& list = r.at("architectures");
     if (!list.is_array()) r.fail("architectures", "must be a list of strings");
     for (const json& a : list)
       if (!a.is_string() || a.get<std::string>() != arch->class_name)
-        r.fail("architectures", "has unsupported entry " + brief(a) + " (supported for " +
+        r.fail("architectures", "has unsupported entry " + json_brief(a) + " (supported for " +
                                     model_type + ": " + arch->class_name + ")");
   }
 
@@ -198,7 +195,7 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
 
   // Features mpk does not implement are rejected, not ignored.
   const std::string act = r.string_or("hidden_act", "silu");
-  if (act != "silu") r.fail("hidden_act", "has unsupported value " + brief(act) + " (supported: silu)");
+  if (act != "silu") r.fail("hidden_act", "has unsupported value " + json_brief(act) + " (supported: silu)");
   r.require_false("attention_bias", "a bias on q/k/v/o projections");
   r.require_false("mlp_bias", "a bias on MLP projections");
   r.require_false("use_sliding_window", "sliding-window attention");
@@ -207,7 +204,7 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
     if (!types.is_array()) r.fail("layer_types", "must be a list of strings");
     for (const json& t : types)
       if (!t.is_string() || t.get<std::string>() != "full_attention")
-        r.fail("layer_types", "has unsupported entry " + brief(t) + " (supported: full_attention)");
+        r.fail("layer_types", "has unsupported entry " + json_brief(t) + " (supported: full_attention)");
   }
 
   // RoPE: rope_theta + rope_scaling (transformers 4), or rope_parameters holding both.
@@ -235,9 +232,10 @@ ModelConfig parse_model_config_text(const std::string& text, const std::string& 
     };
     j = json::parse(text, depth_guard);
   } catch (const json::parse_error& e) {
-    throw Error(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+    throw Error(source + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
+                text_brief(e.what(), kMaxParserMessage));
   } catch (const json::exception& e) {  // e.g. a number beyond double's range
-    throw Error(source + ": malformed JSON: " + e.what());
+    throw Error(source + ": malformed JSON: " + text_brief(e.what(), kMaxParserMessage));
   }
   return parse_model_config(j, source);
 }

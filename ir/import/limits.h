@@ -12,6 +12,7 @@
 // (Gemma: head_dim 256, vocab 262144; 1M-10M-token context windows).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace mpk {
@@ -36,6 +37,9 @@ inline constexpr double kMaxRmsEps = 1;                // rms_norm_eps (real: 1e
 // of every layer, bf16): 405B at batch 8 and 131072 positions needs 0.5 TiB; bound 4 TiB.
 inline constexpr int64_t kMaxParameters = int64_t{1} << 41;
 inline constexpr int64_t kMaxKvCacheBytes = int64_t{1} << 42;
+
+// _name_or_path, the module's name: Hugging Face names are "org/model", under 100 bytes.
+inline constexpr size_t kMaxNameBytes = 1024;
 
 // A config.json is a few KiB; one larger than this is not a model config.
 inline constexpr int64_t kMaxConfigBytes = int64_t{4} << 20;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "runtime/cpu/memory_budget.h"
 #include "runtime/cpu/task_kernels.h"
 
 namespace mpk {
@@ -36,6 +37,9 @@ RaceChecker::RaceChecker(const Module& m) {
     for (const Region& r : tasks[t].reads) by_tensor.at(r.tensor).push_back({t, &r, false});
     for (const Region& r : tasks[t].writes) by_tensor.at(r.tensor).push_back({t, &r, true});
   }
+  // Conflict lists grow with the square of a tensor's accesses: keep them in the budget.
+  const int64_t max_pairs = host_memory_budget() / static_cast<int64_t>(2 * sizeof(Conflict));
+  int64_t pairs = 0;
   for (const std::vector<Access>& acc : by_tensor) {
     for (size_t i = 0; i < acc.size(); ++i) {
       if (!acc[i].write) continue;
@@ -44,6 +48,11 @@ RaceChecker::RaceChecker(const Module& m) {
         const TaskId a = acc[i].task, b = acc[j].task;
         const int64_t ra = rank_of(m, tasks[a]), rb = rank_of(m, tasks[b]);
         if (a == b || ra == rb || !acc[i].region->overlaps(*acc[j].region)) continue;
+        if (++pairs > max_pairs)
+          check_host_memory(pairs * static_cast<int64_t>(2 * sizeof(Conflict)),
+                            "the race checker's conflicting task pairs (tensor '" +
+                                m.program.tensors[acc[i].region->tensor].name + "' has " +
+                                std::to_string(acc.size()) + " accesses)");
         conflicts_[a].push_back({b, rb < ra ? 1 : 0});
         conflicts_[b].push_back({a, ra < rb ? 1 : 0});
       }

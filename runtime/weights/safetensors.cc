@@ -15,6 +15,7 @@
 #include "ir/checked.h"
 #include "ir/error.h"
 #include "ir/file_io.h"
+#include "ir/json_brief.h"
 
 namespace mpk {
 namespace {
@@ -56,48 +57,48 @@ uint64_t read_u64_le(const uint8_t* p) {
 }
 
 uint64_t unsigned_field(const json& v, const std::string& fail_prefix) {
-  if (!v.is_number_unsigned()) throw Error(fail_prefix + " must be a non-negative integer, got " + v.dump());
+  if (!v.is_number_unsigned()) throw Error(fail_prefix + " must be a non-negative integer, got " + json_brief(v));
   return v.get<uint64_t>();
 }
 
 SafetensorsEntry parse_entry(const std::string& source, const std::string& name, const json& v,
                              uint64_t data_start, uint64_t data_size) {
-  const std::string where = source + ": tensor '" + name + "'";
-  if (!v.is_object()) throw Error(where + ": header entry must be an object, got " + v.dump());
+  const std::string where = source + ": tensor '" + text_brief(name) + "'";
+  if (!v.is_object()) throw Error(where + ": header entry must be an object, got " + json_brief(v));
   for (const char* key : {"dtype", "shape", "data_offsets"})
     if (!v.contains(key)) throw Error(where + ": header entry lacks '" + key + "'");
   const json& dt = v.at("dtype");
-  if (!dt.is_string()) throw Error(where + ": dtype must be a string, got " + dt.dump());
+  if (!dt.is_string()) throw Error(where + ": dtype must be a string, got " + json_brief(dt));
   SafetensorsEntry e;
   e.dtype = dt.get<std::string>();
   const DTypeInfo* info = find_dtype(e.dtype);
-  if (!info) throw Error(where + ": unknown dtype \"" + e.dtype + "\"");
+  if (!info) throw Error(where + ": unknown dtype " + json_brief(dt));
   e.mpk_dtype = info->mpk;
 
   const json& shape = v.at("shape");
-  if (!shape.is_array()) throw Error(where + ": shape must be a list, got " + shape.dump());
+  if (!shape.is_array()) throw Error(where + ": shape must be a list, got " + json_brief(shape));
   for (const json& d : shape) {
     const uint64_t n = unsigned_field(d, where + ": shape entry");
     if (n > static_cast<uint64_t>(INT64_MAX))
-      throw Error(where + ": shape entry " + d.dump() + " is beyond int64");
+      throw Error(where + ": shape entry " + json_brief(d) + " is beyond int64");
     e.shape.push_back(static_cast<int64_t>(n));
   }
-  const std::string size_of_shape = where + ": the byte size of dtype " + e.dtype + " shape " + shape.dump();
+  const std::string size_of_shape = where + ": the byte size of dtype " + e.dtype + " shape " + json_brief(shape);
   const auto bytes = static_cast<uint64_t>(checked_mul(checked_product(e.shape, size_of_shape),
                                                        static_cast<int64_t>(info->size), size_of_shape));
 
   const json& off = v.at("data_offsets");
   if (!off.is_array() || off.size() != 2)
-    throw Error(where + ": data_offsets must be a list [begin, end], got " + off.dump());
+    throw Error(where + ": data_offsets must be a list [begin, end], got " + json_brief(off));
   const uint64_t begin = unsigned_field(off[0], where + ": data_offsets begin");
   const uint64_t end = unsigned_field(off[1], where + ": data_offsets end");
-  if (end < begin) throw Error(where + ": data_offsets " + off.dump() + " end before they begin");
+  if (end < begin) throw Error(where + ": data_offsets " + json_brief(off) + " end before they begin");
   if (end > data_size)
-    throw Error(where + ": data_offsets " + off.dump() + " run past the end of the data (" +
+    throw Error(where + ": data_offsets " + json_brief(off) + " run past the end of the data (" +
                 std::to_string(data_size) + " bytes): truncated file or corrupt header");
   if (end - begin != bytes)
-    throw Error(where + ": data_offsets " + off.dump() + " hold " + std::to_string(end - begin) +
-                " bytes, but dtype " + e.dtype + " and shape " + shape.dump() + " need " +
+    throw Error(where + ": data_offsets " + json_brief(off) + " hold " + std::to_string(end - begin) +
+                " bytes, but dtype " + e.dtype + " and shape " + json_brief(shape) + " need " +
                 std::to_string(bytes));
   e.offset = data_start + begin;
   e.size = bytes;
@@ -119,9 +120,11 @@ void check_tiling(const SafetensorsHeader& h, uint64_t data_size, const std::str
   uint64_t at = h.data_start;
   const std::pair<const std::string*, const SafetensorsEntry*>* prev = nullptr;
   for (const auto& cur : order) {
-    const std::string where = source + ": tensor '" + *cur.first + "' (data_offsets " + offsets(*cur.second) + ")";
+    const std::string where =
+        source + ": tensor '" + text_brief(*cur.first) + "' (data_offsets " + offsets(*cur.second) + ")";
     if (cur.second->offset < at)
-      throw Error(where + " overlaps tensor '" + *prev->first + "' (data_offsets " + offsets(*prev->second) + ")");
+      throw Error(where + " overlaps tensor '" + text_brief(*prev->first) + "' (data_offsets " +
+                  offsets(*prev->second) + ")");
     if (cur.second->offset > at)
       throw Error(where + " leaves " + std::to_string(cur.second->offset - at) +
                   " bytes unused before it: tensors must tile the data without gaps");
@@ -162,7 +165,7 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, uint64_t size, const s
     };
     header = json::parse(text, text + n, depth_guard);
   } catch (const json::exception& e) {
-    throw Error(source + ": malformed header JSON: " + e.what());
+    throw Error(source + ": malformed header JSON: " + text_brief(e.what(), kMaxParserMessage));
   }
   if (!header.is_object()) throw Error(source + ": malformed header: not a JSON object");
 
@@ -173,7 +176,7 @@ SafetensorsHeader parse_safetensors(const uint8_t* bytes, uint64_t size, const s
     if (name == "__metadata__") {
       if (!value.is_object()) throw Error(source + ": __metadata__ must be an object");
       for (const auto& [k, mv] : value.items()) {
-        if (!mv.is_string()) throw Error(source + ": __metadata__ '" + k + "' must be a string");
+        if (!mv.is_string()) throw Error(source + ": __metadata__ '" + text_brief(k) + "' must be a string");
         h.metadata[k] = mv.get<std::string>();
       }
       continue;

@@ -10,6 +10,7 @@
 #include "ir/checked.h"
 #include "ir/error.h"
 #include "ir/file_io.h"
+#include "ir/json_brief.h"
 #include "runtime/cpu/memory_budget.h"
 #include "runtime/weights/safetensors.h"
 
@@ -81,20 +82,21 @@ CheckpointIndex read_index_json(const fs::path& dir, const fs::path& index_path)
     };
     j = nlohmann::json::parse(text, depth_guard);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(src + ": malformed JSON: " + e.what());
+    throw Error(src + ": malformed JSON: " + text_brief(e.what(), kMaxParserMessage));
   }
   if (!j.is_object() || !j.contains("weight_map") || !j.at("weight_map").is_object())
     throw Error(src + ": no \"weight_map\" object");
   CheckpointIndex idx;
   idx.describe = src;
   for (const auto& [name, file] : j.at("weight_map").items()) {
-    if (!file.is_string()) throw Error(src + ": weight_map entry '" + name + "' is not a string");
+    const std::string entry = src + ": weight_map entry '" + text_brief(name) + "'";
+    if (!file.is_string()) throw Error(entry + " is not a string");
     const std::string f = file.get<std::string>();
     const fs::path rel(f);
     if (f.empty() || rel.is_absolute() || rel.filename() != rel || f == "." || f == "..")
-      throw Error(src + ": weight_map entry '" + name + "' names a file outside the directory: " + f);
+      throw Error(entry + " names a file outside the directory: " + text_brief(f));
     if (rel.extension() != ".safetensors")
-      throw Error(src + ": weight_map entry '" + name + "' names '" + f + "', not a .safetensors file");
+      throw Error(entry + " names '" + text_brief(f) + "', not a .safetensors file");
     idx.file_of[name] = (dir / rel).string();
   }
   return idx;

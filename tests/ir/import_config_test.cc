@@ -295,6 +295,8 @@ TEST(ImportConfig, SizesAreBoundedByField) {
   }
   expect_rejected(edited(kLlama32_1b, [](json& j) { j["rope_scaling"]["original_max_position_embeddings"] = 1 << 25; }),
                   "'rope_scaling.original_max_position_embeddings' must be in 1..16777216");
+  expect_rejected(edited(kLlama32_1b, [](json& j) { j["_name_or_path"] = std::string(kMaxNameBytes + 1, 'n'); }),
+                  "'_name_or_path' is longer than 1024 bytes");
   // head_dim derived from hidden_size / num_attention_heads is bounded too.
   expect_rejected(edited(kLlama32_1b,
                          [](json& j) {
