@@ -48,6 +48,7 @@ int cmd_calibrate(int argc, char** argv) {
   CostParams base = CostParams::from_machine(graph.machine);
   if (args.has("base")) base = load_cost_params(args.get("base"), base);
   Calibration cal = calibrate(graph, execs, base);
+  check_cost_params(cal.params, "calibrated costs");  // what a cost file may say
   cal.params.note = "calibrated from " + reader.path() + " run " + std::to_string(id) + " (" +
                     run.kind + ", " + run.model + ", " + run.policy + ")";
   std::printf("run %lld: %s %s %s, %lld steps, %zu executions on %s\n\n",

@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "traces/run_derive.h"
 #include "traces/simulator.h"
+#include "traces/trace_limits.h"
 
 namespace mpk {
 namespace {
@@ -297,7 +298,7 @@ double match_makespan(const Module& graph, int32_t steps, double measured_step_n
     q.event_latency_ns = latency;
     return (mean_step_ns(simulate(graph, q, steps), steps) - measured_step_ns) / measured_step_ns;
   };
-  double lo = 0, hi = std::max(4 * p.event_latency_ns, 1000.0);
+  double lo = 0, hi = std::min(std::max(4 * p.event_latency_ns, 1000.0), kMaxCostNs);
   double e_lo = error_at(lo), e_hi = error_at(hi);
   if (e_lo >= 0 || e_hi <= 0) {  // no latency in range matches: keep the closer end
     const double e_now = error_at(p.event_latency_ns);

@@ -218,12 +218,16 @@ Bubble bubble_row(const SqliteStmt& q, const CheckedRun& r, int64_t row) {
   return b;
 }
 
-std::vector<ExecutionRecord> read_executions(SqliteDb& db, const CheckedRun& r) {
-  std::vector<ExecutionRecord> out;
-  out.reserve(static_cast<size_t>(r.run.num_executions));  // the rows' count (check_run)
+namespace {
+
+// The run's execution table, checked row by row and as a table; each row goes to `use`.
+template <class Use>
+void scan_executions(SqliteDb& db, const CheckedRun& r, Use use) {
   // check_run bounded tasks x steps by the rows' count.
   std::vector<bool> seen(static_cast<size_t>(num_tasks(r) * r.run.steps), false);
   int64_t busy = 0, waits = 0;
+  const std::string busy_what = r.where + ": the summed execution times";
+  const std::string waits_what = r.where + ": the summed waits";
   for_each_row(db, r, std::string(kExecutionColumns) + "WHERE run = ? ORDER BY worker, start_ns",
                [&](const SqliteStmt& q, int64_t row) {
                  const ExecutionRecord e = execution_row(q, r, row);
@@ -234,25 +238,43 @@ std::vector<ExecutionRecord> read_executions(SqliteDb& db, const CheckedRun& r) 
                              "task " + std::to_string(e.task) + " at step " +
                                  std::to_string(e.step) + " is recorded twice");
                  seen[slot] = true;
-                 busy = checked_add(busy, e.end_ns - e.start_ns, r.where + ": the summed execution times");
-                 waits = checked_add(waits, e.start_ns - e.wait_begin_ns, r.where + ": the summed waits");
-                 out.push_back(e);
+                 busy = checked_add(busy, e.end_ns - e.start_ns, busy_what);
+                 waits = checked_add(waits, e.start_ns - e.wait_begin_ns, waits_what);
+                 use(e);
                });
+}
+
+// The run's bubble table, checked (a worker's bubbles never overlap); each row to `use`.
+template <class Use>
+void scan_bubbles(SqliteDb& db, const CheckedRun& r, Use use) {
+  int64_t idle = 0;
+  Bubble last;
+  last.worker = -1;
+  const std::string idle_what = r.where + ": the summed bubbles";
+  for_each_row(db, r, std::string(kBubbleColumns) + "WHERE run = ? ORDER BY worker, start_ns",
+               [&](const SqliteStmt& q, int64_t row) {
+                 const Bubble b = bubble_row(q, r, row);
+                 if (last.worker == b.worker && b.start_ns < last.end_ns)
+                   row_error(r.where, "bubble", row,
+                             "overlaps the bubble before it on worker " + std::to_string(b.worker));
+                 idle = checked_add(idle, b.end_ns - b.start_ns, idle_what);
+                 last = b;
+                 use(b);
+               });
+}
+
+}  // namespace
+
+std::vector<ExecutionRecord> read_executions(SqliteDb& db, const CheckedRun& r) {
+  std::vector<ExecutionRecord> out;
+  out.reserve(static_cast<size_t>(r.run.num_executions));  // the rows' count (check_run)
+  scan_executions(db, r, [&](const ExecutionRecord& e) { out.push_back(e); });
   return out;
 }
 
 std::vector<Bubble> read_bubbles(SqliteDb& db, const CheckedRun& r) {
   std::vector<Bubble> out;
-  int64_t idle = 0;
-  for_each_row(db, r, std::string(kBubbleColumns) + "WHERE run = ? ORDER BY worker, start_ns",
-               [&](const SqliteStmt& q, int64_t row) {
-                 const Bubble b = bubble_row(q, r, row);
-                 if (!out.empty() && out.back().worker == b.worker && b.start_ns < out.back().end_ns)
-                   row_error(r.where, "bubble", row,
-                             "overlaps the bubble before it on worker " + std::to_string(b.worker));
-                 idle = checked_add(idle, b.end_ns - b.start_ns, r.where + ": the summed bubbles");
-                 out.push_back(b);
-               });
+  scan_bubbles(db, r, [&](const Bubble& b) { out.push_back(b); });
   return out;
 }
 
@@ -308,8 +330,8 @@ void check_stored_run(SqliteDb& db, int64_t id) {
   const std::vector<RunRecord> rows = read_run_rows(db, id);
   if (rows.size() != 1) throw Error(db.path() + ": run " + std::to_string(id) + " does not read back");
   const CheckedRun r = check_run(db, rows[0], read_graph(db, rows[0].graph));
-  read_executions(db, r);
-  read_bubbles(db, r);
+  scan_executions(db, r, [](const ExecutionRecord&) {});
+  scan_bubbles(db, r, [](const Bubble&) {});
   read_steps(db, r);
   read_operator_stats(db, r);
 }

@@ -153,7 +153,7 @@ TEST_F(TraceDbHostile, ExportStepsBeyondTheRunAreRefused) {
 TEST_F(TraceDbHostile, ExportToFifoIsWrittenInPlace) {
   const std::string db = trace(), fifo = path("out.fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const CliResult r = run("mpk", "trace export --chrome '" + fifo + "' '" + db + "' & cat '" + fifo + "' >'" +
+  const CliResult r = run("mpk", "trace export --chrome '" + fifo + "' '" + db + "' & timeout 30 cat '" + fifo + "' >'" +
                                      path("got") + "'; wait");
   expect_clean(r);
   EXPECT_NE(read(path("got")).find("traceEvents"), std::string::npos);

@@ -286,6 +286,24 @@ TEST(StudioBadInput, NewerSchema) {
   expect_open_fails(p.str(), "newer");
 }
 
+// A trace whose rows were edited: the open names the table, the row and the field.
+TEST(StudioBadInput, EditedTraceRows) {
+  const std::pair<const char*, const char*> edits[] = {
+      {"UPDATE execution SET task = 100000000 WHERE task = 0 AND step = 0",
+       "run 1: execution row 0: task 100000000 is not a task of the run's graph (0..3)"},
+      {"UPDATE graph SET num_workers = 2147483648", "graph 1: num_workers must be in 1..4096, got 2147483648"},
+      {"UPDATE task SET position = 2000000000 WHERE id = 0", "graph 1: task row 0: position must be in"}};
+  for (const auto& [sql, message] : edits) {
+    TempPath p("studio_edited.db");
+    mpk::testing::store_fork_join(p.str(), 2);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(p.str().c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(db);
+    expect_open_fails(p.str(), message);
+  }
+}
+
 TEST(StudioBadInput, UnscheduledModule) {
   TempPath p("studio_unscheduled.mpk");
   Module m = import_model("tiny", ImportOptions{});

@@ -1,0 +1,1 @@
+INSERT INTO event_consumer(graph, event, task) VALUES(1, 0, 0);

@@ -1,0 +1,1 @@
+ALTER TABLE step RENAME TO s; CREATE TABLE step(run, step, start_ns, end_ns, busy_ns); INSERT INTO step SELECT * FROM s; UPDATE step SET start_ns = 1.5 WHERE step = 1;

@@ -1,0 +1,1 @@
+UPDATE bubble SET producer = 9 WHERE producer IS NOT NULL;

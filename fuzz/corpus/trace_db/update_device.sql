@@ -1,0 +1,1 @@
+UPDATE device SET mem_bandwidth = -1, clock_khz = 0;

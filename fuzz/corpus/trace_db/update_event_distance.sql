@@ -1,0 +1,1 @@
+UPDATE event SET step_distance = -3 WHERE id = 2;

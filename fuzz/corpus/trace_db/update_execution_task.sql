@@ -1,0 +1,1 @@
+UPDATE execution SET task = 100000000 WHERE task = 0 AND step = 0;

@@ -1,0 +1,1 @@
+UPDATE graph SET num_workers = 2147483648;

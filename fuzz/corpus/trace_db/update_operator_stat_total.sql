@@ -1,0 +1,1 @@
+UPDATE operator_stat SET total_ns = 9223372036854775807;

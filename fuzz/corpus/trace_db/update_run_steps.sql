@@ -1,0 +1,1 @@
+UPDATE run SET steps = 100000;

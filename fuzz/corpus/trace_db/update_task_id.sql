@@ -1,0 +1,1 @@
+UPDATE task SET id = 100000 WHERE id = 3;

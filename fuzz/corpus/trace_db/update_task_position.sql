@@ -1,0 +1,1 @@
+UPDATE task SET position = 1 WHERE id = 0;
