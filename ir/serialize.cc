@@ -3,6 +3,8 @@
 // text modules. No other translation unit includes ir/mpk.pb.h.
 #include "ir/serialize.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "ir/file_io.h"
 #include "ir/mpk.pb.h"
 #include "ir/text.h"
@@ -303,6 +305,9 @@ std::string module_to_binary(const Module& m) {
 
 Module module_from_binary(const std::string& bytes, const std::string& source) {
   pb::Module proto;
+  // The parser logs why it fails (e.g. a string that is not UTF-8) to stderr: the error
+  // below is the one line a malformed file gets.
+  const google::protobuf::LogSilencer quiet;
   if (!proto.ParseFromString(bytes))
     throw Error(source + ": not a valid mpk module (malformed protobuf, " +
                 std::to_string(bytes.size()) + " bytes)");

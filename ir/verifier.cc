@@ -223,9 +223,15 @@ class StructureChecker {
   // and an operator's shares exactly 0..shares-1 of one count and unit.
   void coop_shares() {
     std::vector<std::vector<TaskId>> of_op(p_.ops.size());
+    std::vector<char> plain(p_.ops.size(), 0);  // the operator has an ordinary linear or lm_head task
     for (size_t i = 0; i < m_.graph.tasks.size(); ++i) {
       const Task& t = m_.graph.tasks[i];
-      if (!t.attrs.count("shares") && !t.attrs.count("share") && !t.attrs.count("unit_rows")) continue;
+      if (!t.attrs.count("shares") && !t.attrs.count("share") && !t.attrs.count("unit_rows")) {
+        if ((t.kind == TaskKind::kLinear || t.kind == TaskKind::kLmHead) && t.op >= 0 &&
+            static_cast<size_t>(t.op) < p_.ops.size())
+          plain[t.op] = 1;
+        continue;
+      }
       const std::string what = "task " + std::to_string(i);
       for (const char* key : {"share", "shares", "unit_rows"})
         if (!t.attrs.count(key) || !std::holds_alternative<int64_t>(t.attrs.at(key))) {
@@ -253,9 +259,7 @@ class StructureChecker {
         const CoopShare c = coop_share(m_.graph.tasks[t]);
         ok = ok && c.shares == first.shares && c.unit_rows == first.unit_rows && !seen[c.share]++;
       }
-      for (const Task& t : m_.graph.tasks)
-        ok = ok && !(t.op == static_cast<OpId>(o) && t.kind == m_.graph.tasks[of_op[o][0]].kind &&
-                     !coop_share(t).cooperative());
+      ok = ok && !plain[o];
       if (!ok)
         sink_.add("structure.coop-share", "operator '" + p_.ops[o].name + "': its cooperative shares must be " +
                                               "exactly 0.." + std::to_string(first.shares - 1) +

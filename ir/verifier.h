@@ -29,7 +29,8 @@
 //              of total distance <= 1 from the later task's previous step otherwise;
 //              with a schedule, every task is on exactly one worker
 //              (graph.unscheduled-task, graph.task-scheduled-twice) and there are no
-//              more workers than SMs (graph.bad-worker);
+//              more workers than SMs (graph.bad-worker); a graph whose cross-step check
+//              would need more than 4 GiB is refused (graph.too-large);
 //   schedule:  deadlock freedom: step_distance-0 dependency edges plus same-worker
 //              order edges form no cycle (schedule.deadlock).
 #pragma once

@@ -126,20 +126,24 @@ class AttrChecker {
   // The tokens an argmax writes (below its logits width) index the table of every
   // embedding that reads them: a token past the table would be read out of bounds.
   void token_range() {
-    std::vector<std::pair<TensorId, const Operator*>> writers;  // tokens tensor, its argmax
-    for (const Operator& op : p_.ops) {
-      if (op.kind == OpKind::kArgmax) writers.emplace_back(op.outputs[0], &op);
-      if (linear_form(op).tokens >= 0) writers.emplace_back(linear_form(op).tokens, &op);
+    std::vector<OpId> writer(p_.tensors.size(), -1);  // the argmax that writes each tokens tensor
+    std::vector<int64_t> bound(p_.tensors.size(), 0);    // the widest logits it comes from
+    for (size_t o = 0; o < p_.ops.size(); ++o) {
+      const Operator& op = p_.ops[o];
+      const TensorId tokens = op.kind == OpKind::kArgmax ? op.outputs[0] : linear_form(op).tokens;
+      if (tokens < 0) continue;
+      const int64_t width = op.kind == OpKind::kArgmax ? dim(op.inputs[0], 1) : dim(op.outputs[0], 1);
+      if (width > bound[tokens]) bound[tokens] = width, writer[tokens] = static_cast<OpId>(o);
     }
     for (const Operator& op : p_.ops) {
       if (op.kind != OpKind::kEmbedding) continue;
-      for (const auto& [tokens, argmax] : writers) {
-        const int64_t width = argmax->kind == OpKind::kArgmax ? dim(argmax->inputs[0], 1) : dim(argmax->outputs[0], 1);
-        if (tokens == op.inputs[1] && width > dim(op.inputs[0], 0))
-          sink_.add("structure.vocab", "operator '" + argmax->name + "' writes tokens '" + name(tokens) + "' below " +
-                                           std::to_string(width) + ", but operator '" + op.name + "' reads them as rows "
-                                           "of a table of " + std::to_string(dim(op.inputs[0], 0)) + " rows");
-      }
+      const TensorId tokens = op.inputs[1];
+      const int64_t rows = dim(op.inputs[0], 0);
+      if (bound[tokens] > rows)
+        sink_.add("structure.vocab", "operator '" + p_.ops[writer[tokens]].name + "' writes tokens '" +
+                                         name(tokens) + "' below " + std::to_string(bound[tokens]) +
+                                         ", but operator '" + op.name + "' reads them as rows of a table of " +
+                                         std::to_string(rows) + " rows");
     }
   }
 

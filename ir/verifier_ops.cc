@@ -15,7 +15,12 @@ class Signature {
   Signature(const Program& p, const Operator& op) : p_(p), op_(op) {}
 
   void check() {
-    in_place();
+    by_kind();
+    in_place();  // after the arity checks: a few operands each
+  }
+
+ private:
+  void by_kind() {
     switch (op_.kind) {
       case OpKind::kEmbedding: return embedding();
       case OpKind::kRmsNorm: return rms_norm();
@@ -31,7 +36,6 @@ class Signature {
     }
   }
 
- private:
   [[noreturn]] static void bad(const std::string& what) { throw Error(what); }
 
   // docs/ir.md: a fused attention (its caches) is the one operator that reads and writes

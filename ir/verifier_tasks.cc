@@ -67,14 +67,15 @@ class FormChecker {
       split[t.op] |= t.kind == TaskKind::kAttentionPartial || t.kind == TaskKind::kAttentionMerge;
       if (i == 0) continue;
       const Task& prev = tasks[i - 1];
-      const std::string head = describe_task(m_, static_cast<TaskId>(i)) + " comes after " +
-                               describe_task(m_, static_cast<TaskId>(i - 1));
+      auto head = [&] {
+        return describe_task(m_, static_cast<TaskId>(i)) + " comes after " + describe_task(m_, static_cast<TaskId>(i - 1));
+      };
       if (t.op < prev.op)
-        sink_.add("structure.task-order", head + ", whose operator is later in program order: tasks follow "
-                                                 "program order");
+        sink_.add("structure.task-order", head() + ", whose operator is later in program order: tasks follow "
+                                                   "program order");
       else if (t.op == prev.op && phase(t.kind) < phase(prev.kind))
-        sink_.add("structure.task-order", head + ": an operator's kv_append tasks come first, its "
-                                                 "attention_merge and argmax_reduce tasks last");
+        sink_.add("structure.task-order", head() + ": an operator's kv_append tasks come first, its "
+                                                   "attention_merge and argmax_reduce tasks last");
     }
     for (size_t o = 0; o < p_.ops.size(); ++o)
       if (!has_task[o])
@@ -335,9 +336,13 @@ class FormChecker {
     f.reads.push_back(cache(af.v_cache, h, 0, seq));
   }
 
+  // At most kShown regions, so that a task with a million of them gets a short message.
   std::string regions_text(const std::vector<Region>& rs) const {
+    constexpr size_t kShown = 8;
     std::string s;
-    for (const Region& r : rs) s += (s.empty() ? "" : ", ") + format_region(p_.tensors[r.tensor].name, r);
+    for (size_t i = 0; i < rs.size() && i < kShown; ++i)
+      s += (i ? ", " : "") + format_region(p_.tensors[rs[i].tensor].name, rs[i]);
+    if (rs.size() > kShown) s += ", ... (" + std::to_string(rs.size()) + " regions)";
     return s;
   }
 

@@ -3,6 +3,7 @@
 // memory, saves it without verifying, and checks that the CLI refuses it naming the
 // problem, where the old verifier let it through to overflow a heap buffer or to print
 // other tokens without complaint.
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -156,6 +157,15 @@ TEST_F(ModuleVerifierHostileTest, BatchAttrThatDisagreesWithTheTensorsIsRefused)
   Module m = scheduled_tiny();
   m.attrs["batch"] = int64_t{2};
   expect_refused(reschedule(m), "module attr batch is 2, but tensor 'tokens' (dimension 0) says 1");
+}
+
+TEST_F(ModuleVerifierHostileTest, BinaryModuleWithInvalidUtf8GivesOneErrorLine) {
+  std::string bytes = module_to_binary(import_model("tiny", ImportOptions{}));
+  bytes.replace(bytes.find("tokens"), 3, "\xff\xfe\xfd");  // proto3 strings must be UTF-8
+  write("bad.mpk", bytes);
+  const CliResult r = run("mpk-opt", "'" + path("bad.mpk") + "' -o '" + path("out.mpk") + "'");
+  expect_refused(r, "bad.mpk: not a valid mpk module (malformed protobuf");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace

@@ -317,6 +317,13 @@ TEST(Verifier, UnorderedWriteAfterWrite) {
   EXPECT_TRUE(waw);
 }
 
+TEST(Verifier, GraphTooLargeToCheckAcrossStepsIsRefused) {
+  Module m = ring_module();  // 140000 distance-1 events: 2 x 140004 x 2188 words > 4 GiB
+  m.graph.events.assign(140000, Event{{2}, {0}, 1, 1});
+  expect_only(m, "graph.too-large", {"checking the order across steps of 4 tasks and 140000 events needs "
+                                     "4901260032 bytes, above the limit of 4294967296 (4 GiB)"});
+}
+
 TEST(Verifier, UnscheduledTask) {
   Module m = tiny_module();
   m.graph.schedule.workers[0].pop_back();  // task 22
