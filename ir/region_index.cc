@@ -89,6 +89,7 @@ void RegionIndex::collect(const Region& r, std::vector<int32_t>& out) {
   TensorIndex& t = tensors_[r.tensor];
   auto [f, l] = span(t, r);
   for (size_t s = f; s < l; ++s) {
+    steps_ += static_cast<int64_t>(t.segments[s].size());
     for (int32_t id : t.segments[s]) {
       if (seen_[id] == stamp_) continue;
       seen_[id] = stamp_;

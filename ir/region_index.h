@@ -33,6 +33,8 @@ class RegionIndex {
   // Live records overlapping r, sorted by record id.
   std::vector<int32_t> overlapping(const Region& r);
   const Region& region(int32_t record) const { return records_[record].region; }
+  // Candidate records examined by all queries so far (a measure of their cost).
+  int64_t steps() const { return steps_; }
   int32_t payload(int32_t record) const { return records_[record].payload; }
 
  private:
@@ -56,6 +58,7 @@ class RegionIndex {
   std::vector<uint32_t> seen_;  // per record: stamp of the last query that saw it
   uint32_t stamp_ = 0;
   std::vector<int32_t> hits_;  // for_each_overlap's buffer, reused across queries
+  int64_t steps_ = 0;
 };
 
 }  // namespace mpk

@@ -9,8 +9,9 @@
 //              then, once those hold (ir/verifier_rules.h):
 //              structure.tensor-size (element counts and bytes within kMaxTensorBytes,
 //              non-weight bytes within kMaxStepBytes), structure.role (weights never
-//              written, inputs written only as an argmax's tokens, scratch only on
-//              tasks, a read tensor is written by an operator or is a weight or input),
+//              written, an input is the tokens: read only by an embedding, written only
+//              by an argmax; scratch only on tasks; a read tensor is written by an
+//              operator or is a weight or input),
 //              structure.unused-tensor, structure.batch (one batch: the first
 //              dimension of every non-weight tensor), structure.vocab (an argmax's
 //              tokens index the table of the embedding that reads them),

@@ -1,9 +1,10 @@
 // structure.role and structure.unused-tensor (ir/verifier_rules.h): what each tensor role
 // allows, checked on the operators (the tasks' scratch: verifier_tasks.cc). The runtime
-// binds weights to checkpoint memory (read-only, possibly a read-only mmap), supplies
-// inputs (the prompt, through the embedding's tokens), and zeroes every other tensor
-// once: so a written weight would corrupt the checkpoint, and a tensor that operators
-// read but none writes, unless it is a weight or an input, would read as zeros.
+// binds weights to checkpoint memory (read-only, possibly a read-only mmap), supplies one
+// input, the prompt, through the tokens an embedding reads (an argmax writes the next
+// ones), and zeroes every other tensor once: so a written weight would corrupt the
+// checkpoint, and a tensor that operators read but none writes, unless it is a weight
+// or the tokens, would read as zeros.
 #include "ir/verifier_rules.h"
 
 namespace mpk {
@@ -40,7 +41,14 @@ void check_roles(const Module& m, DiagnosticSink& sink) {
         sink.add("structure.role", who + " writes " + tensor_text(tt) +
                                        ": only an argmax writes an input (the next step's tokens)");
     }
-    for (TensorId t : op.inputs) reader[t] = static_cast<OpId>(o);
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const TensorId t = op.inputs[i];
+      reader[t] = static_cast<OpId>(o);
+      if (p.tensors[t].role == TensorRole::kInput && !(op.kind == OpKind::kEmbedding && i == 1))
+        sink.add("structure.role", who + " reads " + tensor_text(p.tensors[t]) +
+                                       ": the runtime supplies only the tokens an embedding reads (any other "
+                                       "input would read as zeros)");
+    }
     for (const auto* list : {&op.inputs, &op.outputs})
       for (TensorId t : *list)
         if (p.tensors[t].role == TensorRole::kScratch)

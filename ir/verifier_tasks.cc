@@ -68,7 +68,8 @@ class FormChecker {
       if (i == 0) continue;
       const Task& prev = tasks[i - 1];
       auto head = [&] {
-        return describe_task(m_, static_cast<TaskId>(i)) + " comes after " + describe_task(m_, static_cast<TaskId>(i - 1));
+        return describe_task(m_, static_cast<TaskId>(i)) + " comes after " +
+               describe_task(m_, static_cast<TaskId>(i - 1));
       };
       if (t.op < prev.op)
         sink_.add("structure.task-order", head() + ", whose operator is later in program order: tasks follow "
@@ -286,7 +287,8 @@ class FormChecker {
     const Range cols{h * hd, (h + 1) * hd};
     f.reads = {reg(k, {all(k), cols}), reg(v, {all(v), cols})};
     if (fused && af.k_norm >= 0) f.reads.push_back(reg(af.k_norm, {{0, hd}}));
-    f.writes = {reg(kc, {all(kc), all(kc, 1), {h, h + 1}, {0, hd}}), reg(vc, {all(vc), all(vc, 1), {h, h + 1}, {0, hd}})};
+    f.writes = {reg(kc, {all(kc), all(kc, 1), {h, h + 1}, {0, hd}}),
+                reg(vc, {all(vc), all(vc, 1), {h, h + 1}, {0, hd}})};
   }
 
   // kv head h (of G query heads): attention (one split), attention_partial (split i of

@@ -140,6 +140,13 @@ TEST_F(ModuleVerifierHostileTest, WeightDeclaredActivationIsRefused) {
   expect_refused(run_graph(m), "reads tensor 'model.norm.weight' (activation), which no operator writes");
 }
 
+TEST_F(ModuleVerifierHostileTest, WeightDeclaredInputIsRefused) {
+  Module m = scheduled_tiny();
+  m.program.tensors[tensor(m, "model.norm.weight")].role = TensorRole::kInput;
+  expect_refused(run_graph(m), "operator 'lm_head' reads tensor 'model.norm.weight' (input): the runtime supplies "
+                               "only the tokens an embedding reads");
+}
+
 TEST_F(ModuleVerifierHostileTest, UnusedScratchTensorIsRefused) {
   Module m = scheduled_tiny();
   m.program.add_tensor(Tensor{"junk", DType::kF32, {805306368}, TensorRole::kScratch});  // 3 GiB

@@ -85,11 +85,20 @@ TEST(VerifierRules, WeightsAreNeverWritten) {
   expect_only(m, "structure.role", {"operator 'argmax' writes tensor 'tokens' (weight): weights are read-only"});
 }
 
-TEST(VerifierRules, OnlyAnArgmaxWritesAnInput) {
+TEST(VerifierRules, AnInputIsTheTokensOfAnEmbedding) {
   Module m = tiny_module();
   tensor(m, "xn.0").role = TensorRole::kInput;
   expect_only(m, "structure.role", {"operator 'L0.input_norm' writes tensor 'xn.0' (input): only an argmax writes "
                                     "an input (the next step's tokens)"});
+  const std::vector<Diagnostic> d = verify_module(m);
+  ASSERT_GE(d.size(), 2u);
+  EXPECT_NE(d[1].message.find("operator 'L0.q_proj' reads tensor 'xn.0' (input): the runtime supplies only the "
+                              "tokens an embedding reads (any other input would read as zeros)"),
+            std::string::npos)
+      << d[1].message;
+  Module w = tiny_module();  // a weight declared input would read as zeros
+  tensor(w, "model.norm.weight").role = TensorRole::kInput;
+  expect_first(w, "structure.role", {"operator 'final_norm' reads tensor 'model.norm.weight' (input)"});
 }
 
 TEST(VerifierRules, ScratchIsNoOperand) {
