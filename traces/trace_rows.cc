@@ -115,6 +115,13 @@ int64_t num_tasks(const CheckedRun& r) {
   return static_cast<int64_t>(r.graph->module.graph.tasks.size());
 }
 
+// The number of rows of `table` that belong to run `id`.
+int64_t count_rows(SqliteDb& db, const char* table, int64_t id) {
+  SqliteStmt q(db, (std::string("SELECT count(*) FROM ") + table + " WHERE run = ?").c_str());
+  q.bind(1, id);
+  return q.step() ? q.col_int(0) : 0;
+}
+
 // The rows of one run's table, in the query's order.
 template <class Decode>
 void for_each_row(SqliteDb& db, const CheckedRun& r, const std::string& sql, Decode decode) {
@@ -141,16 +148,13 @@ CheckedRun check_run(SqliteDb& db, const RunRecord& run, std::shared_ptr<const C
                 std::to_string(run.graph) + " has " + std::to_string(g.schedule.workers.size()));
   // The counts the run row claims must be the rows the file holds: memory for a run is then
   // bounded by the file's size, whatever the run row says.
-  for (const auto& [table, claimed] : {std::pair<const char*, int64_t>{"execution", run.num_executions},
-                                       std::pair<const char*, int64_t>{"step", run.steps}}) {
-    SqliteStmt q(db, (std::string("SELECT count(*) FROM ") + table + " WHERE run = ?").c_str());
-    q.bind(1, run.id);
-    const int64_t rows = q.step() ? q.col_int(0) : 0;
-    if (rows != claimed)
-      throw Error(r.where + ": the run row says " + std::to_string(claimed) + " " +
-                  (table == std::string("step") ? "steps" : "executions") + ", the " + table +
-                  " table holds " + std::to_string(rows));
-  }
+  const int64_t executions = count_rows(db, "execution", run.id), steps = count_rows(db, "step", run.id);
+  if (executions != run.num_executions)
+    throw Error(r.where + ": the run row says " + std::to_string(run.num_executions) +
+                " executions, the execution table holds " + std::to_string(executions));
+  if (steps != run.steps)
+    throw Error(r.where + ": the run row says " + std::to_string(run.steps) +
+                " steps, the step table holds " + std::to_string(steps));
   // Both factors are below 2^25 and 2^21: no overflow.
   const int64_t tasks = static_cast<int64_t>(g.tasks.size());
   const int64_t slots = (tasks + static_cast<int64_t>(g.events.size())) * run.steps;

@@ -31,7 +31,7 @@ class TraceDbKill : public HostileTest {
       const int null = ::open("/dev/null", O_WRONLY);  // dup2, not freopen: no stdio flush
       ::dup2(null, 1);
       ::dup2(null, 2);
-      ::execl(mpk.c_str(), mpk.c_str(), "run", "--model", "tiny", "--backend", "sim", "--steps", "4",
+      ::execl(mpk.c_str(), mpk.c_str(), "run", "--model", "tiny", "--backend", "sim", "--steps", "2",
               "--trace", db.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -52,7 +52,7 @@ class TraceDbKill : public HostileTest {
       SCOPED_TRACE("run " + std::to_string(run.id));
       EXPECT_EQ(static_cast<int64_t>(r.executions(run.id).size()), run.num_executions);
       EXPECT_EQ(static_cast<int64_t>(r.steps(run.id).size()), run.steps);
-      EXPECT_EQ(run.steps, 4);
+      EXPECT_EQ(run.steps, 2);
       EXPECT_FALSE(r.bubbles(run.id).empty());
       EXPECT_FALSE(r.operator_stats(run.id).empty());
       EXPECT_GT(compute_stats(r, run.id).path_tasks, 0);
