@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "ir/verifier.h"
+
 namespace mpk {
 
 // Workers of a schedule and SMs of a device (an H100 has 132, a B200 148).
@@ -27,9 +29,8 @@ inline constexpr int64_t kIndexSlotsPerExecution = 4;
 inline constexpr int64_t kIndexSlotsFree = int64_t{1} << 24;
 // Any time in a trace (ns from the run's start): about 13 days.
 inline constexpr int64_t kMaxTraceNs = int64_t{1} << 50;
-// One task's bytes and flops per step (an unsplit Llama 3 405B lm_head reads 4 GiB).
-inline constexpr int64_t kMaxTaskBytes = int64_t{1} << 44;
-inline constexpr int64_t kMaxTaskFlops = int64_t{1} << 52;
+// One task's bytes and flops per step: the verifier's kMaxTaskBytes and kMaxTaskFlops
+// (ir/verifier.h), since a stored graph is a verified module's.
 inline constexpr int64_t kMaxTraceBatch = int64_t{1} << 16;
 
 // Devices and machine models: clock, memory bandwidth, shared memory per SM.

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ir/checked.h"
+#include "ir/region.h"
 #include "ir/error.h"
 #include "runtime/cpu/memory_budget.h"
 
@@ -28,12 +29,6 @@ void TensorBuffer::load_row(int64_t i, int64_t n, float* out) const {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 // The bytes of every buffer the store allocates (0 for weights), checked against the host
 // memory budget together with the weights' heap bytes.
 std::vector<int64_t> buffer_bytes(const Program& p, const Weights& w) {
@@ -43,15 +38,14 @@ std::vector<int64_t> buffer_bytes(const Program& p, const Weights& w) {
   for (size_t id = 0; id < p.tensors.size(); ++id) {
     const Tensor& t = p.tensors[id];
     if (t.role == TensorRole::kWeight) continue;
-    const std::string what = "tensor '" + t.name + "': its byte size";
-    bytes[id] = checked_mul(std::max<int64_t>(checked_product(t.shape, what), 1), size_of(t.dtype), what);
+    bytes[id] = std::max<int64_t>(t.num_bytes(), size_of(t.dtype));  // at least one element
     total = checked_add(total, bytes[id], "the CPU run's tensor bytes");
     if (bytes[id] > bytes[largest]) largest = id;
   }
   if (!p.tensors.empty() && bytes[largest] > 0) {
     const Tensor& t = p.tensors[largest];
     check_host_memory(total, "the CPU run's tensors (the largest: '" + t.name + "', " +
-                                 std::string(name_of(t.dtype)) + " " + shape_str(t.shape) + ", " +
+                                 std::string(name_of(t.dtype)) + " " + format_shape(t.shape) + ", " +
                                  format_mib(bytes[largest]) + ") and heap weights (" +
                                  format_mib(w.heap_bytes()) + ")");
   }

@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "ir/file_io.h"
 #include "ir/json_brief.h"
+#include "ir/region.h"
 #include "runtime/cpu/memory_budget.h"
 #include "runtime/weights/safetensors.h"
 
@@ -43,12 +44,6 @@ void Weights::add(const std::string& name, WeightTensor t, std::shared_ptr<const
 }
 
 namespace {
-
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 bool is_float_weight_dtype(DType d) {
   return d == DType::kBF16 || d == DType::kF16 || d == DType::kF32;
@@ -115,8 +110,8 @@ void check_weights(const Module& m, const Weights& w) {
       throw Error(where + " has dtype " + std::string(name_of(wt->dtype)) +
                   "; weights must be bf16, f16 or f32");
     if (wt->shape != t.shape)
-      throw Error(where + " has shape " + shape_str(wt->shape) + " but the config implies " +
-                  shape_str(t.shape));
+      throw Error(where + " has shape " + format_shape(wt->shape) + " but the config implies " +
+                  format_shape(t.shape));
     if (!wt->data && wt->num_bytes() > 0) throw Error(where + " has no data");
   }
 }
@@ -174,8 +169,8 @@ Weights load_weights(const Module& m, const std::string& path) {
     if (!entry.mpk_dtype || !is_float_weight_dtype(*entry.mpk_dtype))
       throw Error(what + " has dtype " + entry.dtype + "; weights must be BF16, F16 or F32");
     if (entry.shape != t.shape)
-      throw Error(what + " has shape " + shape_str(entry.shape) + " but the config implies " +
-                  shape_str(t.shape));
+      throw Error(what + " has shape " + format_shape(entry.shape) + " but the config implies " +
+                  format_shape(t.shape));
     WeightTensor wt{*entry.mpk_dtype, entry.shape, file->data(entry), where->second};
     std::shared_ptr<const void> owner = file;
     bool on_heap = false;

@@ -1,5 +1,5 @@
 // kill -9 during trace.db appends: `mpk run --backend sim --trace T.db` appends one run per
-// process; the test kills 20 of them with SIGKILL at varied moments (before, during and after
+// process; the test kills 20 or more of them with SIGKILL at varied moments (before, during and after
 // the write) and checks each time that the file opens and every run it lists reads back whole
 // and consistent, then that the CLI reads every run and a further append succeeds.
 #include <fcntl.h>
@@ -71,7 +71,10 @@ TEST_F(TraceDbKill, KilledAppendsLeaveEveryListedRunWhole) {
   std::mt19937 rng(13);
   std::uniform_real_distribution<double> at(0.1, 1.0);  // of a whole append's time
   size_t runs = 1, killed = 0, mid_write = 0;
-  for (int i = 0; i < 20; ++i) {
+  int i = 0;
+  // 20 kills, and more (up to 80) until one strikes inside a write: on a loaded machine the
+  // first append's time is a rough guide to when the write happens.
+  for (; i < 20 || (mid_write == 0 && i < 80); ++i) {
     SCOPED_TRACE("kill " + std::to_string(i));
     const pid_t pid = start_append(db);
     std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::microseconds>(whole * at(rng)));
@@ -88,7 +91,7 @@ TEST_F(TraceDbKill, KilledAppendsLeaveEveryListedRunWhole) {
   }
   EXPECT_GT(killed, 0u) << "every append ended before its kill";
   EXPECT_GT(mid_write, 0u) << "no kill struck inside a write transaction";
-  std::printf("%zu of 20 appends killed, %zu of them inside the write; %zu runs\n", killed, mid_write, runs);
+  std::printf("%zu of %d appends killed, %zu of them inside the write; %zu runs\n", killed, i, mid_write, runs);
   // The CLI reads every run, and the file takes a further append.
   const CliResult list = run("mpk", "trace runs '" + db + "'");
   expect_clean(list);

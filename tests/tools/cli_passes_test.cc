@@ -3,68 +3,26 @@
 // check what they write and print, and check that every kind of bad input gives one
 // clear error line and exit status 1, never a crash.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "ir/serialize.h"
 #include "ir/text.h"
 #include "passes/pipeline.h"
+#include "tests/hostile/hostile_fixture.h"
 
 namespace mpk {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int status = -1;  // exit status; -1 when killed by a signal
-  std::string out, err;
-};
+using Result = hostile::CliResult;
 
-class CliPasses : public ::testing::Test {
+// The built-CLI fixture of the hostile-input tests (a temporary folder, run, path, write,
+// read), with this suite's stricter failure check.
+class CliPasses : public hostile::HostileTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mpk_cli_passes_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    for (const char* tool : {"mpk", "mpk-opt"})
-      ASSERT_TRUE(fs::exists(bin(tool))) << bin(tool) << " is missing: build the mpk and mpk-opt targets";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  static std::string bin(const std::string& tool) {
-    return std::string(MPK_BINARY_DIR) + "/tools/" + tool;
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::string write(const std::string& name, const std::string& content) const {
-    std::ofstream(path(name), std::ios::binary) << content;
-    return path(name);
-  }
-  static std::string read(const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-
-  // Runs `tool args` (args are shell words, quoted by the caller where needed).
-  Result run(const std::string& tool, const std::string& args) const {
-    const std::string out = path("stdout"), err = path("stderr");
-    const std::string cmd = "'" + bin(tool) + "' " + args + " >'" + out + "' 2>'" + err + "'";
-    const int raw = std::system(cmd.c_str());
-    Result r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = read(out);
-    r.err = read(err);
-    return r;
-  }
-
   // A failure: status 1, one line on stderr naming the problem, nothing on stdout.
   void expect_error(const Result& r, const std::string& phrase) const {
     EXPECT_EQ(r.status, 1) << r.err;
@@ -73,8 +31,6 @@ class CliPasses : public ::testing::Test {
     EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(CliPasses, ImportWritesBinaryAndText) {
