@@ -13,7 +13,7 @@ mode=${1:-tests}
 echo "== configuring (build-sanitize/, clang, ASan+UBSan+libFuzzer)"
 mkdir -p build-sanitize
 CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DMPK_SANITIZE=ON -DMPK_FUZZ=ON -DMPK_WITH_CUDA=OFF \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DMPK_SANITIZE=ON -DMPK_FUZZ=ON -DMPK_WITH_CUDA=OFF \
   -DMPK_WITH_STUDIO=OFF -DMPK_FUZZ_SECONDS="${FUZZ_SECONDS:-10}" >build-sanitize/configure.log 2>&1 ||
   { cat build-sanitize/configure.log; exit 1; }
 echo "== building the sanitized CLIs, hostile-input tests and fuzz targets"
