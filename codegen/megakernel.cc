@@ -3,7 +3,6 @@
 #include "codegen/megakernel.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -11,11 +10,10 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/rope.h"
 
 namespace mpk {
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 std::string task_name(const Module& m, TaskId t) {
   const Task& task = m.graph.tasks[t];
@@ -577,46 +575,6 @@ void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<
 }
 
 }  // namespace
-
-std::vector<float> rope_inverse_frequencies(const Attrs& a) {
-  const int64_t hd = attr_int(a, "head_dim");
-  const double theta = attr_float(a, "theta");
-  const std::string type = attr_str_or(a, "rope_type", "default");
-  std::vector<float> inv(static_cast<size_t>(hd / 2));
-  for (int64_t i = 0; i < hd / 2; ++i) {
-    double f = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
-    if (type == "llama3") {
-      const double factor = attr_float(a, "factor");
-      const double lff = attr_float(a, "low_freq_factor");
-      const double hff = attr_float(a, "high_freq_factor");
-      const double orig = attr_float(a, "original_max_position_embeddings");
-      const double lo = orig / lff, hi = orig / hff, w = 2 * kPi / f;
-      if (w < hi) {
-      } else if (w > lo) {
-        f = f / factor;
-      } else {
-        const double s = (orig / w - lff) / (hff - lff);
-        f = (1 - s) * f / factor + s * f;
-      }
-    } else if (type != "default") {
-      throw Error("codegen: unknown rope_type '" + type + "'");
-    }
-    inv[static_cast<size_t>(i)] = static_cast<float>(f);
-  }
-  return inv;
-}
-
-std::vector<float> rope_cos_sin(const std::vector<float>& inv, int64_t max_seq_len) {
-  const size_t half = inv.size();
-  std::vector<float> t(static_cast<size_t>(max_seq_len) * half * 2);
-  for (int64_t pos = 0; pos < max_seq_len; ++pos)
-    for (size_t i = 0; i < half; ++i) {
-      const float angle = static_cast<float>(pos) * inv[i];
-      t[(pos * half + i) * 2] = static_cast<float>(std::cos(static_cast<double>(angle)));
-      t[(pos * half + i) * 2 + 1] = static_cast<float>(std::sin(static_cast<double>(angle)));
-    }
-  return t;
-}
 
 Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   if (m.graph.schedule.empty()) throw Error("codegen: the module has no schedule (run assign-sm)");

@@ -84,7 +84,7 @@ struct Megakernel {
   // What each descriptor streams (codegen/stream_pack.h lays out the images).
   std::vector<StreamShape> stream;
   // Inverse frequencies of each distinct RoPE; the runtime uploads, per table, f32
-  // (cos, sin) pairs [max_seq_len][head_dim / 2] computed as rope_cos_sin() does.
+  // (cos, sin) pairs [max_seq_len][head_dim / 2] computed as rope_cos_sin_table() does (ir/rope.h).
   std::vector<std::vector<float>> rope_inv;
   std::vector<abi::WaitEntry> waits;
   std::vector<int32_t> triggers;
@@ -112,13 +112,5 @@ struct Megakernel {
 // bodies do not support (e.g. a linear K that is not a multiple of 8).
 Megakernel generate_megakernel(const Module& scheduled, const MegakernelOptions& options = {});
 
-// The inverse frequencies of rotate-half RoPE for an operator's attrs (docs/ir.md,
-// "default" and "llama3"), computed in double and rounded to f32.
-std::vector<float> rope_inverse_frequencies(const Attrs& rope_attrs);
-
-// The (cos, sin) table of one RoPE: for pos < max_seq_len and i < inv.size(), the f32
-// angle pos * inv[i], its cos and sin taken in double and rounded to f32 (as the CPU
-// executor does), at [(pos * inv.size() + i) * 2] and [... + 1].
-std::vector<float> rope_cos_sin(const std::vector<float>& inv, int64_t max_seq_len);
 
 }  // namespace mpk

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numbers>
 #include <string>
 
 #include "ir/error.h"
+#include "ir/rope.h"
 #include "runtime/cpu/lane_order.h"
 #include "runtime/cpu/linear_simd.h"
 
@@ -223,42 +223,7 @@ void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y
   }
 }
 
-std::vector<float> rope_inv_freq(const Attrs& a) {
-  const int64_t hd = attr_int(a, "head_dim");
-  const double theta = attr_float(a, "theta");
-  const std::string type = attr_str_or(a, "rope_type", "default");
-  if (type != "default" && type != "llama3") throw Error("rope: unsupported rope_type \"" + type + "\"");
-  std::vector<float> inv(static_cast<size_t>(hd / 2));
-  for (int64_t i = 0; i < hd / 2; ++i) {
-    double f = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd));
-    if (type == "llama3") {
-      const double factor = attr_float(a, "factor");
-      const double low = attr_float(a, "low_freq_factor"), high = attr_float(a, "high_freq_factor");
-      const double orig = attr_float(a, "original_max_position_embeddings");
-      const double lo_wavelen = orig / low, hi_wavelen = orig / high;
-      const double wavelen = 2.0 * std::numbers::pi / f;
-      if (wavelen > lo_wavelen) {
-        f = f / factor;
-      } else if (wavelen >= hi_wavelen) {
-        const double s = (orig / wavelen - low) / (high - low);
-        f = (1.0 - s) * f / factor + s * f;
-      }
-    }
-    inv[i] = static_cast<float>(f);
-  }
-  return inv;
-}
-
 namespace {
-
-// (cos, sin) of every frequency at pos: the f32 angle, cos and sin taken in double.
-void rope_cos_sin_at(const std::vector<float>& inv, int64_t pos, std::vector<float>& cs) {
-  for (size_t i = 0; i < inv.size(); ++i) {
-    const float angle = static_cast<float>(pos) * inv[i];
-    cs[2 * i] = static_cast<float>(std::cos(static_cast<double>(angle)));
-    cs[2 * i + 1] = static_cast<float>(std::sin(static_cast<double>(angle)));
-  }
-}
 
 // Rotate-half RoPE of one head `row` (f32) into out[0:head_dim] (f32; the caller rounds).
 void rope_head(const float* row, int64_t head_dim, const std::vector<float>& cs, float* out) {
@@ -286,7 +251,7 @@ void prep_head(float* row, int64_t hd, const HeadPrep& prep, const std::vector<f
 
 // The (cos, sin) table of `prep` at pos, when it ropes.
 void prep_angles(const HeadPrep& prep, int64_t pos, std::vector<float>& cs) {
-  if (prep.rope_inv) rope_cos_sin_at(*prep.rope_inv, pos, cs);
+  if (prep.rope_inv) rope_cos_sin_at(*prep.rope_inv, pos, cs.data());
 }
 
 }  // namespace
@@ -295,7 +260,7 @@ void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, 
                 int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos) {
   const int64_t width = x.shape[1];
   std::vector<float>& cs = scratch(1, static_cast<size_t>(head_dim));
-  rope_cos_sin_at(inv, pos, cs);
+  rope_cos_sin_at(inv, pos, cs.data());
   std::vector<float>& row = scratch(0, static_cast<size_t>(head_dim));
   std::vector<float>& out = scratch(2, static_cast<size_t>(head_dim));
   for (int64_t b = b0; b < b1; ++b) {

@@ -77,8 +77,6 @@ void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y,
 void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                    int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps);
 
-// inv[i] for i < head_dim/2 from a rope operator's attrs (default or llama3 scaling).
-std::vector<float> rope_inv_freq(const Attrs& rope_attrs);
 void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
                 int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos);
 

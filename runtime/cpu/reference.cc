@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "ir/rope.h"
 #include "ir/verifier.h"
 
 namespace mpk {
@@ -80,10 +81,10 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       return;
     case OpKind::kRope:
       rope_block(in(0), y, 0, rows, 0, y.shape[1], attr_int(op.attrs, "head_dim"),
-                 rope_inv_freq(op.attrs), ctx.step);
+                 rope_inverse_frequencies(op.attrs), ctx.step);
       return;
     case OpKind::kKvAppend: {
-      const std::vector<float> inv = op.attrs.count("theta") ? rope_inv_freq(op.attrs) : std::vector<float>{};
+      const std::vector<float> inv = op.attrs.count("theta") ? rope_inverse_frequencies(op.attrs) : std::vector<float>{};
       HeadPrep prep;
       if (!inv.empty()) prep.rope_inv = &inv;
       kv_append_block(in(0), in(1), y, st.at(op.outputs[1]), 0, rows, 0, y.shape[2], ctx.step, prep);
@@ -99,7 +100,7 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
         return;
       }
       // fuse-attention: k (normed, roped) and v appended, then attention with q normed and roped.
-      const std::vector<float> inv = rope_inv_freq(op.attrs);
+      const std::vector<float> inv = rope_inverse_frequencies(op.attrs);
       const double eps = f.q_norm >= 0 ? attr_float(op.attrs, "eps") : 0;
       HeadPrep q_prep{&inv, nullptr, eps}, k_prep{&inv, nullptr, eps};
       if (f.q_norm >= 0) q_prep.norm = &st.at(f.q_norm), k_prep.norm = &st.at(f.k_norm);

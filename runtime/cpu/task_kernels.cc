@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "ir/rope.h"
 #include "ir/verifier.h"
 #include "runtime/cpu/reference.h"
 
@@ -129,7 +130,7 @@ std::pair<Range, Range> appended(const TaskResolver& r, TensorId k, TensorId v, 
 
 // The rope frequencies and norm eps of a fused attention (fuse-attention).
 void fused_attention_attrs(const Operator& op, TaskPlan& plan) {
-  plan.inv_freq = rope_inv_freq(op.attrs);
+  plan.inv_freq = rope_inverse_frequencies(op.attrs);
   if (attention_form(op).q_norm >= 0) plan.eps = attr_float(op.attrs, "eps");
 }
 
@@ -248,7 +249,7 @@ class Planner {
     plan_.in0 = op_.inputs[0];
     plan_.out0 = op_.outputs[0];
     plan_.head_dim = attr_int(op_.attrs, "head_dim");
-    plan_.inv_freq = rope_inv_freq(op_.attrs);
+    plan_.inv_freq = rope_inverse_frequencies(op_.attrs);
     rows_cols(r_.write_on(plan_.out0));
     r_.require(plan_.c0 % plan_.head_dim == 0 && plan_.c1 % plan_.head_dim == 0, "must write whole heads");
     r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {plan_.c0, plan_.c1}}));
@@ -262,7 +263,7 @@ class Planner {
       plan_.in0 = f.k, plan_.in1 = f.v, plan_.out0 = f.k_cache, plan_.out1 = f.v_cache, plan_.norm = f.k_norm;
       fused_attention_attrs(op_, plan_);
     } else {
-      if (op_.attrs.count("theta")) plan_.inv_freq = rope_inv_freq(op_.attrs);  // ropes k (fuse-rope)
+      if (op_.attrs.count("theta")) plan_.inv_freq = rope_inverse_frequencies(op_.attrs);  // ropes k (fuse-rope)
       plan_.in0 = op_.inputs[0], plan_.in1 = op_.inputs[1], plan_.out0 = op_.outputs[0], plan_.out1 = op_.outputs[1];
     }
     const auto [rows, heads] = appended(r_, plan_.in0, plan_.in1, plan_.out0, plan_.out1, plan_.norm);

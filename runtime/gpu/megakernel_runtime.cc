@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "codegen/stream_pack.h"
+#include "ir/rope.h"
 #include "runtime/cpu/bf16.h"
 #include "runtime/cpu/run_common.h"
 
@@ -213,7 +214,7 @@ struct GpuMegakernel::Impl {
   void upload_table() {
     std::vector<abi::TaskDesc> descs = kernel.tasks;
     for (const std::vector<float>& inv : kernel.rope_inv) {
-      const std::vector<float> table = rope_cos_sin(inv, kernel.max_seq_len);
+      const std::vector<float> table = rope_cos_sin_table(inv, kernel.max_seq_len);
       rope_tables.emplace_back(table.size() * 4, "rope table");
       rope_tables.back().upload(table.data(), table.size() * 4);
     }

@@ -280,8 +280,9 @@ TEST(MegakernelGen, AttentionInstantiationsAndOnlyThemPrefetchIntoL2) {
                               k.instantiations[i].rfind("task_attention_partial<", 0) == 0;
     attention += is_attention;
     EXPECT_EQ(!k.prefetches[i].empty(), is_attention) << k.instantiations[i];
-    if (is_attention)
+    if (is_attention) {
       EXPECT_NE(k.source.find("case " + std::to_string(i) + ": " + k.prefetches[i]), std::string::npos);
+    }
   }
   EXPECT_GT(attention, 0);
   o.l2_prefetch = false;
@@ -325,30 +326,6 @@ TEST(MegakernelGen, PerOpLaunchesCoverEveryTaskInProgramOrder) {
 TEST(MegakernelGen, RejectsAnUnscheduledModule) {
   Module m = import_model("tiny", {});
   EXPECT_THROW(generate_megakernel(m), Error);
-}
-
-TEST(MegakernelGen, RopeInverseFrequencies) {
-  Attrs a{{"head_dim", int64_t{8}}, {"theta", 10000.0}, {"rope_type", std::string("default")}};
-  const std::vector<float> inv = rope_inverse_frequencies(a);
-  ASSERT_EQ(inv.size(), 4u);
-  EXPECT_FLOAT_EQ(inv[0], 1.0f);
-  EXPECT_FLOAT_EQ(inv[1], 0.1f);
-  EXPECT_FLOAT_EQ(inv[2], 0.01f);
-  // llama3: the lowest frequencies are divided by the factor.
-  Attrs l = a;
-  l["head_dim"] = int64_t{64};
-  l["theta"] = 500000.0;
-  l["rope_type"] = std::string("llama3");
-  l["factor"] = 32.0;
-  l["low_freq_factor"] = 1.0;
-  l["high_freq_factor"] = 4.0;
-  l["original_max_position_embeddings"] = int64_t{8192};
-  a["head_dim"] = int64_t{64};
-  a["theta"] = 500000.0;
-  const std::vector<float> d = rope_inverse_frequencies(a), s = rope_inverse_frequencies(l);
-  EXPECT_FLOAT_EQ(s[0], d[0]);          // high frequency: kept
-  EXPECT_FLOAT_EQ(s[31], d[31] / 32);   // low frequency: divided
-  EXPECT_GT(s[20], d[20] / 32 - 1e-12f);
 }
 
 }  // namespace

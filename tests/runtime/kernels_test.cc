@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ir/error.h"
+#include "ir/rope.h"
 #include "runtime/cpu/linear_simd.h"
 #include "tests/runtime/op_bench.h"
 
@@ -138,7 +139,7 @@ TEST(Kernels, RopeDefaultAndLlama3) {
 
 TEST(Kernels, RopeInverseFrequencies) {
   Attrs a = {{"head_dim", int64_t{8}}, {"theta", 10000.0}, {"rope_type", std::string("default")}};
-  const std::vector<float> inv = rope_inv_freq(a);
+  const std::vector<float> inv = rope_inverse_frequencies(a);
   ASSERT_EQ(inv.size(), 4u);
   EXPECT_FLOAT_EQ(inv[0], 1.0f);
   EXPECT_FLOAT_EQ(inv[2], static_cast<float>(std::pow(10000.0, -0.5)));
@@ -146,7 +147,7 @@ TEST(Kernels, RopeInverseFrequencies) {
   a = {{"head_dim", int64_t{64}}, {"theta", 500000.0}, {"rope_type", std::string("llama3")},
        {"factor", 32.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
        {"original_max_position_embeddings", int64_t{8192}}};
-  const std::vector<float> l3 = rope_inv_freq(a);
+  const std::vector<float> l3 = rope_inverse_frequencies(a);
   EXPECT_FLOAT_EQ(l3[0], 1.0f);
   EXPECT_FLOAT_EQ(l3[31], static_cast<float>(std::pow(500000.0, -62.0 / 64) / 32));
 }
