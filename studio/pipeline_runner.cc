@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "ir/error.h"
-#include "ir/import/import.h"
+#include "ir/import/model_source.h"
 #include "ir/serialize.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
@@ -24,16 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// A model spec that names a module file: as given, else relative to the trace's folder.
-std::string module_file(const std::string& spec, const std::string& trace_path) {
-  std::error_code ec;
-  if (spec.empty() || find_preset(spec) || fs::path(spec).extension() == ".json") return "";
-  if (fs::is_regular_file(spec, ec)) return spec;
-  const fs::path next_to = fs::path(trace_path).parent_path() / spec;
-  if (fs::path(spec).is_relative() && fs::is_regular_file(next_to, ec)) return next_to.string();
-  return "";
 }
 
 // One pass manager per pipeline entry, so that progress can say which pass runs.
@@ -90,15 +80,12 @@ Module load_source(const GraphSource& s, std::string* model) {
   }
   const TraceReader reader(s.trace_path);
   const RunRecord r = reader.run(s.run);
-  std::string spec = r.model;
-  if (spec.rfind("preset:", 0) == 0) spec = spec.substr(7);
+  const std::string spec = r.model.rfind("preset:", 0) == 0 ? r.model.substr(7) : r.model;
   if (model) *model = spec;
-  const std::string file = module_file(spec, s.trace_path);
-  if (!file.empty()) return load_module(file);
   ImportOptions io;
   io.batch = r.batch > 0 ? r.batch : 1;
   try {
-    return import_model(spec, io);
+    return load_model_source(resolve_model_source(spec, fs::path(s.trace_path).parent_path().string()), io);
   } catch (const Error& e) {
     throw Error("run " + std::to_string(s.run) + " of " + s.trace_path +
                 ": cannot re-import its model '" + spec + "': " + e.what());

@@ -3,13 +3,12 @@
 // pipeline (the default one unless --pass-pipeline is given), verifies the result,
 // writes it if asked and prints a summary.
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
 
 #include "ir/error.h"
-#include "ir/import/import.h"
+#include "ir/import/model_source.h"
 #include "ir/serialize.h"
 #include "ir/text.h"
 #include "ir/verifier.h"
@@ -54,24 +53,15 @@ void list_passes() {
   std::printf("\ndefault pipeline: %s\n", kDefaultPipeline);
 }
 
-// A .mpk file is loaded (and verified); anything else is imported.
+// A module file is loaded (and verified); a preset or config is imported.
 Module read_input(const std::string& input, const Args& args) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path path(input);
-  const bool is_model = find_preset(input).has_value() || fs::is_directory(path, ec) ||
-                        path.extension() == ".json";
-  if (!is_model) {
-    if (!fs::exists(path, ec))
-      throw Error("'" + input + "' is neither a file nor a preset");
-    if (args.has("batch") || args.has("max-seq"))
-      throw Error("--batch and --max-seq apply only when INPUT is a model to import");
-    return load_module(input);
-  }
+  const ModelSource source = resolve_model_source(input);
+  if (source.kind == ModelSourceKind::kModule && (args.has("batch") || args.has("max-seq")))
+    throw Error("--batch and --max-seq apply only when INPUT is a model to import");
   ImportOptions options;
   options.batch = args.get_int("batch", options.batch, kBatchRange);
   options.max_seq_len = args.get_int("max-seq", options.max_seq_len, kMaxSeqRange);
-  return import_model(input, options);
+  return load_model_source(source, options);
 }
 
 }  // namespace

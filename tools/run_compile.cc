@@ -9,8 +9,7 @@
 #include <filesystem>
 
 #include "ir/file_io.h"
-#include "ir/import/import.h"
-#include "ir/serialize.h"
+#include "ir/import/model_source.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -22,15 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The checkpoint directory of a model spec or module source, or "" (a preset).
-std::string checkpoint_dir(const std::string& spec) {
-  if (spec.empty() || spec.rfind("preset:", 0) == 0 || find_preset(spec)) return "";
-  std::error_code ec;
-  const fs::path p(spec);
-  if (fs::is_directory(p, ec)) return p.string();
-  return p.has_parent_path() ? p.parent_path().string() : ".";
-}
-
 bool has_safetensors(const std::string& dir) {
   std::error_code ec;
   if (dir.empty() || !fs::is_directory(dir, ec)) return false;
@@ -41,13 +31,6 @@ bool has_safetensors(const std::string& dir) {
   return false;
 }
 
-bool is_module_file(const std::string& spec) {
-  std::error_code ec;
-  const fs::path p(spec);
-  return !find_preset(spec) && !fs::is_directory(p, ec) && p.extension() != ".json" &&
-         fs::is_regular_file(p, ec);
-}
-
 }  // namespace
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -55,11 +38,10 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 Module import_for_run(const RunRequest& r) {
-  if (is_module_file(r.model)) return load_module(r.model);
   ImportOptions io;
   io.batch = r.batch;
   io.max_seq_len = r.max_seq_len;
-  return import_model(r.model, io);
+  return load_model_source(resolve_model_source(r.model), io);
 }
 
 void schedule_for_run(Module& m, const std::string& pipeline) {
@@ -87,7 +69,6 @@ CompiledRun compile_for_run(const RunRequest& r) {
   CompiledRun out;
   const auto t0 = std::chrono::steady_clock::now();
   out.module = import_for_run(r);
-  const std::string source = is_module_file(r.model) ? out.module.provenance.source : r.model;
   if (out.module.graph.schedule.empty() || !r.pipeline.empty()) {
     out.pipeline = run_pipeline(r);
     schedule_for_run(out.module, out.pipeline);
@@ -98,7 +79,7 @@ CompiledRun compile_for_run(const RunRequest& r) {
   out.compile_s = seconds_since(t0);
 
   const auto t1 = std::chrono::steady_clock::now();
-  const std::string dir = checkpoint_dir(source);
+  const std::string dir = checkpoint_dir_of(out.module);
   if (has_safetensors(dir)) {
     out.weights = load_weights(out.module, dir);
     out.weights_note = "checkpoint " + dir;

@@ -2,11 +2,11 @@
 // import spec (preset | directory | config.json) into a verified Module.
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "ir/checked.h"
 #include "ir/error.h"
 #include "ir/import/import.h"
+#include "ir/import/model_source.h"
 #include "ir/verifier.h"
 
 namespace mpk {
@@ -140,11 +140,6 @@ class ProgramBuilder {
   Program p_;
 };
 
-bool is_file(const std::filesystem::path& p) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(p, ec);
-}
-
 // The sizes derived from the config, batch and sequence length, with checked arithmetic,
 // against the bounds of limits.h.
 void check_derived_sizes(const ModelConfig& c, int64_t batch, int64_t seq) {
@@ -215,23 +210,10 @@ Module build_module(const ModelConfig& c, const ImportOptions& o, const std::str
 }
 
 Module import_model(const std::string& spec, const ImportOptions& o) {
-  Module m;
-  if (std::optional<ModelConfig> preset = find_preset(spec)) {
-    m = build_module(*preset, o, "preset:" + spec);
-  } else {
-    std::filesystem::path p(spec);
-    std::error_code ec;
-    if (std::filesystem::is_directory(p, ec)) p /= "config.json";
-    if (!is_file(p)) {
-      std::string presets;
-      for (const std::string& n : preset_names()) presets += (presets.empty() ? "" : ", ") + n;
-      throw Error("import: '" + spec + "' is neither a preset (" + presets +
-                  ") nor a config.json file or a directory holding one");
-    }
-    m = build_module(load_model_config(p.string()), o, p.string());
-  }
-  verify_or_throw(m);
-  return m;
+  const ModelSource s = resolve_model_source(spec);
+  if (s.kind == ModelSourceKind::kModule)
+    throw Error("import: '" + spec + "' is a module file; import takes a preset or a config.json");
+  return load_model_source(s, o);
 }
 
 }  // namespace mpk
