@@ -73,7 +73,7 @@ PassInfo assign_sm_pass_info() {
   std::vector<std::string> policies;
   for (const PolicyInfo& p : all_policies()) policies.push_back(p.name);
   info.options = {
-      PassOptionInfo::choice("policy", "critical-path", "scheduling policy: " + known_policies(),
+      PassOptionInfo::choice("policy", kDefaultPolicy, "scheduling policy: " + known_policies(),
                              policies),
       PassOptionInfo::integer("workers", "", "number of workers (default: the machine's SM count)",
                               1, static_cast<double>(kMaxWorkers)),
@@ -92,7 +92,7 @@ PassInfo assign_sm_pass_info() {
       }
     }
   info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
-    const std::string name = option_str(o, "policy", "critical-path");
+    const std::string name = option_str(o, "policy", kDefaultPolicy);
     const PolicyInfo* policy = find_policy(name);
     if (!policy)
       throw Error("pass 'assign-sm': unknown policy '" + name + "' (known: " +

@@ -26,7 +26,8 @@ using Pipeline = std::vector<PipelineEntry>;
 Pipeline parse_pipeline(std::string_view text);
 std::string print_pipeline(const Pipeline& p);
 
-// The default pipeline, run by mpk-opt when no --pass-pipeline is given.
+// The default pipeline, run by mpk-opt when no --pass-pipeline is given: the fusions,
+// decompose, infer-deps and assign-sm with kDefaultPolicy (a test holds the two together).
 inline constexpr const char* kDefaultPipeline =
     "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax,decompose,infer-deps,"
     "assign-sm{policy=critical-path}";

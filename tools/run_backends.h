@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "passes/policies/policy.h"
+
 namespace mpk {
 
 // What `mpk run` was asked for; parsed once in cmd_run.cc.
 struct RunRequest {
   std::string model = "llama-3.2-1b";  // preset | HF dir | config.json
-  std::string policy = "critical-path";
+  std::string policy = kDefaultPolicy;
   std::string pipeline;                // full pass pipeline; "" = default with `policy`
   int64_t steps = 16;
   int64_t batch = 1;

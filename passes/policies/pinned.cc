@@ -244,7 +244,7 @@ PolicyInfo pinned_policy_info() {
   info.summary = "a base policy's schedule with hand moves replayed on top";
   info.base_option = "base";
   info.options = {
-      PassOptionInfo::choice("base", "critical-path",
+      PassOptionInfo::choice("base", kDefaultPolicy,
                              "the policy whose schedule the moves edit (its options apply too)",
                              {}),
       PassOptionInfo::text("moves", "",
@@ -252,7 +252,7 @@ PolicyInfo pinned_policy_info() {
                            "TASK>wWORKER@after:TASK"),
   };
   info.configure = [](const PassOptions& o) -> ScheduleFn {
-    const std::string base_name = option_str(o, "base", "critical-path");
+    const std::string base_name = option_str(o, "base", kDefaultPolicy);
     const PolicyInfo* base = find_policy(base_name);
     if (!base || !base->base_option.empty())
       throw Error("pass 'assign-sm': option 'base' of policy 'pinned' must name a policy "

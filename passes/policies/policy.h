@@ -42,6 +42,9 @@ struct PolicyInfo {
   std::string base_option;
 };
 
+// The policy assign-sm and `mpk run` use when none is named.
+inline constexpr const char* kDefaultPolicy = "critical-path";
+
 const std::vector<PolicyInfo>& all_policies();
 // nullptr when unknown.
 const PolicyInfo* find_policy(const std::string& name);

@@ -5,9 +5,15 @@
 
 #include "ir/error.h"
 #include "passes/pipeline.h"
+#include "passes/policies/policy.h"
 
 namespace mpk {
 namespace {
+
+TEST(Pipeline, DefaultPipelineIsTheFusionsAndTheDefaultPolicy) {
+  EXPECT_EQ(kDefaultPipeline, default_pipeline_with(kDefaultPolicy));
+  EXPECT_NE(find_policy(kDefaultPolicy), nullptr);
+}
 
 TEST(Pipeline, PrintParseRoundTrip) {
   const char* cases[] = {
