@@ -15,7 +15,7 @@ CompareModel::CompareModel(const TraceReader& reader_a, int64_t run_a,
     : a_(compute_stats(reader_a, run_a)),
       b_(compute_stats(reader_b, run_b)),
       model_b_(std::make_unique<TraceModel>(reader_b, run_b)),
-      busy_b_(busy_prefix(*model_b_)) {
+      busy_b_(busy_union_prefix(model_b_->executions())) {
   auto add = [&](const std::string& group, const std::string& label, double a, double b,
                  DeltaUnit unit) { deltas_.push_back({group, label, a, b, unit}); };
   add("step", "makespan per step (median)", a_.median_step_ns, b_.median_step_ns, DeltaUnit::kNs);
@@ -46,13 +46,6 @@ CompareModel::CompareModel(const TraceReader& reader_a, int64_t run_a,
       static_cast<double>(b_.path_busy_ns), DeltaUnit::kNs);
   add("critical path", "waits and latency", static_cast<double>(a_.path_gap_ns),
       static_cast<double>(b_.path_gap_ns), DeltaUnit::kNs);
-}
-
-std::vector<int64_t> busy_prefix(const TraceModel& m) {
-  std::vector<int64_t> p(m.executions().size() + 1, 0);
-  for (size_t i = 0; i < m.executions().size(); ++i)
-    p[i + 1] = p[i] + m.executions()[i].end_ns - m.executions()[i].start_ns;
-  return p;
 }
 
 std::string describe_run(const RunRecord& r) {

@@ -12,6 +12,7 @@
 
 #include "studio/trace_model.h"
 #include "traces/analysis.h"
+#include "traces/busy_time.h"
 #include "traces/trace_db.h"
 
 namespace mpk::studio {
@@ -36,7 +37,7 @@ class CompareModel {
 
   const RunStats& stats_a() const { return a_; }
   const RunStats& stats_b() const { return b_; }
-  // Run b, loaded for drawing, and its busy_prefix.
+  // Run b, loaded for drawing, and its busy_union_prefix.
   const TraceModel& model_b() const { return *model_b_; }
   const std::vector<int64_t>& busy_b() const { return busy_b_; }
   // The longer of the two runs: the shared time axis spans [0, duration_ns()).
@@ -50,9 +51,6 @@ class CompareModel {
   std::vector<DeltaRow> deltas_;
 };
 
-// Summed durations of the first i executions of `m` (in its (worker, start) order), for
-// i = 0 .. n: the busy time inside a merged box of executions [a, b) is p[b] - p[a].
-std::vector<int64_t> busy_prefix(const TraceModel& m);
 
 // "run 3: sim critical-path (tiny)".
 std::string describe_run(const RunRecord& r);

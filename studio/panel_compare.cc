@@ -32,7 +32,7 @@ CompareModel* compare_model(StudioState& s) {
   if (s.compare_run < 0) return nullptr;
   try {
     v.model = std::make_shared<CompareModel>(*s.reader, s.run, *s.reader, s.compare_run);
-    v.busy_a = busy_prefix(*s.model);
+    v.busy_a = busy_union_prefix(s.model->executions());
   } catch (const std::exception& e) {
     v.error = e.what();
   }
@@ -59,7 +59,7 @@ void draw_run_picker(StudioState& s) {
 
 struct Section {
   const TraceModel* model;
-  const std::vector<int64_t>* busy;  // busy_prefix of the model
+  const std::vector<int64_t>* busy;  // busy_union_prefix of the model's executions
   const char* tag;
   const RunStats* stats;
   float y0;      // top of the label

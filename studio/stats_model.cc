@@ -40,6 +40,10 @@ StatsModel::StatsModel(const TraceReader& reader, int64_t run) : run_(run) {
   samples_.reserve(execs.size());
   for (size_t i = 0; i < execs.size(); ++i) {
     const ExecutionRecord& e = execs[i];
+    // The members of a linear group share one interval on one worker: one execution.
+    if (i > 0 && execs[i - 1].worker == e.worker && execs[i - 1].start_ns == e.start_ns &&
+        execs[i - 1].end_ns == e.end_ns)
+      continue;
     const int64_t free_at = i > 0 && execs[i - 1].worker == e.worker ? execs[i - 1].end_ns : 0;
     const int32_t kind = static_cast<size_t>(e.task) < task_kind.size() ? task_kind[e.task] : -1;
     if (kind < 0) continue;

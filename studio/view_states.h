@@ -35,7 +35,7 @@ struct CompareViewState {
   std::string trace_path;
   int64_t run_a = -1, run_b = -1;
   std::string error;                    // why the model could not be built
-  std::vector<int64_t> busy_a;          // busy_prefix of run A's TraceModel
+  std::vector<int64_t> busy_a;          // busy_union_prefix of run A's executions
   bool drag_active = false;
   // Last frame: the canvas, and task boxes drawn for both runs (merged ones once).
   float canvas_x0 = 0, canvas_y0 = 0, canvas_width = 0, canvas_height = 0;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ir/error.h"
+#include "traces/busy_time.h"
 #include "traces/critical_path.h"
 
 namespace mpk {
@@ -71,7 +72,7 @@ RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step) {
     std::sort(sorted.begin(), sorted.end());
     s.median_step_ns = static_cast<double>(sorted[(sorted.size() - 1) / 2]);
   }
-  for (const Execution& e : execs) s.busy_ns += e.end_ns - e.start_ns;
+  s.busy_ns = busy_union_ns(execs);
   const double capacity = static_cast<double>(s.run.num_workers) * static_cast<double>(s.run.duration_ns);
   s.utilization = capacity > 0 ? static_cast<double>(s.busy_ns) / capacity : 0;
 

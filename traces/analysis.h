@@ -46,7 +46,7 @@ struct RunStats {
   std::vector<StepRecord> steps;
   double mean_step_ns = 0;    // mean makespan per step
   double median_step_ns = 0;
-  int64_t busy_ns = 0;        // summed execution time
+  int64_t busy_ns = 0;        // union of execution intervals per worker (traces/busy_time.h)
   double utilization = 0;     // busy / (workers * duration)
   std::array<int64_t, 4> bubble_ns{};  // by BubbleCause
   std::vector<WaitRecord> longest_waits;  // up to 10, longest first

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "traces/busy_time.h"
 #include "traces/trace_limits.h"
 
 namespace mpk {
@@ -163,14 +164,13 @@ DerivedRun derive_run(const Module& m, const std::vector<Execution>& execs, int3
   StepMarks marks;
   marks.end.assign(num_steps, 0);
   marks.last_start.assign(num_steps, 0);
-  std::vector<int64_t> busy(num_steps, 0);
+  const std::vector<int64_t> busy = busy_union_per_step(execs, num_steps);
   std::vector<bool> any(num_steps, false);
   for (const Execution& x : execs) {
     marks.end[x.step] = any[x.step] ? std::max(marks.end[x.step], x.end_ns) : x.end_ns;
     marks.last_start[x.step] =
         any[x.step] ? std::max(marks.last_start[x.step], x.start_ns) : x.start_ns;
     any[x.step] = true;
-    busy[x.step] += x.end_ns - x.start_ns;
     d.max_task_ns = std::max(d.max_task_ns, x.end_ns - x.start_ns);
   }
   for (int32_t k = 0; k < num_steps; ++k) {

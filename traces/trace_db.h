@@ -122,7 +122,7 @@ struct StepRecord {
   int32_t step = 0;
   int64_t start_ns = 0;   // end of the previous step (0 for step 0)
   int64_t end_ns = 0;     // end of the step's last execution
-  int64_t busy_ns = 0;    // summed execution time of the step's tasks
+  int64_t busy_ns = 0;    // union of its executions per worker (traces/busy_time.h)
 };
 
 struct OperatorStat {

@@ -65,6 +65,18 @@ TEST(StatsModel, WholeRunByHand) {
   EXPECT_EQ(s.capacity_ns() - s.total_busy_ns() - s.total_bubble_ns(), 400);
 }
 
+TEST(StatsModel, ALinearGroupIsOneExecution) {
+  // q and k of each layer run as one group on worker 1 (tests/traces/test_graphs.h): 8 rows,
+  // 6 executions, and busy time is the union, not the members' sum.
+  TempPath db("stats_grouped.db");
+  const int64_t run = write_run(db.str(), mpk::testing::grouped_graph(), RunInfo{}, mpk::testing::grouped_execs());
+  TraceReader reader(db.str());
+  StatsModel s(reader, run);
+  EXPECT_EQ(s.total_count(), 6);
+  EXPECT_EQ(s.total_busy_ns(), 745);
+  EXPECT_LE(s.total_busy_ns() + s.total_bubble_ns(), s.capacity_ns());
+}
+
 TEST(StatsModel, RangeKeepsExecutionsStartingInside) {
   HandRun h;
   TraceReader reader(h.path.str());

@@ -10,6 +10,7 @@
 
 #include "ir/module.h"
 #include "traces/cost_params.h"
+#include "traces/trace_db.h"
 
 namespace mpk::testing {
 
@@ -72,6 +73,29 @@ inline CostParams unit_costs() {
   c.dispatch_ns = 0;
   c.defaults = {0.0, 1.0, 0.0};
   return c;
+}
+
+// Two layers of norm -> {q, k} -> o on two workers, q and k run as one linear group.
+inline Module grouped_graph() {
+  GraphBuilder g(2);
+  std::vector<TaskId> t;
+  for (int l = 0; l < 2; ++l)
+    for (const char* name : {"input_norm", "q_proj", "k_proj", "o_proj"})
+      t.push_back(g.task(g.op("L" + std::to_string(l) + "." + name, OpKind::kLinear, l), 64));
+  for (int l = 0; l < 2; ++l) {
+    const TaskId n = t[4 * l], q = t[4 * l + 1], k = t[4 * l + 2], o = t[4 * l + 3];
+    g.event({n}, {q, k});
+    g.event({q, k}, {o});
+    if (l == 1) g.event({t[3]}, {n});
+  }
+  return g.schedule({{t[0], t[3], t[4], t[7]}, {t[1], t[2], t[5], t[6]}});
+}
+
+// task, step, worker, sm, wait_begin, start, end
+inline std::vector<Execution> grouped_execs() {
+  return {{0, 0, 0, 0, 0, 0, 100},     {1, 0, 1, 1, 0, 110, 300},   {2, 0, 1, 1, 0, 110, 300},
+          {3, 0, 0, 0, 100, 310, 400}, {4, 0, 0, 0, 400, 405, 450}, {5, 0, 1, 1, 300, 460, 700},
+          {6, 0, 1, 1, 300, 460, 700}, {7, 0, 0, 0, 450, 720, 800}};
 }
 
 // A fresh path in the test's temp dir, removed (with its journal) when it goes away.
