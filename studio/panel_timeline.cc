@@ -19,7 +19,7 @@
 namespace mpk::studio {
 namespace {
 
-constexpr float kLabelWidth = 64.0f;
+constexpr float kLabelWidth = 80.0f;  // "w131 SM 131"
 constexpr float kRulerHeight = 34.0f;  // time labels, then a lane of step marks
 constexpr float kHeaderHeight = 16.0f;
 constexpr float kMinBoxPx = 3.0f;     // narrower tasks merge
@@ -279,7 +279,7 @@ void draw_move(const StudioState& s, const Frame& f) {
   dl->AddRect(a, b, c, 0, 0, 2.0f);
   const std::string label =
       tl.move_noop ? "its place now"
-                   : "task " + std::to_string(tl.move_task) + " to SM " + std::to_string(tl.move_worker) +
+                   : "task " + std::to_string(tl.move_task) + " to " + s.model->row_label(tl.move_worker) +
                          (tl.move_after < 0 ? ", first" : ", after task " + std::to_string(tl.move_after));
   dl->AddText(ImVec2(b.x + 4, a.y), c, label.c_str());
 }
@@ -359,7 +359,7 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
     const int32_t last = std::min(first + tl.group_size, m.num_workers()) - 1;
     const bool closed = tl.collapsed[static_cast<size_t>(r.group)];
     char label[64];
-    std::snprintf(label, sizeof label, "%s SM %d-%d", closed ? "+" : "-", first, last);
+    std::snprintf(label, sizeof label, "%s w%d-%d", closed ? "+" : "-", first, last);
     dl->AddText(ImVec2(a.x + 4, a.y + (r.height - text_h) * 0.5f), IM_COL32(200, 200, 200, 255), label);
   }
   const int label_every = std::max(1, static_cast<int>(std::ceil((text_h + 1) / tl.row_height)));
@@ -368,7 +368,7 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
     const float y0 = f.origin.y + r.y, y1 = y0 + r.height;
     if (r.worker % 2) dl->AddRectFilled(ImVec2(f.origin.x, y0), ImVec2(right, y1), IM_COL32(255, 255, 255, 8));
     if (r.worker % label_every == 0) {
-      const std::string label = "SM " + std::to_string(r.worker);
+      const std::string label = m.row_label(r.worker);
       dl->AddText(ImVec2(f.origin.x + 8, y0 + (r.height - text_h) * 0.5f), IM_COL32(170, 170, 170, 255), label.c_str());
     }
     dl->PushClipRect(ImVec2(f.axis.x0, y0), ImVec2(right, y1), true);

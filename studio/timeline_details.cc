@@ -30,7 +30,7 @@ void dependency_list(StudioState& s, const char* title, const std::vector<DepLin
     if (d.step_distance) line += " (previous step)";
     if (d.exec >= 0) {
       const Execution& e = m.execution(d.exec);
-      line += ", SM " + std::to_string(e.worker) + ", " + format_duration(static_cast<double>(e.start_ns)) +
+      line += ", " + m.row_label(e.worker) + ", " + format_duration(static_cast<double>(e.start_ns)) +
               " - " + format_duration(static_cast<double>(e.end_ns));
       ImGui::PushID(static_cast<int>(n));
       if (ImGui::Selectable(line.c_str())) {

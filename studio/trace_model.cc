@@ -97,6 +97,16 @@ IndexRange TraceModel::worker_range(int32_t worker) const {
           worker_begin_[static_cast<size_t>(worker) + 1]};
 }
 
+int32_t TraceModel::sm_of(int32_t worker) const {
+  const IndexRange r = worker_range(worker);
+  return r.begin < r.end ? execs_[static_cast<size_t>(r.begin)].sm : -1;
+}
+
+std::string TraceModel::row_label(int32_t worker) const {
+  const int32_t sm = sm_of(worker);
+  return "w" + std::to_string(worker) + (sm >= 0 ? " SM " + std::to_string(sm) : "");
+}
+
 IndexRange TraceModel::executions_in(int32_t worker, int64_t t0, int64_t t1) const {
   const IndexRange r = worker_range(worker);
   if (r.empty() || t1 <= t0) return {r.begin, r.begin};

@@ -61,6 +61,10 @@ class TraceModel {
   const std::vector<Execution>& executions() const { return execs_; }
   const Execution& execution(int64_t i) const { return execs_[static_cast<size_t>(i)]; }
   IndexRange worker_range(int32_t worker) const;
+  // The SM a worker's executions ran on (the GPU places blocks where it likes: worker 0
+  // may be SM 128), -1 for a worker without executions; its row label: "w0 SM 128".
+  int32_t sm_of(int32_t worker) const;
+  std::string row_label(int32_t worker) const;
   // Executions of `worker` overlapping [t0, t1), found by binary search (the lookback
   // is bounded by the run's longest execution).
   IndexRange executions_in(int32_t worker, int64_t t0, int64_t t1) const;

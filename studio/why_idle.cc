@@ -44,7 +44,7 @@ WhyIdle why_idle(const TraceModel& m, int64_t exec) {
 
 std::string describe(const TraceModel& m, const WhyIdleLink& link) {
   const Execution& e = m.execution(link.exec);
-  std::string s = m.label(link.exec) + " on SM " + std::to_string(e.worker) + ", ran " +
+  std::string s = m.label(link.exec) + " on " + m.row_label(e.worker) + ", ran " +
                   format_duration(static_cast<double>(e.end_ns - e.start_ns));
   const std::string gap = format_duration(static_cast<double>(link.gap_ns));
   switch (link.via) {
@@ -69,8 +69,7 @@ std::string explain_execution(const TraceModel& m, int64_t exec) {
   s += "operator kind " + std::string(name_of(op.kind)) + ", task kind " +
        std::string(name_of(m.task(e.task).kind));
   s += op.layer >= 0 ? ", layer " + std::to_string(op.layer) : std::string(", outside the layers");
-  s += "\nstep " + std::to_string(e.step) + ", SM " + std::to_string(e.sm) + " (worker " +
-       std::to_string(e.worker) + ")\n";
+  s += "\nstep " + std::to_string(e.step) + ", " + m.row_label(e.worker) + "\n";
   s += "wait  " + t(e.wait_begin_ns) + "\nstart " + t(e.start_ns) + "  (waited " +
        t(e.start_ns - e.wait_begin_ns) + ")\nend   " + t(e.end_ns) + "\nduration " +
        t(e.end_ns - e.start_ns);
@@ -80,7 +79,7 @@ std::string explain_execution(const TraceModel& m, int64_t exec) {
 std::string explain_bubble(const TraceModel& m, const Bubble& b) {
   const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
   std::string s = "idle " + t(b.end_ns - b.start_ns) + ": " + name_of(b.cause) + " (step " +
-                  std::to_string(b.step) + ", SM " + std::to_string(b.worker) + ", " +
+                  std::to_string(b.step) + ", " + m.row_label(b.worker) + ", " +
                   t(b.start_ns) + " to " + t(b.end_ns) + ")\n";
   const auto task_name = [&](TaskId task) {
     return task >= 0 ? m.op_of(task).name + " [task " + std::to_string(task) + "]" : std::string("?");
@@ -88,7 +87,7 @@ std::string explain_bubble(const TraceModel& m, const Bubble& b) {
   switch (b.cause) {
     case BubbleCause::kWait: {
       s += "waited for event " + std::to_string(b.event) + ", released last by " +
-           task_name(b.producer) + " on SM " + std::to_string(b.producer_worker);
+           task_name(b.producer) + " on " + m.row_label(b.producer_worker);
       const int32_t dist = b.event >= 0 ? m.graph().graph.events[static_cast<size_t>(b.event)].step_distance : 0;
       const int64_t p = b.producer >= 0 ? m.find(b.producer, b.step - dist) : -1;
       if (p >= 0) s += ",\nwhich finished at " + t(m.execution(p).end_ns);

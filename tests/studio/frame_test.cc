@@ -212,7 +212,7 @@ TEST_F(StudioFrame, HoveringAWaitBubbleSaysWhatTheWorkerWaitedFor) {
                       m.op_of(found->producer).name),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("on SM " + std::to_string(found->producer_worker)), std::string::npos) << text;
+  EXPECT_NE(text.find("on " + m.row_label(found->producer_worker)), std::string::npos) << text;
 }
 
 TEST_F(StudioFrame, WhyIdleButtonWalksBackFromTheSelection) {

@@ -178,5 +178,21 @@ TEST(TraceModel, UnknownRunIsAnError) {
   EXPECT_THROW(TraceModel(reader, 99), Error);
 }
 
+TEST(TraceModelRows, RowsNameTheWorkerAndTheSmItRanOn) {
+  // As on the GPU: worker 0 ran on SM 128, worker 1 on SM 3.
+  std::vector<Execution> execs = mpk::testing::grouped_execs();
+  for (Execution& e : execs) e.sm = e.worker == 0 ? 128 : 3;
+  TempPath db("rows_sm.db");
+  RunInfo info;
+  info.device.sm_count = 132;
+  const int64_t run = write_run(db.str(), mpk::testing::grouped_graph(), info, execs);
+  TraceReader reader(db.str());
+  const TraceModel m(reader, run);
+  EXPECT_EQ(m.sm_of(0), 128);
+  EXPECT_EQ(m.sm_of(1), 3);
+  EXPECT_EQ(m.row_label(0), "w0 SM 128");
+  EXPECT_EQ(m.row_label(1), "w1 SM 3");
+}
+
 }  // namespace
 }  // namespace mpk::studio

@@ -130,8 +130,8 @@ TEST(WhyIdle, TextsNameWhatTheWorkerWaitedFor) {
   const TraceReader reader(path.str());
   const TraceModel m(reader, run);
   const std::string wait = explain_bubble(m, *m.bubble_at(1, 50));
-  EXPECT_NE(wait.find("idle 100 ns: wait (step 0, SM 1"), std::string::npos) << wait;
-  EXPECT_NE(wait.find("waited for event 0, released last by L0.input_norm [task 0] on SM 0"),
+  EXPECT_NE(wait.find("idle 100 ns: wait (step 0, w1 SM 1"), std::string::npos) << wait;
+  EXPECT_NE(wait.find("waited for event 0, released last by L0.input_norm [task 0] on w0 SM 0"),
             std::string::npos)
       << wait;
   EXPECT_NE(wait.find("which finished at 100 ns"), std::string::npos) << wait;
@@ -142,7 +142,7 @@ TEST(WhyIdle, TextsNameWhatTheWorkerWaitedFor) {
   const std::string task = explain_execution(m, m.find(kQ0, 1));
   EXPECT_NE(task.find("L0.q_proj  [task 1]"), std::string::npos) << task;
   EXPECT_NE(task.find("operator kind linear, task kind linear, layer 0"), std::string::npos) << task;
-  EXPECT_NE(task.find("step 1, SM 0"), std::string::npos) << task;
+  EXPECT_NE(task.find("step 1, w0 SM 0"), std::string::npos) << task;
   EXPECT_NE(task.find("start 800 ns"), std::string::npos) << task;
   EXPECT_NE(task.find("duration 200 ns"), std::string::npos) << task;
 }
