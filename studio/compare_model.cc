@@ -28,6 +28,10 @@ CompareModel::CompareModel(const TraceReader& reader_a, int64_t run_a,
   for (size_t c = 0; c < a_.bubble_ns.size(); ++c)
     add("idle", name_of(static_cast<BubbleCause>(c)), static_cast<double>(a_.bubble_ns[c]),
         static_cast<double>(b_.bubble_ns[c]), DeltaUnit::kNs);
+  add("idle", "wait: producer running", static_cast<double>(a_.wait_running_ns),
+      static_cast<double>(b_.wait_running_ns), DeltaUnit::kNs);
+  add("idle", "wait: after release", static_cast<double>(a_.wait_released_ns),
+      static_cast<double>(b_.wait_released_ns), DeltaUnit::kNs);
   // Kinds of either run, by the larger of the two totals.
   std::map<std::string, std::pair<int64_t, int64_t>> kinds;
   for (const KindTime& k : a_.kinds) kinds[k.kind].first = k.total_ns;

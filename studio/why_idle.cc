@@ -90,7 +90,12 @@ std::string explain_bubble(const TraceModel& m, const Bubble& b) {
            task_name(b.producer) + " on " + m.row_label(b.producer_worker);
       const int32_t dist = b.event >= 0 ? m.graph().graph.events[static_cast<size_t>(b.event)].step_distance : 0;
       const int64_t p = b.producer >= 0 ? m.find(b.producer, b.step - dist) : -1;
-      if (p >= 0) s += ",\nwhich finished at " + t(m.execution(p).end_ns);
+      if (p >= 0) {
+        const int64_t end = m.execution(p).end_ns;
+        s += ",\nwhich finished at " + t(end);
+        // After that, the wait was the release reaching this SM (the runtime, not the schedule).
+        if (b.end_ns > std::max(b.start_ns, end)) s += "; the wait went on " + t(b.end_ns - std::max(b.start_ns, end)) + " after it";
+      }
       if (dist > 0) s += " (step " + std::to_string(b.step - dist) + ")";
       s += "\nbefore " + task_name(b.task);
       break;

@@ -52,6 +52,34 @@ void step_critical_path(const Module& m, const std::vector<Execution>& execs,
             [](const KindTime& a, const KindTime& b) { return a.total_ns > b.total_ns; });
 }
 
+// When each (task, step) ended, to split a wait at its producer's release.
+class WaitSplitter {
+ public:
+  WaitSplitter(const Module& m, const std::vector<Execution>& execs, int64_t steps)
+      : m_(m), steps_(steps), end_(m.graph.tasks.size() * static_cast<size_t>(std::max<int64_t>(steps, 0)), -1) {
+    for (const Execution& e : execs)
+      if (e.task >= 0 && static_cast<size_t>(e.task) < m.graph.tasks.size() && e.step >= 0 && e.step < steps)
+        end_[static_cast<size_t>(e.task) * static_cast<size_t>(steps) + static_cast<size_t>(e.step)] = e.end_ns;
+  }
+
+  // The part of wait `b` after its producer's execution ended; 0 when the producer or
+  // its execution is not known.
+  int64_t after_release_ns(const Bubble& b) const {
+    if (b.producer < 0 || static_cast<size_t>(b.producer) >= m_.graph.tasks.size() || b.event < 0 ||
+        static_cast<size_t>(b.event) >= m_.graph.events.size())
+      return 0;
+    const int64_t step = b.step - m_.graph.events[static_cast<size_t>(b.event)].step_distance;
+    if (step < 0 || step >= steps_) return 0;
+    const int64_t end = end_[static_cast<size_t>(b.producer) * static_cast<size_t>(steps_) + static_cast<size_t>(step)];
+    return end < 0 ? 0 : std::max<int64_t>(0, b.end_ns - std::max(b.start_ns, end));
+  }
+
+ private:
+  const Module& m_;
+  int64_t steps_;
+  std::vector<int64_t> end_;
+};
+
 }  // namespace
 
 RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step) {
@@ -77,9 +105,15 @@ RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step) {
   s.utilization = capacity > 0 ? static_cast<double>(s.busy_ns) / capacity : 0;
 
   std::vector<const Bubble*> waits;
+  const WaitSplitter split(m, execs, s.run.steps);
   for (const Bubble& b : bubbles) {
     s.bubble_ns[static_cast<size_t>(b.cause)] += b.end_ns - b.start_ns;
-    if (b.cause == BubbleCause::kWait) waits.push_back(&b);
+    if (b.cause != BubbleCause::kWait) continue;
+    waits.push_back(&b);
+    const int64_t released = split.after_release_ns(b);
+    s.wait_released_ns += released;
+    s.wait_running_ns += b.end_ns - b.start_ns - released;
+    s.waits_released += released > 0;
   }
   const size_t top = std::min<size_t>(10, waits.size());
   std::partial_sort(waits.begin(), waits.begin() + top, waits.end(),

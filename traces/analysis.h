@@ -49,6 +49,12 @@ struct RunStats {
   int64_t busy_ns = 0;        // union of execution intervals per worker (traces/busy_time.h)
   double utilization = 0;     // busy / (workers * duration)
   std::array<int64_t, 4> bubble_ns{};  // by BubbleCause
+  // The wait time split by its cause: after the producer it waited for had ended (the
+  // release reaching the waiter: signalling latency), and the rest (the producer still
+  // running, or not in the trace). released + running == bubble_ns[kWait].
+  int64_t wait_released_ns = 0;
+  int64_t wait_running_ns = 0;
+  int64_t waits_released = 0;  // waits that lasted past their producer's end
   std::vector<WaitRecord> longest_waits;  // up to 10, longest first
   std::vector<KindTime> kinds;            // most time first
   int32_t path_step = -1;                 // the step whose critical path is shown

@@ -72,8 +72,20 @@ std::string format_stats(const RunStats& s, bool full_path) {
   for (BubbleCause c : kCauses) {
     const double v = static_cast<double>(s.bubble_ns[static_cast<size_t>(c)]);
     causes.add({name_of(c), format_ns(per_step(s, v)), total > 0 ? pct(v / total) : "-"});
+    if (c != BubbleCause::kWait) continue;
+    // The wait's two causes: the schedule (the producer still ran) or the runtime (the
+    // release had yet to reach the waiter).
+    for (const auto& [label, ns] : {std::pair<const char*, int64_t>{"  producer running", s.wait_running_ns},
+                                    std::pair<const char*, int64_t>{"  after release", s.wait_released_ns}}) {
+      const double w = static_cast<double>(ns);
+      causes.add({label, format_ns(per_step(s, w)), total > 0 ? pct(w / total) : "-"});
+    }
   }
   out += causes.str();
+  if (s.waits_released > 0)
+    out += strf("  %lld waits lasted past their producer's end, by %s on average\n",
+                static_cast<long long>(s.waits_released),
+                format_ns(static_cast<double>(s.wait_released_ns) / static_cast<double>(s.waits_released)).c_str());
 
   if (!s.longest_waits.empty()) {
     out += "\nlongest waits\n";

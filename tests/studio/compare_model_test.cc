@@ -50,7 +50,11 @@ TEST(CompareModel, TwoSchedulesOfOneGraph) {
   // Per-kind time is unchanged by the schedule.
   EXPECT_DOUBLE_EQ(row(m, "kind", "linear").a, 2100);
   EXPECT_DOUBLE_EQ(row(m, "kind", "linear").delta(), 0);
-  EXPECT_EQ(m.deltas()[5 + 4].label, "linear");  // kinds follow the idle rows, most time first
+  // The wait's two parts add up to it (unit costs: no signalling latency, all "running").
+  EXPECT_DOUBLE_EQ(row(m, "idle", "wait: producer running").a + row(m, "idle", "wait: after release").a,
+                   row(m, "idle", "wait").a);
+  EXPECT_DOUBLE_EQ(row(m, "idle", "wait: after release").b, 0);
+  EXPECT_EQ(m.deltas()[5 + 4 + 2].label, "linear");  // kinds follow the idle rows, most time first
   // Critical path of the median step: norm -> q1 -> residual against all four tasks.
   EXPECT_DOUBLE_EQ(row(m, "critical path", "tasks").a, 3);
   EXPECT_DOUBLE_EQ(row(m, "critical path", "tasks").b, 4);

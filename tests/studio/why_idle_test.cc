@@ -124,6 +124,17 @@ TEST(WhyIdle, ABlameCycleInAnEditedTraceEndsTheChain) {
   EXPECT_EQ(w.chain[0].via, WhyIdleLink::kStepStart);
 }
 
+TEST(WhyIdle, AWaitPastItsProducersEndSaysHowLong) {
+  TempPath path("studio_why_release.db");
+  const int64_t run = write_run(path.str(), mpk::testing::grouped_graph(), RunInfo{}, mpk::testing::grouped_execs());
+  const TraceReader reader(path.str());
+  const TraceModel m(reader, run);
+  const Bubble* b = m.bubble_at(1, 50);  // q+k on worker 1 waits for the norm, which ends at 100
+  ASSERT_NE(b, nullptr);
+  const std::string text = explain_bubble(m, *b);
+  EXPECT_NE(text.find("which finished at 100 ns; the wait went on 10 ns after it"), std::string::npos) << text;
+}
+
 TEST(WhyIdle, TextsNameWhatTheWorkerWaitedFor) {
   TempPath path("studio_why_texts.db");
   const int64_t run = mpk::testing::store_fork_join(path.str(), 2);

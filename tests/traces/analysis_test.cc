@@ -153,5 +153,34 @@ TEST(ChromeExport, TracksSlicesArgsAndFlows) {
   EXPECT_EQ(second.flows, 3);  // the norm's arrow from step 0 is left out
 }
 
+TEST(RunStats, WaitsSplitAtTheProducersRelease) {
+  // tests/traces/test_graphs.h's grouped run: five waits, each ending 10, 10, 10, 5 and
+  // 20 ns after the producer it waited for had ended (q+k after the norm, o after q+k,
+  // the next norm after o, the next q+k and o likewise).
+  TempPath db("wait_split.db");
+  const int64_t run = write_run(db.str(), testing::grouped_graph(), RunInfo{}, testing::grouped_execs());
+  const TraceReader reader(db.str());
+  const RunStats s = compute_stats(reader, run);
+  EXPECT_EQ(s.wait_released_ns, 10 + 10 + 10 + 5 + 20);
+  EXPECT_EQ(s.waits_released, 5);
+  EXPECT_EQ(s.wait_running_ns + s.wait_released_ns, s.bubble_ns[static_cast<size_t>(BubbleCause::kWait)]);
+  EXPECT_NE(format_stats(s, false).find("5 waits lasted past their producer's end, by 11 ns on average"),
+            std::string::npos)
+      << format_stats(s, false);
+}
+
+TEST(RunStats, SimulatedWaitsAfterReleaseAreTheEventLatencyAtMost) {
+  TempPath db("wait_split_sim.db");
+  const Module m = testing::grouped_graph();
+  CostParams c = testing::unit_costs();
+  c.event_latency_ns = 40;
+  const int64_t run = write_run(db.str(), m, RunInfo{}, simulate(m, c, 3));
+  const TraceReader reader(db.str());
+  const RunStats s = compute_stats(reader, run);
+  ASSERT_GT(s.waits_released, 0);
+  EXPECT_LE(s.wait_released_ns, 40 * s.waits_released);
+  EXPECT_EQ(s.wait_running_ns + s.wait_released_ns, s.bubble_ns[static_cast<size_t>(BubbleCause::kWait)]);
+}
+
 }  // namespace
 }  // namespace mpk
