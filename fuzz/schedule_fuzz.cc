@@ -68,7 +68,8 @@ const std::vector<Base>& bases() {
     for (const auto& [arch, pipeline] : std::vector<std::pair<std::string, std::string>>{
              {"llama", mpk::kDefaultPipeline},
              {"qwen3", fusions + ",decompose{attention-splits=2},infer-deps,assign-sm{policy=round-robin}"},
-             {"llama", "fuse-residual,fuse-norm,fuse-swiglu,decompose{coop=on},infer-deps,assign-sm{policy=locality}"}}) {
+             {"llama", "fuse-residual,fuse-norm,fuse-swiglu,decompose{coop=on},infer-deps,"
+                       "assign-sm{policy=locality}"}}) {
       Base base{compile(arch, pipeline), {}, {}};
       base.weights = mpk::random_weights(base.module, 5);
       base.expected = run(base.module, base.weights, mpk::CpuOrder::kRandom, 0);
@@ -185,7 +186,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const mpk::Error& e) {
       hole("fails to run", e.what());
     }
-    if (!same(got, base.expected)) hole("changes the result", order == mpk::CpuOrder::kRandom ? "random order" : "schedule order");
+    if (!same(got, base.expected))
+      hole("changes the result", order == mpk::CpuOrder::kRandom ? "random order" : "schedule order");
   }
   return 0;
 }

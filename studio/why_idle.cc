@@ -94,7 +94,8 @@ std::string explain_bubble(const TraceModel& m, const Bubble& b) {
         const int64_t end = m.execution(p).end_ns;
         s += ",\nwhich finished at " + t(end);
         // After that, the wait was the release reaching this SM (the runtime, not the schedule).
-        if (b.end_ns > std::max(b.start_ns, end)) s += "; the wait went on " + t(b.end_ns - std::max(b.start_ns, end)) + " after it";
+        const int64_t after = b.end_ns - std::max(b.start_ns, end);
+        if (after > 0) s += "; the wait went on " + t(after) + " after it";
       }
       if (dist > 0) s += " (step " + std::to_string(b.step - dist) + ")";
       s += "\nbefore " + task_name(b.task);

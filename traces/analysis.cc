@@ -56,25 +56,26 @@ void step_critical_path(const Module& m, const std::vector<Execution>& execs,
 class WaitSplitter {
  public:
   WaitSplitter(const Module& m, const std::vector<Execution>& execs, int64_t steps)
-      : m_(m), steps_(steps), end_(m.graph.tasks.size() * static_cast<size_t>(std::max<int64_t>(steps, 0)), -1) {
+      : m_(m), steps_(std::max<int64_t>(steps, 0)), end_(m.graph.tasks.size() * static_cast<size_t>(steps_), -1) {
     for (const Execution& e : execs)
-      if (e.task >= 0 && static_cast<size_t>(e.task) < m.graph.tasks.size() && e.step >= 0 && e.step < steps)
-        end_[static_cast<size_t>(e.task) * static_cast<size_t>(steps) + static_cast<size_t>(e.step)] = e.end_ns;
+      if (known(e.task, e.step)) end_[slot(e.task, e.step)] = e.end_ns;
   }
 
   // The part of wait `b` after its producer's execution ended; 0 when the producer or
   // its execution is not known.
   int64_t after_release_ns(const Bubble& b) const {
-    if (b.producer < 0 || static_cast<size_t>(b.producer) >= m_.graph.tasks.size() || b.event < 0 ||
-        static_cast<size_t>(b.event) >= m_.graph.events.size())
-      return 0;
+    if (b.event < 0 || static_cast<size_t>(b.event) >= m_.graph.events.size()) return 0;
     const int64_t step = b.step - m_.graph.events[static_cast<size_t>(b.event)].step_distance;
-    if (step < 0 || step >= steps_) return 0;
-    const int64_t end = end_[static_cast<size_t>(b.producer) * static_cast<size_t>(steps_) + static_cast<size_t>(step)];
+    const int64_t end = known(b.producer, step) ? end_[slot(b.producer, step)] : -1;
     return end < 0 ? 0 : std::max<int64_t>(0, b.end_ns - std::max(b.start_ns, end));
   }
 
  private:
+  bool known(TaskId t, int64_t step) const {
+    return t >= 0 && static_cast<size_t>(t) < m_.graph.tasks.size() && step >= 0 && step < steps_;
+  }
+  size_t slot(TaskId t, int64_t step) const { return static_cast<size_t>(t * steps_ + step); }
+
   const Module& m_;
   int64_t steps_;
   std::vector<int64_t> end_;

@@ -84,7 +84,8 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
                  rope_inverse_frequencies(op.attrs), ctx.step);
       return;
     case OpKind::kKvAppend: {
-      const std::vector<float> inv = op.attrs.count("theta") ? rope_inverse_frequencies(op.attrs) : std::vector<float>{};
+      const std::vector<float> inv =
+          op.attrs.count("theta") ? rope_inverse_frequencies(op.attrs) : std::vector<float>{};
       HeadPrep prep;
       if (!inv.empty()) prep.rope_inv = &inv;
       kv_append_block(in(0), in(1), y, st.at(op.outputs[1]), 0, rows, 0, y.shape[2], ctx.step, prep);
