@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "ir/error.h"
 #include "traces/busy_time.h"
@@ -50,6 +51,33 @@ void step_critical_path(const Module& m, const std::vector<Execution>& execs,
   for (const auto& [kind, v] : by_kind) s.path_kinds.push_back({kind, v.first, v.second, 0});
   std::sort(s.path_kinds.begin(), s.path_kinds.end(),
             [](const KindTime& a, const KindTime& b) { return a.total_ns > b.total_ns; });
+}
+
+// Time per operator kind. The members of a linear group share one interval on one worker
+// and count as one execution of their kind, so the kinds' times add up to the busy time.
+std::map<std::string, KindTime> kind_times(const Module& m, const std::vector<Execution>& execs) {
+  std::vector<const Execution*> order;
+  order.reserve(execs.size());
+  for (const Execution& e : execs) order.push_back(&e);
+  std::sort(order.begin(), order.end(), [](const Execution* a, const Execution* b) {
+    return std::tie(a->worker, a->start_ns, a->end_ns) < std::tie(b->worker, b->start_ns, b->end_ns);
+  });
+  std::map<std::string, KindTime> kinds;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Execution& e = *order[i];
+    if (i > 0 && std::tie(e.worker, e.start_ns, e.end_ns) ==
+                     std::tie(order[i - 1]->worker, order[i - 1]->start_ns, order[i - 1]->end_ns))
+      continue;
+    const OpId op = e.task >= 0 && static_cast<size_t>(e.task) < m.graph.tasks.size() ? m.graph.tasks[e.task].op : -1;
+    if (op < 0 || static_cast<size_t>(op) >= m.program.ops.size()) continue;
+    const std::string kind(name_of(m.program.ops[static_cast<size_t>(op)].kind));
+    KindTime& k = kinds[kind];
+    k.kind = kind;
+    ++k.executions;
+    k.total_ns += e.end_ns - e.start_ns;
+    k.wait_ns += e.start_ns - e.wait_begin_ns;
+  }
+  return kinds;
 }
 
 // When each (task, step) ended, to split a wait at its producer's release.
@@ -133,15 +161,7 @@ RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step) {
                                b.producer_worker});
   }
 
-  std::map<std::string, KindTime> kinds;
-  for (const OperatorStat& o : reader.operator_stats(run)) {
-    KindTime& k = kinds[o.kind];
-    k.kind = o.kind;
-    k.executions += o.executions;
-    k.total_ns += o.total_ns;
-    k.wait_ns += o.wait_ns;
-  }
-  for (const auto& [name, k] : kinds) s.kinds.push_back(k);
+  for (const auto& [name, k] : kind_times(m, execs)) s.kinds.push_back(k);
   std::sort(s.kinds.begin(), s.kinds.end(),
             [](const KindTime& a, const KindTime& b) { return a.total_ns > b.total_ns; });
 

@@ -1,6 +1,7 @@
 // Busy time is a union of intervals (traces/busy_time.h): a linear group's members share
 // one interval and count once, in busy_union_ns, its prefix form and `trace stats`, which
-// must agree with the union of the execution rows read back with plain SQL.
+// must agree with the union of the execution rows read back with plain SQL; time per kind
+// counts a group once too.
 #include "traces/busy_time.h"
 
 #include <gtest/gtest.h>
@@ -93,6 +94,10 @@ TEST(BusyTime, TraceStatsAgreeWithTheSqlUnion) {
   EXPECT_EQ(s.busy_ns, kGroupedUnion);
   EXPECT_DOUBLE_EQ(s.utilization, static_cast<double>(kGroupedUnion) / (2.0 * static_cast<double>(s.run.duration_ns)));
   EXPECT_LE(s.utilization, 1.0);
+  // Time per kind counts a group once: the kinds add up to the busy time.
+  ASSERT_EQ(s.kinds.size(), 1u);
+  EXPECT_EQ(s.kinds[0].executions, 6);  // 8 rows, two of them the second members of groups
+  EXPECT_EQ(s.kinds[0].total_ns, kGroupedUnion);
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_EQ(s.steps[0].busy_ns, kGroupedUnion);  // the step row the writer derived
 }
