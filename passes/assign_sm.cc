@@ -2,11 +2,11 @@
 // worker) with a pluggable policy (passes/policies/), checks that the result lists
 // every task once and cannot deadlock, and records the policy and its parameters.
 #include <algorithm>
+#include <optional>
 
 #include "ir/error.h"
 #include "passes/policies/policy.h"
 #include "passes/policies/step_graph.h"
-#include "passes/registry.h"
 
 namespace mpk {
 namespace {
@@ -64,20 +64,24 @@ class AssignSmPass : public Pass {
   int64_t workers_;  // 0: the machine's SM count
 };
 
-}  // namespace
+struct AssignSmOptions {
+  std::string policy = kDefaultPolicy;
+  std::optional<int64_t> workers;  // unset: the machine's SM count
+};
 
 PassInfo assign_sm_pass_info() {
+  using O = AssignSmOptions;
+  std::vector<std::string> policies;
+  for (const PolicyInfo& p : all_policies()) policies.push_back(p.name);
+  const auto schema =
+      OptionSchema<O>()
+          .choice("policy", &O::policy, "scheduling policy: " + known_policies(), policies)
+          .integer("workers", &O::workers, "number of workers (default: the machine's SM count)", 1,
+                   static_cast<double>(kMaxWorkers));
   PassInfo info;
   info.name = "assign-sm";
   info.summary = "schedule tasks onto workers (one per SM) with a policy: " + known_policies();
-  std::vector<std::string> policies;
-  for (const PolicyInfo& p : all_policies()) policies.push_back(p.name);
-  info.options = {
-      PassOptionInfo::choice("policy", kDefaultPolicy, "scheduling policy: " + known_policies(),
-                             policies),
-      PassOptionInfo::integer("workers", "", "number of workers (default: the machine's SM count)",
-                              1, static_cast<double>(kMaxWorkers)),
-  };
+  info.options = schema.infos();
   // Every policy's options; each is accepted only with a policy that has it (or whose
   // base policy has it).
   for (const PolicyInfo& p : all_policies())
@@ -91,31 +95,27 @@ PassInfo assign_sm_pass_info() {
         it->help.insert(it->help.size() - 1, ", " + p.name);
       }
     }
-  info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
-    const std::string name = option_str(o, "policy", kDefaultPolicy);
-    const PolicyInfo* policy = find_policy(name);
-    if (!policy)
-      throw Error("pass 'assign-sm': unknown policy '" + name + "' (known: " +
-                  known_policies() + ")");
-    const int64_t workers = option_int(o, "assign-sm", "workers", 0);
-    if (o.count("workers") && (workers < 1 || workers > kMaxWorkers))
-      throw Error("pass 'assign-sm': option 'workers' must be between 1 and " +
-                  std::to_string(kMaxWorkers) + ", got " + o.at("workers"));
-    PassOptions own;
-    for (const auto& [key, value] : o)
-      if (key != "policy" && key != "workers") own.emplace(key, value);
-    const std::vector<PassOptionInfo> accepted = policy_options(*policy, own);
-    for (const auto& entry : own) {
+  info.create = [schema](const PassOptions& o) -> std::unique_ptr<Pass> {
+    PassOptions own, rest;
+    for (const auto& [key, value] : o) (schema.declares(key) ? own : rest).emplace(key, value);
+    const O a = schema.parse(own, "assign-sm");
+    const PolicyInfo& policy = *find_policy(a.policy);
+    const std::vector<PassOptionInfo> accepted = policy_options(policy, rest);
+    for (const auto& entry : rest) {
       const std::string& key = entry.first;
       const bool known = std::any_of(accepted.begin(), accepted.end(),
                                      [&](const PassOptionInfo& x) { return x.name == key; });
       if (!known)
-        throw Error("pass 'assign-sm': option '" + key + "' does not apply to policy '" + name +
-                    "' (" + option_names(accepted) + ")");
+        throw Error("pass 'assign-sm': option '" + key + "' does not apply to policy '" +
+                    a.policy + "' (" + option_names(accepted) + ")");
     }
-    return std::make_unique<AssignSmPass>(*policy, policy->configure(own), workers);
+    return std::make_unique<AssignSmPass>(policy, policy.configure(rest), a.workers.value_or(0));
   };
   return info;
 }
+
+}  // namespace
+
+MPK_PASS(assign_sm_pass_info);
 
 }  // namespace mpk

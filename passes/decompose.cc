@@ -3,10 +3,11 @@
 // estimates, in program order. Tile sizes default to values computed from the machine
 // model so that large operators spread over all SMs; options override them.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "ir/error.h"
-#include "passes/registry.h"
+#include "passes/options.h"
 
 namespace mpk {
 namespace {
@@ -16,30 +17,20 @@ constexpr const char* kPass = "decompose";
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
 
-// Tile sizes; 0 means "auto" (computed per operator from the machine model).
+// Tile sizes; unset means "auto" (computed per operator from the machine model).
 // Cooperative linears (docs/ir.md): off, auto (large enough operators), on (every one
 // eligible).
 enum class Coop { kOff, kAuto, kOn };
 
 struct DecomposeOptions {
-  int64_t tile = 0;
-  int64_t lm_head_tile = 0;
-  int64_t elementwise_tile = 0;
-  int64_t attention_splits = 0;
-  int64_t argmax_tile = 0;
+  std::optional<int64_t> tile;
+  std::optional<int64_t> lm_head_tile;
+  std::optional<int64_t> elementwise_tile;
+  std::optional<int64_t> attention_splits;
+  std::optional<int64_t> argmax_tile;
   Coop coop = Coop::kAuto;
-  int64_t coop_unit = 0;
+  std::optional<int64_t> coop_unit;
 };
-
-int64_t positive_option(const PassOptions& o, const std::string& key) {
-  auto it = o.find(key);
-  if (it == o.end() || it->second == "auto") return 0;
-  const int64_t v = option_int(o, kPass, key, 0);
-  if (v <= 0)
-    throw Error("pass '" + std::string(kPass) + "': option '" + key +
-                "' expects a positive integer or 'auto', got '" + it->second + "'");
-  return v;
-}
 
 // Auto tile rules (docs/passes.md): about one tile per SM, rounded to a friendly size.
 int64_t auto_linear_tile(int64_t n, int64_t sms) { return std::max<int64_t>(8, round_up(ceil_div(n, sms), 8)); }
@@ -177,7 +168,7 @@ class Decomposer {
   }
 
   int64_t elementwise_tile(int64_t cols) const {
-    return o_.elementwise_tile ? o_.elementwise_tile : auto_elementwise_tile(cols, sms_);
+    return o_.elementwise_tile.value_or(auto_elementwise_tile(cols, sms_));
   }
 
   void embedding(const Operator& op) {
@@ -216,12 +207,13 @@ class Decomposer {
     if (o_.coop == Coop::kOff) return 0;
     for (OpId r : p_.readers[f.x])
       if (r != op_ && linear_form(p_.ops[r]).x == f.x) return 0;
-    const int64_t unit = o_.coop_unit ? o_.coop_unit : std::clamp<int64_t>(kCoopUnitBytes / row_bytes / 8 * 8, 8, 64);
+    const int64_t unit =
+        o_.coop_unit.value_or(std::clamp<int64_t>(kCoopUnitBytes / row_bytes / 8 * 8, 8, 64));
     if (o_.coop == Coop::kAuto && ceil_div(n, unit) < 2 * sms_) return 0;
     return unit;
   }
 
-  void linear(const Operator& op, TaskKind kind, int64_t tile_opt) {
+  void linear(const Operator& op, TaskKind kind, std::optional<int64_t> tile_opt) {
     const LinearForm f = linear_form(op);
     arity(op, f.num_inputs(), f.tokens >= 0 ? 2 : 1);
     const int64_t b = shape(op, f.x, 2)[0], k = shape(op, f.x, 2)[1];
@@ -258,7 +250,7 @@ class Decomposer {
       if (f.tokens >= 0) argmax_reduce(am, b, f.tokens);
       return;
     }
-    const int64_t tile = tile_opt ? tile_opt : auto_linear_tile(n, sms_);
+    const int64_t tile = tile_opt.value_or(auto_linear_tile(n, sms_));
     const ArgmaxScratch am = f.tokens >= 0 ? argmax_scratch(op, b, ceil_div(n, tile)) : ArgmaxScratch{};
     int64_t part = 0;
     tiles(n, tile, [&](int64_t n0, int64_t n1) {
@@ -326,7 +318,7 @@ class Decomposer {
     const int64_t nq = attr_int(op.attrs, "num_q_heads");
     if (nq <= 0 || nq % nkv != 0) bad(op, "num_q_heads must be a positive multiple of the cache's kv heads");
     const int64_t g = nq / nkv;
-    int64_t splits = o_.attention_splits ? o_.attention_splits : auto_attention_splits(s, nkv, sms_);
+    int64_t splits = o_.attention_splits.value_or(auto_attention_splits(s, nkv, sms_));
     if (splits > s)
       throw Error("option 'attention-splits' (" + std::to_string(splits) +
                   ") exceeds max_seq_len (" + std::to_string(s) + ") of operator '" + op.name + "'");
@@ -416,7 +408,7 @@ class Decomposer {
     const TensorId logits = op.inputs[0], tokens = op.outputs[0];
     const int64_t b = shape(op, logits, 2)[0], v = shape(op, logits, 2)[1];
     shape(op, tokens, 1);
-    const int64_t tile = o_.argmax_tile ? o_.argmax_tile : auto_argmax_tile(v, sms_);
+    const int64_t tile = o_.argmax_tile.value_or(auto_argmax_tile(v, sms_));
     const ArgmaxScratch am = argmax_scratch(op, b, ceil_div(v, tile));
     int64_t p = 0;
     tiles(v, tile, [&](int64_t v0, int64_t v1) {
@@ -450,58 +442,54 @@ class DecomposePass : public Pass {
   DecomposeOptions o_;
 };
 
+PassInfo decompose_pass_info() {
+  using O = DecomposeOptions;
+  return typed_pass_info(
+      kPass,
+      "split every operator into tasks with read/write regions, bytes and flops (clears any "
+      "previous events and schedule)",
+      // Positive integers, or "auto" (the default, computed from the machine model).
+      OptionSchema<O>()
+          .integer("tile", &O::tile,
+                   "N columns per linear task; auto: ceil(N / sm_count) rounded up to a multiple "
+                   "of 8, at least 8",
+                   1)
+          .integer("lm-head-tile", &O::lm_head_tile, "vocab rows per lm_head task; auto: as for tile",
+                   1)
+          .integer("elementwise-tile", &O::elementwise_tile,
+                   "columns per embedding / silu_mul / residual_add task; auto: ceil(cols / "
+                   "sm_count) rounded up to a multiple of 64, at least 256",
+                   1)
+          .integer("attention-splits", &O::attention_splits,
+                   "position splits per kv head (>1: attention_partial + attention_merge tasks); "
+                   "auto: 1 when S <= 512, else min(ceil(S / 256), max(1, sm_count / "
+                   "num_kv_heads))",
+                   1)
+          .integer("argmax-tile", &O::argmax_tile,
+                   "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a "
+                   "multiple of 64, at least 64",
+                   1)
+          .choice("coop", &O::coop,
+                  "cooperative linears (sm_count shares whose units the SMs claim at run time): "
+                  "auto: linears and lm_heads of at least 2 units per SM that no other linear "
+                  "shares x with; on: every such linear; off: none",
+                  {{"auto", Coop::kAuto}, {"on", Coop::kOn}, {"off", Coop::kOff}})
+          .integer("coop-unit", &O::coop_unit,
+                   "output rows per unit of a cooperative linear; auto: the rows of 64 KiB of "
+                   "weights (a SwiGLU row counts both weights), rounded down to a multiple of 8, "
+                   "within 8..64",
+                   8),
+      [](const O& o) {
+        if (o.coop_unit && *o.coop_unit % 8 != 0)
+          throw Error("pass '" + std::string(kPass) +
+                      "': option 'coop-unit' must be a multiple of 8, got " +
+                      std::to_string(*o.coop_unit));
+        return std::make_unique<DecomposePass>(o);
+      });
+}
+
 }  // namespace
 
-PassInfo decompose_pass_info() {
-  PassInfo info;
-  info.name = kPass;
-  info.summary =
-      "split every operator into tasks with read/write regions, bytes and flops "
-      "(clears any previous events and schedule)";
-  // Positive integers, or "auto" (the default, computed from the machine model).
-  auto tile = [](std::string name, std::string help) {
-    PassOptionInfo o = PassOptionInfo::integer(std::move(name), "", std::move(help), 1);
-    o.accepts_auto = true;
-    return o;
-  };
-  info.options = {
-      tile("tile",
-           "N columns per linear task; auto: ceil(N / sm_count) rounded up to a multiple of 8, "
-           "at least 8"),
-      tile("lm-head-tile", "vocab rows per lm_head task; auto: as for tile"),
-      tile("elementwise-tile",
-           "columns per embedding / silu_mul / residual_add task; auto: ceil(cols / sm_count) "
-           "rounded up to a multiple of 64, at least 256"),
-      tile("attention-splits",
-           "position splits per kv head (>1: attention_partial + attention_merge tasks); "
-           "auto: 1 when S <= 512, else min(ceil(S / 256), max(1, sm_count / num_kv_heads))"),
-      tile("argmax-tile",
-           "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a multiple "
-           "of 64, at least 64"),
-      PassOptionInfo::choice("coop", "auto",
-                             "cooperative linears (sm_count shares whose units the SMs claim at run time): "
-                             "auto: linears and lm_heads of at least 2 units per SM that no other linear "
-                             "shares x with; on: every such linear; off: none",
-                             {"auto", "on", "off"}),
-      tile("coop-unit", "output rows per unit of a cooperative linear; auto: the rows of 64 KiB of weights "
-                        "(a SwiGLU row counts both weights), rounded down to a multiple of 8, within 8..64"),
-  };
-  info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
-    DecomposeOptions d;
-    d.tile = positive_option(o, "tile");
-    d.lm_head_tile = positive_option(o, "lm-head-tile");
-    d.elementwise_tile = positive_option(o, "elementwise-tile");
-    d.attention_splits = positive_option(o, "attention-splits");
-    d.argmax_tile = positive_option(o, "argmax-tile");
-    const std::string coop = option_str(o, "coop", "auto");
-    d.coop = coop == "on" ? Coop::kOn : coop == "off" ? Coop::kOff : Coop::kAuto;
-    d.coop_unit = positive_option(o, "coop-unit");
-    if (d.coop_unit % 8 != 0)
-      throw Error("pass '" + std::string(kPass) + "': option 'coop-unit' must be a multiple of 8, got " +
-                  std::to_string(d.coop_unit));
-    return std::make_unique<DecomposePass>(d);
-  };
-  return info;
-}
+MPK_PASS(decompose_pass_info);
 
 }  // namespace mpk

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "passes/fuse_common.h"
-#include "passes/registry.h"
+#include "passes/options.h"
 
 namespace mpk {
 namespace {
@@ -103,8 +103,6 @@ bool fuse_rope(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead_t
   return changed;
 }
 
-}  // namespace
-
 PassInfo fuse_residual_pass_info() {
   return fuse_pass_info("fuse-residual",
                         "fold each residual_add into the linear producing its operand (the add runs in the "
@@ -112,19 +110,23 @@ PassInfo fuse_residual_pass_info() {
                         fuse_residual);
 }
 
+struct FuseNormOptions {
+  bool lm_head = true;
+};
+
 PassInfo fuse_norm_pass_info() {
-  const char* summary =
-      "fold each rms_norm read only by linears and lm_heads (lm-head=false: linears only) into their "
-      "prologue (each norms its x); before decompose";
-  PassInfo info = fuse_pass_info("fuse-norm", summary, fuse_norm_into_linears);
-  info.options = {PassOptionInfo::boolean(
-      "lm-head", "true", "also fold a norm read by lm_heads (the final norm into the LM head)")};
-  info.create = [plain = info.create,
-                 with_lm_head = fuse_pass_info("fuse-norm", summary, fuse_norm_into_linears_and_lm_heads).create](
-                    const PassOptions& o) {
-    return option_bool(o, "fuse-norm", "lm-head", true) ? with_lm_head(o) : plain(o);
-  };
-  return info;
+  const char* name = "fuse-norm";
+  return typed_pass_info(
+      name,
+      "fold each rms_norm read only by linears and lm_heads (lm-head=false: linears only) into "
+      "their prologue (each norms its x); before decompose",
+      OptionSchema<FuseNormOptions>().flag(
+          "lm-head", &FuseNormOptions::lm_head,
+          "also fold a norm read by lm_heads (the final norm into the LM head)"),
+      [name](const FuseNormOptions& o) {
+        return fuse_pass(name, o.lm_head ? fuse_norm_into_linears_and_lm_heads
+                                         : fuse_norm_into_linears);
+      });
 }
 
 PassInfo fuse_rope_pass_info() {
@@ -133,5 +135,11 @@ PassInfo fuse_rope_pass_info() {
                         "before decompose",
                         fuse_rope);
 }
+
+}  // namespace
+
+MPK_PASS(fuse_residual_pass_info);
+MPK_PASS(fuse_norm_pass_info);
+MPK_PASS(fuse_rope_pass_info);
 
 }  // namespace mpk

@@ -3,7 +3,6 @@
 // its vocabulary rows, so the argmax partial stage goes away (docs/ir.md). The logits
 // are still written in full.
 #include "passes/fuse_common.h"
-#include "passes/registry.h"
 
 namespace mpk {
 namespace {
@@ -26,13 +25,15 @@ bool fuse_argmax(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead
   return changed;
 }
 
-}  // namespace
-
 PassInfo fuse_argmax_pass_info() {
   return fuse_pass_info("fuse-argmax",
                         "fold the argmax into the lm_head that writes its logits (each lm_head task also "
                         "writes the argmax partial of its rows; one argmax_reduce remains); before decompose",
                         fuse_argmax);
 }
+
+}  // namespace
+
+MPK_PASS(fuse_argmax_pass_info);
 
 }  // namespace mpk

@@ -6,7 +6,6 @@
 //   ->  y, k_cache, v_cache = attention(q, k, v, k_cache, v_cache[, wq, wk]){rope[, eps]}
 // So q and k reach attention without the rope, norm and append stages.
 #include "passes/fuse_common.h"
-#include "passes/registry.h"
 
 namespace mpk {
 namespace {
@@ -86,8 +85,6 @@ bool fuse_attention(Program& p, std::vector<bool>& dead_op, std::vector<bool>& d
   return changed;
 }
 
-}  // namespace
-
 PassInfo fuse_attention_pass_info() {
   return fuse_pass_info("fuse-attention",
                         "fold the q rope, the roping kv_append (fuse-rope) and the qk_norms (qwen3) into the "
@@ -95,5 +92,9 @@ PassInfo fuse_attention_pass_info() {
                         "after fuse-rope, before decompose",
                         fuse_attention);
 }
+
+}  // namespace
+
+MPK_PASS(fuse_attention_pass_info);
 
 }  // namespace mpk

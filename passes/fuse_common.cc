@@ -108,13 +108,15 @@ bool fuse_group(Program& p, std::vector<OpId> group, Operator fused, const std::
   return true;
 }
 
+std::unique_ptr<Pass> fuse_pass(const char* name, FuseFn fn) {
+  return std::make_unique<FusePass>(name, fn);
+}
+
 PassInfo fuse_pass_info(const char* name, const char* summary, FuseFn fn) {
   PassInfo info;
   info.name = name;
   info.summary = summary;
-  info.create = [name, fn](const PassOptions&) -> std::unique_ptr<Pass> {
-    return std::make_unique<FusePass>(name, fn);
-  };
+  info.create = [name, fn](const PassOptions&) { return fuse_pass(name, fn); };
   return info;
 }
 

@@ -3,6 +3,7 @@
 // of operators into one, and the pass wrapper. docs/passes.md describes the fusions.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "passes/pass.h"
@@ -32,7 +33,9 @@ bool only_link(const Program& p, TensorId t, OpId writer, OpId reader);
 bool fuse_group(Program& p, std::vector<OpId> group, Operator fused, const std::vector<TensorId>& dropped,
                 std::vector<bool>& dead_op, std::vector<bool>& dead_tensor);
 
-// The registry entry of a fusion pass (it runs on operators only: before decompose).
+// A fusion pass (it runs on operators only: before decompose), and the registry entry of
+// one without options.
+std::unique_ptr<Pass> fuse_pass(const char* name, FuseFn fn);
 PassInfo fuse_pass_info(const char* name, const char* summary, FuseFn fn);
 
 }  // namespace mpk

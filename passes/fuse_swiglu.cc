@@ -3,7 +3,6 @@
 // products of its columns and the activation (docs/ir.md), so the gate and up phases
 // and the silu_mul stage become one, and neither product is stored.
 #include "passes/fuse_common.h"
-#include "passes/registry.h"
 
 namespace mpk {
 namespace {
@@ -44,8 +43,6 @@ bool fuse_swiglu(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead
   return changed;
 }
 
-}  // namespace
-
 PassInfo fuse_swiglu_pass_info() {
   return fuse_pass_info("fuse-swiglu",
                         "fold silu_mul(linear(x, Wg), linear(x, Wu)) into one linear with both weights and "
@@ -53,5 +50,9 @@ PassInfo fuse_swiglu_pass_info() {
                         "activation); before decompose",
                         fuse_swiglu);
 }
+
+}  // namespace
+
+MPK_PASS(fuse_swiglu_pass_info);
 
 }  // namespace mpk

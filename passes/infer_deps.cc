@@ -10,7 +10,7 @@
 
 #include "ir/error.h"
 #include "ir/region_index.h"
-#include "passes/registry.h"
+#include "passes/options.h"
 #include "passes/same_step_graph.h"
 
 namespace mpk {
@@ -209,10 +209,15 @@ bool same_events(const std::vector<Event>& a, const std::vector<Event>& b) {
   return true;
 }
 
+struct InferDepsOptions {
+  bool prune_same_step = true;
+  bool prune_cross_step = true;
+};
+
 class InferDepsPass : public Pass {
  public:
-  InferDepsPass(bool prune_same_step, bool prune_cross_step)
-      : prune_same_step_(prune_same_step), prune_cross_step_(prune_cross_step) {}
+  explicit InferDepsPass(const InferDepsOptions& o)
+      : prune_same_step_(o.prune_same_step), prune_cross_step_(o.prune_cross_step) {}
 
   PassResult run(Module& m) override {
     if (m.graph.tasks.empty())
@@ -249,27 +254,22 @@ class InferDepsPass : public Pass {
   bool prune_cross_step_;
 };
 
+PassInfo infer_deps_pass_info() {
+  using O = InferDepsOptions;
+  return typed_pass_info(
+      "infer-deps",
+      "derive events between tasks from overlapping regions (RAW, WAR, WAW), within a step and "
+      "across steps",
+      OptionSchema<O>()
+          .flag("prune-same-step", &O::prune_same_step,
+                "drop same-step dependencies implied by the others (transitive reduction)")
+          .flag("prune-cross-step", &O::prune_cross_step,
+                "drop cross-step dependencies implied by the kept ones through same-step edges"),
+      [](const O& o) { return std::make_unique<InferDepsPass>(o); });
+}
+
 }  // namespace
 
-PassInfo infer_deps_pass_info() {
-  PassInfo info;
-  info.name = "infer-deps";
-  info.summary = "derive events between tasks from overlapping regions (RAW, WAR, WAW), "
-                 "within a step and across steps";
-  info.options = {
-      PassOptionInfo::boolean(
-          "prune-same-step", "true",
-          "drop same-step dependencies implied by the others (transitive reduction)"),
-      PassOptionInfo::boolean(
-          "prune-cross-step", "true",
-          "drop cross-step dependencies implied by the kept ones through same-step edges"),
-  };
-  info.create = [](const PassOptions& o) -> std::unique_ptr<Pass> {
-    return std::make_unique<InferDepsPass>(
-        option_bool(o, "infer-deps", "prune-same-step", true),
-        option_bool(o, "infer-deps", "prune-cross-step", true));
-  };
-  return info;
-}
+MPK_PASS(infer_deps_pass_info);
 
 }  // namespace mpk

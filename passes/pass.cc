@@ -1,5 +1,6 @@
-// Typed parsing of pass option strings, and the declared kinds of options.
-#include "passes/pass.h"
+// The declared kinds of pass options: checking a value against its declaration, and
+// converting a checked value.
+#include "passes/options.h"
 
 #include <charconv>
 #include <cmath>
@@ -10,11 +11,6 @@
 
 namespace mpk {
 namespace {
-
-[[noreturn]] void bad_value(const std::string& pass, const std::string& key, const std::string& v,
-                            const char* want) {
-  throw Error("pass '" + pass + "': option '" + key + "' expects " + want + ", got '" + v + "'");
-}
 
 bool parse_int(const std::string& s, int64_t& v) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -29,12 +25,6 @@ bool parse_float(const std::string& s, double& v) {
   return !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
 }
 
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 PassOptionInfo make(std::string name, std::string default_value, std::string help,
                     OptionKind kind) {
   PassOptionInfo o;
@@ -46,6 +36,12 @@ PassOptionInfo make(std::string name, std::string default_value, std::string hel
 }
 
 }  // namespace
+
+std::string option_number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 const char* name_of(OptionKind k) {
   switch (k) {
@@ -132,45 +128,27 @@ std::string option_value_problem(const PassOptionInfo& o, const std::string& val
       break;
   }
   if ((o.min && number < *o.min) || (o.max && number > *o.max)) {
-    std::string range = o.min && o.max ? "between " + number_text(*o.min) + " and " +
-                                             number_text(*o.max)
-                        : o.min ? ">= " + number_text(*o.min)
-                                : "<= " + number_text(*o.max);
+    std::string range = o.min && o.max ? "between " + option_number_text(*o.min) + " and " +
+                                             option_number_text(*o.max)
+                        : o.min ? ">= " + option_number_text(*o.min)
+                                : "<= " + option_number_text(*o.max);
     return what + "must be " + range + ", got " + value;
   }
   return "";
 }
 
-int64_t option_int(const PassOptions& o, const std::string& pass, const std::string& key,
-                   int64_t fallback) {
-  auto it = o.find(key);
-  if (it == o.end()) return fallback;
+int64_t checked_option_int(const std::string& value) {
   int64_t v = 0;
-  if (!parse_int(it->second, v)) bad_value(pass, key, it->second, "an integer");
+  parse_int(value, v);
   return v;
 }
 
-double option_float(const PassOptions& o, const std::string& pass, const std::string& key,
-                    double fallback) {
-  auto it = o.find(key);
-  if (it == o.end()) return fallback;
+double checked_option_float(const std::string& value) {
   double v = 0;
-  if (!parse_float(it->second, v)) bad_value(pass, key, it->second, "a finite number");
+  parse_float(value, v);
   return v;
 }
 
-bool option_bool(const PassOptions& o, const std::string& pass, const std::string& key,
-                 bool fallback) {
-  auto it = o.find(key);
-  if (it == o.end()) return fallback;
-  if (it->second == "true" || it->second == "1") return true;
-  if (it->second == "false" || it->second == "0") return false;
-  bad_value(pass, key, it->second, "true or false");
-}
-
-std::string option_str(const PassOptions& o, const std::string& key, const std::string& fallback) {
-  auto it = o.find(key);
-  return it == o.end() ? fallback : it->second;
-}
+bool checked_option_bool(const std::string& value) { return value == "true" || value == "1"; }
 
 }  // namespace mpk

@@ -1,6 +1,7 @@
 // The pass interface. A pass has a kebab-case name, typed options given as strings in
 // a text pipeline (`assign-sm{policy=critical-path}`), and runs on the in-memory Module.
-// Adding a pass: one file defining its PassInfo, plus one line in passes/registry.cc.
+// Adding a pass: one file defining its PassInfo (options typed in passes/options.h) and
+// registering it with one line, MPK_PASS(its_info_function).
 #pragma once
 
 #include <functional>
@@ -68,13 +69,11 @@ struct PassInfo {
   std::function<std::unique_ptr<Pass>(const PassOptions&)> create;
 };
 
-// Typed option parsing; a malformed value throws mpk::Error naming pass and option.
-int64_t option_int(const PassOptions& o, const std::string& pass, const std::string& key,
-                   int64_t fallback);
-double option_float(const PassOptions& o, const std::string& pass, const std::string& key,
-                    double fallback);
-bool option_bool(const PassOptions& o, const std::string& pass, const std::string& key,
-                 bool fallback);
-std::string option_str(const PassOptions& o, const std::string& key, const std::string& fallback);
+// Registers a pass (passes/registry.h lists them); MPK_PASS calls it at start-up.
+bool register_pass(PassInfo (*make)());
 
 }  // namespace mpk
+
+// In a pass's file: MPK_PASS(fuse_norm_pass_info); where `PassInfo fuse_norm_pass_info()`.
+#define MPK_PASS(make) \
+  [[maybe_unused]] static const bool mpk_pass_registered_##make = ::mpk::register_pass(make)

@@ -1,6 +1,7 @@
 // Runs a pipeline of passes over a Module: resolves names and options against the
-// registry, times each pass, optionally verifies and dumps the IR after each one, and
-// records the pipeline in the module's provenance.
+// registry, runs the instruments around each pass (passes/instrument.h: timing always,
+// verify-each and IR dumps as configured, and any a tool adds), and records the
+// pipeline in the module's provenance.
 #pragma once
 
 #include <memory>
@@ -8,15 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "passes/instrument.h"
 #include "passes/pipeline.h"
 
 namespace mpk {
-
-struct PassTiming {
-  std::string pass;
-  double seconds = 0;
-  bool changed = false;
-};
 
 struct PassManagerConfig {
 #ifdef NDEBUG
@@ -33,20 +29,22 @@ class PassManager {
   // ones) or a malformed option value.
   explicit PassManager(Pipeline pipeline, PassManagerConfig config = {});
 
-  // Throws mpk::Error("pass '<name>' failed: ...") or a verifier error after a pass.
+  // Throws mpk::Error("pass '<name>' failed: ...") or an instrument's error (the
+  // verifier's) after a pass.
   void run(Module& module);
 
-  const std::vector<PassTiming>& timings() const { return timings_; }
+  // Runs around every pass, inside the configured ones: `before` hooks in the order
+  // added, `after` hooks in the reverse order.
+  void add_instrument(std::unique_ptr<PassInstrument> instrument);
+
+  const std::vector<PassTiming>& timings() const { return timing_->timings(); }
   const Pipeline& pipeline() const { return pipeline_; }
 
  private:
   Pipeline pipeline_;
-  PassManagerConfig config_;
   std::vector<std::unique_ptr<Pass>> passes_;
-  std::vector<PassTiming> timings_;
+  std::vector<std::unique_ptr<PassInstrument>> instruments_;
+  TimingInstrument* timing_ = nullptr;  // owned by instruments_
 };
-
-// "decompose   0.012 s  changed" lines, aligned, with a total.
-void print_timings(std::ostream& os, const std::vector<PassTiming>& timings);
 
 }  // namespace mpk

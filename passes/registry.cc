@@ -1,20 +1,32 @@
-// The list of registered passes, one line each.
+// The pass registry: the passes that registered themselves, built on first use (so a
+// pass's info may use other registries, e.g. assign-sm lists the policies).
 #include "passes/registry.h"
 
+#include <algorithm>
+
 namespace mpk {
+namespace {
+
+std::vector<PassInfo (*)()>& registered() {
+  static std::vector<PassInfo (*)()> makers;
+  return makers;
+}
+
+}  // namespace
+
+bool register_pass(PassInfo (*make)()) {
+  registered().push_back(make);
+  return true;
+}
 
 const std::vector<PassInfo>& all_passes() {
-  static const std::vector<PassInfo> passes = {
-      fuse_residual_pass_info(),
-      fuse_norm_pass_info(),
-      fuse_rope_pass_info(),
-      fuse_attention_pass_info(),
-      fuse_swiglu_pass_info(),
-      fuse_argmax_pass_info(),
-      decompose_pass_info(),
-      infer_deps_pass_info(),
-      assign_sm_pass_info(),
-  };
+  static const std::vector<PassInfo> passes = [] {
+    std::vector<PassInfo> out;
+    for (PassInfo (*make)() : registered()) out.push_back(make());
+    std::sort(out.begin(), out.end(),
+              [](const PassInfo& a, const PassInfo& b) { return a.name < b.name; });
+    return out;
+  }();
   return passes;
 }
 

@@ -1,4 +1,5 @@
-// The pass registry: every pass by name. Adding a pass is one line in registry.cc.
+// The pass registry: every pass by name. A pass registers itself from its own file with
+// one line, MPK_PASS(its_info_function) (passes/pass.h).
 #pragma once
 
 #include <string>
@@ -8,19 +9,9 @@
 
 namespace mpk {
 
+// Every registered pass, sorted by name.
 const std::vector<PassInfo>& all_passes();
 // nullptr when unknown.
 const PassInfo* find_pass(const std::string& name);
-
-// Each pass file defines one of these.
-PassInfo fuse_residual_pass_info();
-PassInfo fuse_norm_pass_info();
-PassInfo fuse_rope_pass_info();
-PassInfo fuse_attention_pass_info();
-PassInfo fuse_swiglu_pass_info();
-PassInfo fuse_argmax_pass_info();
-PassInfo decompose_pass_info();
-PassInfo infer_deps_pass_info();
-PassInfo assign_sm_pass_info();
 
 }  // namespace mpk

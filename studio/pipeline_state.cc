@@ -207,7 +207,8 @@ std::vector<PassOptionInfo> entry_options(const PipelineEntry& e) {
   for (const PassOptionInfo& o : info->options)
     if (o.name == "policy" || o.name == "workers") {
       out.push_back(o);
-      if (o.name == "policy") policy = option_str(e.options, "policy", o.default_value);
+      if (o.name == "policy")
+        policy = e.options.count("policy") ? e.options.at("policy") : o.default_value;
     }
   if (const PolicyInfo* p = find_policy(policy)) {
     PassOptions own = e.options;

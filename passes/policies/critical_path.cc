@@ -6,28 +6,33 @@
 
 namespace mpk {
 
+namespace {
+
+struct CriticalPathOptions {
+  std::optional<double> event_latency_ns;  // unset: the machine's
+};
+
 PolicyInfo critical_path_policy_info() {
-  PolicyInfo info;
-  info.name = "critical-path";
-  info.summary = "list scheduling by longest remaining path, earliest finish time";
-  info.options = {
-      PassOptionInfo::real("event-latency-ns", "",
-                           "cross-worker dependency latency (default: the machine's)", 0,
-                           kMaxEventLatencyNs),
-  };
-  info.configure = [](const PassOptions& o) -> ScheduleFn {
-    const double latency = option_float(o, "assign-sm", "event-latency-ns", -1);
-    if (o.count("event-latency-ns") && latency < 0)
-      throw Error("pass 'assign-sm': option 'event-latency-ns' must be >= 0");
-    return [latency](const TaskGraph& g, const MachineModel& m, int32_t workers) {
-      const double l = latency >= 0 ? latency : m.event_latency_ns;
-      PolicyOutput out;
-      out.workers = ListScheduler(g, m, workers, l).run().workers;
-      out.params["event_latency_ns"] = l;
-      return out;
-    };
-  };
-  return info;
+  using O = CriticalPathOptions;
+  return typed_policy_info(
+      "critical-path", "list scheduling by longest remaining path, earliest finish time",
+      OptionSchema<O>().real("event-latency-ns", &O::event_latency_ns,
+                             "cross-worker dependency latency (default: the machine's)", 0,
+                             kMaxEventLatencyNs),
+      [](const O& o) -> ScheduleFn {
+        return [latency = o.event_latency_ns](const TaskGraph& g, const MachineModel& m,
+                                              int32_t workers) {
+          const double l = latency.value_or(m.event_latency_ns);
+          PolicyOutput out;
+          out.workers = ListScheduler(g, m, workers, l).run().workers;
+          out.params["event_latency_ns"] = l;
+          return out;
+        };
+      });
 }
+
+}  // namespace
+
+MPK_POLICY(critical_path_policy_info);
 
 }  // namespace mpk

@@ -66,46 +66,46 @@ std::vector<double> latest_finish(const ListScheduler& s, const ListScheduler::R
   return finish;
 }
 
-}  // namespace
+struct LocalityOptions {
+  std::optional<double> event_latency_ns;  // unset: the machine's
+  double slack_scale = 1;
+};
 
 PolicyInfo locality_policy_info() {
-  PolicyInfo info;
-  info.name = "locality";
-  info.summary = "critical-path, but keeps a consumer on its main producer's worker "
-                 "within its slack";
-  info.options = {
-      PassOptionInfo::real("event-latency-ns", "",
-                           "cross-worker dependency latency (default: the machine's)", 0,
-                           kMaxEventLatencyNs),
-      PassOptionInfo::real("slack-scale", "1",
-                           "fraction of a task's slack it may spend to stay local", 0,
-                           kMaxSlackScale),
-  };
-  info.configure = [](const PassOptions& o) -> ScheduleFn {
-    const double latency = option_float(o, "assign-sm", "event-latency-ns", -1);
-    if (o.count("event-latency-ns") && latency < 0)
-      throw Error("pass 'assign-sm': option 'event-latency-ns' must be >= 0");
-    const double scale = option_float(o, "assign-sm", "slack-scale", 1.0);
-    if (scale < 0) throw Error("pass 'assign-sm': option 'slack-scale' must be >= 0");
-    return [latency, scale](const TaskGraph& g, const MachineModel& m, int32_t workers) {
-      const double l = latency >= 0 ? latency : m.event_latency_ns;
-      ListScheduler plain(g, m, workers, l);
-      const std::vector<double> deadline = latest_finish(plain, plain.run(), l);
-      auto keep_local = [&](const ListScheduler& s, TaskId t, int32_t best, double best_finish) {
-        const TaskId p = main_producer(s, t);
-        if (p < 0 || s.worker_of(p) == best) return best;
-        const int32_t local = s.worker_of(p);
-        const double slack = std::max(0.0, deadline[t] - best_finish);
-        return s.finish_on(t, local) <= best_finish + scale * slack ? local : best;
-      };
-      PolicyOutput out;
-      out.workers = ListScheduler(g, m, workers, l).run(keep_local).workers;
-      out.params["event_latency_ns"] = l;
-      out.params["slack_scale"] = scale;
-      return out;
-    };
-  };
-  return info;
+  using O = LocalityOptions;
+  return typed_policy_info(
+      "locality",
+      "critical-path, but keeps a consumer on its main producer's worker within its slack",
+      OptionSchema<O>()
+          .real("event-latency-ns", &O::event_latency_ns,
+                "cross-worker dependency latency (default: the machine's)", 0, kMaxEventLatencyNs)
+          .real("slack-scale", &O::slack_scale,
+                "fraction of a task's slack it may spend to stay local", 0, kMaxSlackScale),
+      [](const O& o) -> ScheduleFn {
+        return [latency = o.event_latency_ns, scale = o.slack_scale](
+                   const TaskGraph& g, const MachineModel& m, int32_t workers) {
+          const double l = latency.value_or(m.event_latency_ns);
+          ListScheduler plain(g, m, workers, l);
+          const std::vector<double> deadline = latest_finish(plain, plain.run(), l);
+          auto keep_local = [&](const ListScheduler& s, TaskId t, int32_t best,
+                                double best_finish) {
+            const TaskId p = main_producer(s, t);
+            if (p < 0 || s.worker_of(p) == best) return best;
+            const int32_t local = s.worker_of(p);
+            const double slack = std::max(0.0, deadline[t] - best_finish);
+            return s.finish_on(t, local) <= best_finish + scale * slack ? local : best;
+          };
+          PolicyOutput out;
+          out.workers = ListScheduler(g, m, workers, l).run(keep_local).workers;
+          out.params["event_latency_ns"] = l;
+          out.params["slack_scale"] = scale;
+          return out;
+        };
+      });
 }
+
+}  // namespace
+
+MPK_POLICY(locality_policy_info);
 
 }  // namespace mpk

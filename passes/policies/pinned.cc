@@ -238,37 +238,44 @@ PassOptions pinned_options(const Schedule& s, const std::vector<PinnedMove>& mov
   return o;
 }
 
+namespace {
+
+struct PinnedOptions {
+  std::string base = kDefaultPolicy;
+  std::string moves;
+};
+
+// `base` is declared as text here; all_policies() makes it a choice over the policies
+// without a base (they are not all known yet while this runs).
 PolicyInfo pinned_policy_info() {
+  using O = PinnedOptions;
+  const auto schema =
+      OptionSchema<O>()
+          .text("base", &O::base, "the policy whose schedule the moves edit (its options apply too)")
+          .text("moves", &O::moves,
+                "moves in order, joined by ';': TASK>wWORKER@first or TASK>wWORKER@after:TASK");
   PolicyInfo info;
   info.name = "pinned";
   info.summary = "a base policy's schedule with hand moves replayed on top";
   info.base_option = "base";
-  info.options = {
-      PassOptionInfo::choice("base", kDefaultPolicy,
-                             "the policy whose schedule the moves edit (its options apply too)",
-                             {}),
-      PassOptionInfo::text("moves", "",
-                           "moves in order, joined by ';': TASK>wWORKER@first or "
-                           "TASK>wWORKER@after:TASK"),
-  };
-  info.configure = [](const PassOptions& o) -> ScheduleFn {
-    const std::string base_name = option_str(o, "base", kDefaultPolicy);
-    const PolicyInfo* base = find_policy(base_name);
+  info.options = schema.infos();
+  info.configure = [schema](const PassOptions& o) -> ScheduleFn {
+    PassOptions own, base_options;
+    for (const auto& [key, value] : o) (schema.declares(key) ? own : base_options).emplace(key, value);
+    const O p = schema.parse(own, "assign-sm");
+    const PolicyInfo* base = find_policy(p.base);
     if (!base || !base->base_option.empty())
       throw Error("pass 'assign-sm': option 'base' of policy 'pinned' must name a policy "
-                  "without a base, got '" + base_name + "'");
+                  "without a base, got '" + p.base + "'");
     std::vector<PinnedMove> moves;
     try {
-      moves = parse_moves(option_str(o, "moves", ""));
+      moves = parse_moves(p.moves);
     } catch (const Error& e) {
       throw Error(std::string("pass 'assign-sm': option 'moves': ") + e.what());
     }
-    PassOptions base_options = o;
-    base_options.erase("base");
-    base_options.erase("moves");
     const ScheduleFn run_base = base->configure(base_options);
-    return [run_base, moves, base_name](const TaskGraph& g, const MachineModel& m,
-                                        int32_t workers) {
+    return [run_base, moves, base_name = p.base](const TaskGraph& g, const MachineModel& m,
+                                                 int32_t workers) {
       PolicyOutput out = run_base(g, m, workers);
       const StepGraph step_graph(g);
       WorkerLists lists(step_graph, std::move(out.workers));
@@ -293,5 +300,9 @@ PolicyInfo pinned_policy_info() {
   };
   return info;
 }
+
+}  // namespace
+
+MPK_POLICY(pinned_policy_info);
 
 }  // namespace mpk

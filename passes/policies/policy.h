@@ -1,6 +1,7 @@
 // Scheduling policies for assign-sm, as plugins. A policy turns a task graph with its
 // events and a machine model into one ordered task list per worker. Adding a policy is
-// one file defining its PolicyInfo, plus one line in passes/policies/registry.cc.
+// one file defining its PolicyInfo (options typed in passes/options.h) and registering
+// it with one line, MPK_POLICY(its_info_function).
 #pragma once
 
 #include <functional>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "ir/module.h"
-#include "passes/pass.h"
+#include "passes/options.h"
 
 namespace mpk {
 
@@ -45,20 +46,37 @@ struct PolicyInfo {
 // The policy assign-sm and `mpk run` use when none is named.
 inline constexpr const char* kDefaultPolicy = "critical-path";
 
+// Every registered policy, sorted by name.
 const std::vector<PolicyInfo>& all_policies();
 // nullptr when unknown.
 const PolicyInfo* find_policy(const std::string& name);
-// "round-robin, critical-path, locality, pinned".
+// "critical-path, locality, pinned, round-robin".
 std::string known_policies();
 // The assign-sm options `policy` takes, given the options chosen so far: its own, and
 // for a policy with a base, the base policy's (the one `options` names, else the base
 // option's default).
 std::vector<PassOptionInfo> policy_options(const PolicyInfo& policy, const PassOptions& options);
 
-// Each policy file defines one of these.
-PolicyInfo round_robin_policy_info();
-PolicyInfo critical_path_policy_info();
-PolicyInfo locality_policy_info();
-PolicyInfo pinned_policy_info();  // passes/policies/pinned.h
+// Registers a policy; MPK_POLICY calls it at start-up.
+bool register_policy(PolicyInfo (*make)());
+
+// A PolicyInfo whose options are `schema` and whose schedule `configure` builds from
+// the parsed options struct.
+template <class Opts, class Configure>
+PolicyInfo typed_policy_info(std::string name, std::string summary, OptionSchema<Opts> schema,
+                             Configure configure) {
+  PolicyInfo info;
+  info.name = std::move(name);
+  info.summary = std::move(summary);
+  info.options = schema.infos();
+  info.configure = [schema = std::move(schema), configure](const PassOptions& o) -> ScheduleFn {
+    return configure(schema.parse(o, "assign-sm"));
+  };
+  return info;
+}
 
 }  // namespace mpk
+
+// In a policy's file: MPK_POLICY(locality_policy_info); where `PolicyInfo locality_policy_info()`.
+#define MPK_POLICY(make) \
+  [[maybe_unused]] static const bool mpk_policy_registered_##make = ::mpk::register_policy(make)

@@ -1,29 +1,45 @@
-// The list of scheduling policies, one line each.
+// The policy registry: the policies that registered themselves, built on first use.
 #include "passes/policies/policy.h"
+
+#include <algorithm>
 
 namespace mpk {
 namespace {
 
-// Fills the choices of each base option: every policy that has no base itself.
+std::vector<PolicyInfo (*)()>& registered() {
+  static std::vector<PolicyInfo (*)()> makers;
+  return makers;
+}
+
+// Makes each base option a choice over every policy that has no base itself.
 std::vector<PolicyInfo> with_base_choices(std::vector<PolicyInfo> policies) {
   std::vector<std::string> bases;
   for (const PolicyInfo& p : policies)
     if (p.base_option.empty()) bases.push_back(p.name);
   for (PolicyInfo& p : policies)
     for (PassOptionInfo& o : p.options)
-      if (o.name == p.base_option) o.choices = bases;
+      if (o.name == p.base_option) {
+        o.kind = OptionKind::kChoice;
+        o.choices = bases;
+      }
   return policies;
 }
 
 }  // namespace
 
+bool register_policy(PolicyInfo (*make)()) {
+  registered().push_back(make);
+  return true;
+}
+
 const std::vector<PolicyInfo>& all_policies() {
-  static const std::vector<PolicyInfo> policies = with_base_choices({
-      round_robin_policy_info(),
-      critical_path_policy_info(),
-      locality_policy_info(),
-      pinned_policy_info(),
-  });
+  static const std::vector<PolicyInfo> policies = [] {
+    std::vector<PolicyInfo> out;
+    for (PolicyInfo (*make)() : registered()) out.push_back(make());
+    std::sort(out.begin(), out.end(),
+              [](const PolicyInfo& a, const PolicyInfo& b) { return a.name < b.name; });
+    return with_base_choices(std::move(out));
+  }();
   return policies;
 }
 

@@ -3,6 +3,7 @@
 #include "passes/policies/policy.h"
 
 namespace mpk {
+namespace {
 
 PolicyInfo round_robin_policy_info() {
   PolicyInfo info;
@@ -19,5 +20,9 @@ PolicyInfo round_robin_policy_info() {
   };
   return info;
 }
+
+}  // namespace
+
+MPK_POLICY(round_robin_policy_info);
 
 }  // namespace mpk

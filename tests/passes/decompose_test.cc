@@ -34,7 +34,7 @@ void fuse(Module& m, const std::string& pipeline) {
 }
 
 void decompose(Module& m, const PassOptions& opts = {}) {
-  PassResult r = decompose_pass_info().create(opts)->run(m);
+  PassResult r = find_pass("decompose")->create(opts)->run(m);
   if (r.error) throw Error(*r.error);
   EXPECT_TRUE(r.changed);
 }
@@ -469,7 +469,7 @@ TEST(Decompose, SwigluTilesAndLmHeadArgmaxPartials) {
 }
 
 TEST(Decompose, RejectsBadOptionsByName) {
-  const PassInfo info = decompose_pass_info();
+  const PassInfo& info = *find_pass("decompose");
   for (const char* key : {"tile", "lm-head-tile", "elementwise-tile", "attention-splits", "argmax-tile"})
     for (const char* value : {"0", "-3", "abc", "1.5", ""}) {
       try {

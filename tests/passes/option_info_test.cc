@@ -54,7 +54,7 @@ TEST(OptionInfo, EveryOptionIsDeclaredWithAKindItsDefaultFits) {
     }
     EXPECT_EQ(o.kind, OptionKind::kInt) << o.name;
     EXPECT_TRUE(o.accepts_auto) << o.name;
-    EXPECT_EQ(o.min, 1.0) << o.name;
+    EXPECT_EQ(o.min, o.name == "coop-unit" ? 8.0 : 1.0) << o.name;  // units are whole row groups
   }
   EXPECT_EQ(option(find_pass("infer-deps")->options, "prune-cross-step").kind, OptionKind::kBool);
   const auto& assign = find_pass("assign-sm")->options;
@@ -76,7 +76,7 @@ TEST(OptionInfo, PolicyIsAChoiceOverAllPoliciesAndBaseOverPlainOnes) {
   EXPECT_EQ(pinned.base_option, "base");
   const PassOptionInfo& base = option(pinned.options, "base");
   EXPECT_EQ(base.kind, OptionKind::kChoice);
-  EXPECT_EQ(base.choices, (std::vector<std::string>{"round-robin", "critical-path", "locality"}));
+  EXPECT_EQ(base.choices, (std::vector<std::string>{"critical-path", "locality", "round-robin"}));
   EXPECT_EQ(option(find_pass("assign-sm")->options, "base").choices, base.choices);
 }
 
@@ -127,7 +127,7 @@ TEST(OptionInfo, ValueChecksAgreeWithThePasses) {
     EXPECT_EQ(creates("assign-sm", o), c.ok) << c.key << "=" << c.value;
   }
   EXPECT_EQ(option_value_problem(option(assign, "policy"), "fastest"),
-            "option 'policy' expects one of round-robin, critical-path, locality, pinned, got "
+            "option 'policy' expects one of critical-path, locality, pinned, round-robin, got "
             "'fastest'");
 
   const PassOptionInfo& prune = option(find_pass("infer-deps")->options, "prune-cross-step");

@@ -152,7 +152,7 @@ TEST_F(CliPasses, BadInputsGiveOneErrorLine) {
   expect_error(run("mpk-opt", "tiny --pass-pipeline='decompose{tiles=8}'"),
                "unknown option 'tiles'");
   expect_error(run("mpk-opt", "tiny --pass-pipeline='assign-sm{policy=magic}'"),
-               "option 'policy' expects one of round-robin, critical-path, locality, pinned, got 'magic'");
+               "option 'policy' expects one of critical-path, locality, pinned, round-robin, got 'magic'");
   expect_error(run("mpk-opt", "tiny --pass-pipeline='decompose{'"), "pipeline:");
   expect_error(run("mpk-opt", "tiny --pass-pipeline=infer-deps"), "run decompose first");
   expect_error(run("mpk-opt", "tiny --emit=json"), "--emit");
