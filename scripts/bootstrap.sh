@@ -30,7 +30,14 @@ done
 build_type=${MPK_BUILD_TYPE:-Release}
 echo "== configuring (build/, $build_type)"
 mkdir -p build
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" >build/configure.log 2>&1 ||
+# Where ccache is installed (a developer's machine; CI has none), builds of several
+# worktrees share one cache: paths under the worktree's parent compile the same.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$PWD")}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "${launcher[@]}" >build/configure.log 2>&1 ||
   { cat build/configure.log; exit 1; }
 grep -E "^-- mpk:" build/configure.log || true
 echo "== building"
