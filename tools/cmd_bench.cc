@@ -26,7 +26,7 @@ constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
     "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
-    "                 [--inflight N] [--l2-prefetch on|off]\n\n"
+    "                 [--inflight N] [--l2-prefetch on|off] [--compile-only]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -38,7 +38,9 @@ constexpr const char* kUsage =
     "--trace-overhead: also time the megakernel with in-kernel tracing on.\n"
     "--slot-kib: size of one weight-stream slot in KiB (default 32).\n"
     "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n"
-    "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n";
+    "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n"
+    "--compile-only: compile the megakernel these options give into the cubin cache\n"
+    "($MPK_CACHE_DIR) and stop; needs nvcc, no GPU (a build host can fill the cache).\n";
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;  // per token
@@ -62,7 +64,7 @@ int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
                    "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch"},
-                  {"trace-overhead", "help", "h"});
+                  {"trace-overhead", "compile-only", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -94,6 +96,13 @@ int cmd_bench(int argc, char** argv) {
   if (prefetch != "on" && prefetch != "off")
     throw Error("option '--l2-prefetch' expects on or off, got '" + prefetch + "'");
   go.codegen.l2_prefetch = prefetch == "on";
+  if (args.flag("compile-only")) {
+    Module m = import_for_run(req);
+    schedule_for_run(m, run_pipeline(req));
+    const CompiledKernel k = compile_megakernel(generate_megakernel(m, go.codegen).source, go.compile);
+    std::printf("megakernel  %s %s\n", k.from_cache ? "already in the cache:" : "compiled into", k.cubin_path.c_str());
+    return 0;
+  }
   if (!gpu_available()) throw Error("no CUDA GPU is available");
 
   const CompiledRun c = compile_for_run(req);
