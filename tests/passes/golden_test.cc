@@ -1,7 +1,8 @@
 // Golden tests of the passes. Each case is a pair of files in tests/passes/golden/:
 // `<case>.mpkt` holds a first line `// RUN: <pipeline>` and then a module in the text
 // form (ir/text.h); `<case>.expected.mpkt` holds the text form after running the
-// pipeline with verify-each, or `error: <message>` when the pipeline must fail. A
+// pipeline with verify-each (without the tool version and the machine fields at their
+// defaults, ir/text.h PrintOptions), or `error: <message>` when the pipeline must fail. A
 // mismatch prints a line diff; MPK_UPDATE_GOLDEN=1 rewrites the expected files.
 #include <gtest/gtest.h>
 
@@ -98,7 +99,7 @@ std::string run_case(const std::string& name) {
   } catch (const Error& e) {
     return std::string("error: ") + e.what() + "\n";
   }
-  return print_module(m);
+  return print_module(m, PrintOptions{.tool_version = false, .machine_defaults = false});
 }
 
 class Golden : public ::testing::TestWithParam<std::string> {};
