@@ -45,8 +45,9 @@ RunModule load_run_module(const std::string& trace_path, int64_t run) {
     return out;
   }
   out.module = rebuild(reader, r, out.model);
-  out.note = trace_path + " predates stored modules (trace schema 1): run " + std::to_string(run) +
-             "'s model '" + out.model + "' was re-imported and its pipeline re-run";
+  out.note = "run " + std::to_string(run) + " of " + trace_path + " was written before trace.db " +
+             "stored modules (trace schema 1): its model '" + out.model +
+             "' was re-imported and its pipeline re-run";
   return out;
 }
 

@@ -16,7 +16,6 @@
 #include "driver/compile.h"
 #include "driver/weights.h"
 #include "ir/error.h"
-#include "passes/policies/policy.h"
 #include "runtime/gpu/megakernel_runtime.h"
 #include "tools/args.h"
 #include "tools/subcommands.h"
@@ -74,7 +73,7 @@ int cmd_bench(int argc, char** argv) {
   CompileRequest req;
   req.model = args.get("model", req.model);
   if (args.has("policy") && args.has("pipeline")) throw Error("give --policy or --pipeline, not both");
-  req.policy = args.get("policy", kDefaultPolicy);
+  req.policy = args.get("policy");
   req.pipeline = args.get("pipeline");
   const int64_t steps = args.get_int("steps", 128, kStepsRange);
   req.batch = args.get_int("batch", 1, kBatchRange);

@@ -13,7 +13,6 @@
 #include "driver/record.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
-#include "passes/policies/policy.h"
 #include "runtime/cpu/memory_budget.h"
 #include "tools/args.h"
 #include "tools/run_report.h"
@@ -99,7 +98,7 @@ RunRequest parse_request(const Args& args) {
   c.model = args.has("graph") ? scheduled_graph(args) : args.get("model", c.model);
   if (args.has("policy") && args.has("pipeline"))
     throw Error("give --policy or --pipeline, not both (a pipeline names its policy in assign-sm)");
-  c.policy = args.get("policy", kDefaultPolicy);
+  c.policy = args.get("policy");
   c.pipeline = args.get("pipeline");
   ExecRequest& e = r.exec;
   e.steps = args.get_int("steps", e.steps, kStepsRange);

@@ -160,6 +160,15 @@ std::shared_ptr<const CheckedGraph> read_graph(SqliteDb& db, int64_t id) {
 }
 
 std::optional<Module> read_stored_module(SqliteDb& db, const CheckedRun& r) {
+  {  // schema 1 has no table of modules (a writer may have added it since the file was opened)
+    SqliteStmt t(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'graph_module'");
+    if (!t.step()) {
+      SqliteStmt v(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+      if (v.step() && v.col_str(0) != "1")
+        throw Error(db.path() + ": corrupt trace.db (schema " + v.col_str(0) + " without its graph_module table)");
+      return std::nullopt;
+    }
+  }
   SqliteStmt q(db, "SELECT typeof(module), length(module) FROM graph_module WHERE graph = ?");
   q.bind(1, r.run.graph);
   if (!q.step()) return std::nullopt;

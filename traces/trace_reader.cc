@@ -23,11 +23,11 @@ SqliteDb open_for_reading(const std::string& path) {
 
 // Graphs and runs are checked once, when first used (runs are never changed once written).
 struct TraceReader::Impl {
-  explicit Impl(const std::string& p)
-      : path(p), db(open_for_reading(p)), schema_version(prepare_trace_db(db, false)) {}
+  explicit Impl(const std::string& p) : path(p), db(open_for_reading(p)) {
+    prepare_trace_db(db, false);
+  }
   std::string path;
   SqliteDb db;
-  int schema_version;
   std::map<int64_t, std::shared_ptr<const CheckedGraph>> graphs;
   std::map<int64_t, CheckedRun> runs;
 
@@ -177,9 +177,7 @@ std::vector<DependencyRecord> TraceReader::consumers_of(int64_t graph, TaskId ta
 Module TraceReader::load_graph(int64_t run) const { return run_module(impl_->run(run)); }
 
 std::optional<Module> TraceReader::stored_module(int64_t run) const {
-  const CheckedRun& r = impl_->run(run);
-  if (impl_->schema_version < 2) return std::nullopt;  // schema 1 stored no modules
-  return read_stored_module(impl_->db, r);
+  return read_stored_module(impl_->db, impl_->run(run));
 }
 
 }  // namespace mpk

@@ -53,7 +53,8 @@ CheckedRun check_run(SqliteDb& db, const RunRecord& run, std::shared_ptr<const C
 Module run_module(const CheckedRun& r);
 
 // The module stored with the run's graph (schema 2), parsed, verified and checked against
-// the graph's rows; nullopt when the graph has none (written by schema 1). Throws
+// the graph's rows; nullopt when the graph has none (written by schema 1, or the file
+// is of schema 1 and has no table of modules). Throws
 // "<where>: its stored module: <problem>".
 std::optional<Module> read_stored_module(SqliteDb& db, const CheckedRun& r);
 

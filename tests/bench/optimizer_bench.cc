@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
               "median of %d; pipeline %s\n\n",
               steps, repeat, mpk::default_pipeline_with("locality").c_str());
   std::printf("%-14s %7s %10s %8s %8s %9s %8s %8s | %9s | %11s %11s\n", "model", "tasks",
-              "executions", "import", "passes", "simulate", "store", "total", "open run",
+              "executions", "load", "passes", "simulate", "store", "total", "open run",
               "edit+resim", "edit store");
   try {
     for (const std::string& preset : presets) {

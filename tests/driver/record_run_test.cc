@@ -143,6 +143,11 @@ TEST_F(DriverTest, DamagedStoredModuleIsRefusedWithOneMessage) {
   testing::sql(trace, "CREATE TABLE graph_module(graph INTEGER PRIMARY KEY, module)");
   testing::sql(trace, "INSERT INTO graph_module VALUES(1, 'text')");
   EXPECT_EQ(stored_module_error(trace, run), where + " is text, not a blob");
+
+  // Schema 2 without its table of modules is not a schema-1 file.
+  testing::sql(trace, "DROP TABLE graph_module");
+  EXPECT_EQ(stored_module_error(trace, run),
+            trace + ": corrupt trace.db (schema 2 without its graph_module table)");
 }
 
 }  // namespace
