@@ -1,6 +1,6 @@
 // The cpu executor: the scheduled task graph on the CPU executor (runtime/cpu/executor.h),
 // in schedule order on a pool of threads or in a seeded random order.
-#include <thread>
+#include <optional>
 
 #include "driver/compile.h"
 #include "driver/executor.h"

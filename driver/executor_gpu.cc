@@ -1,6 +1,7 @@
 // The gpu executor: the module's megakernel (generated and compiled, or loaded from the
 // cache, when the executor is made) decodes all steps in ONE persistent launch, after one
 // warm-up launch that pays the one-time costs. Built only with MPK_WITH_CUDA.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 

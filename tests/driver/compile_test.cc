@@ -20,15 +20,7 @@ namespace mpk {
 namespace {
 
 using testing::DriverTest;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST_F(DriverTest, PresetCompilesThroughTheDefaultPipeline) {
   const Compiled c = testing::tiny("round-robin");

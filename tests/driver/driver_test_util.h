@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "driver/compile.h"
+#include "ir/error.h"
 
 namespace mpk::testing {
 
@@ -28,6 +30,16 @@ class DriverTest : public ::testing::Test {
 
   std::filesystem::path dir_;
 };
+
+// The message of the mpk::Error that `f` throws; "(no error)" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // The tiny preset through the default pipeline with `policy`.
 inline Compiled tiny(const std::string& policy = "critical-path") {

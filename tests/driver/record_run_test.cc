@@ -20,20 +20,12 @@ namespace mpk {
 namespace {
 
 using testing::DriverTest;
+using testing::error_of;
 
 int64_t record_sim(const std::string& trace, const Module& m, const RunLabels& labels,
                    int64_t steps = 2) {
   const std::unique_ptr<Executor> sim = make_executor("sim", m, ExecutorOptions{});
   return record_run(trace, m, *sim, sim->run({steps, {1}, true}), labels);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // What reading the run's stored module says; reopening the run says the same, in one line.
