@@ -1,6 +1,6 @@
 // ScheduleEditor: moves checked by the verifier, re-simulation, undo/redo, and the
 // edited module as a pinned schedule over the original one.
-#include "studio/schedule_edit.h"
+#include "driver/schedule_edit.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,10 +9,11 @@
 #include "ir/error.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "passes/policies/pinned.h"
 #include "passes/registry.h"
 #include "traces/simulator.h"
 
-namespace mpk::studio {
+namespace mpk {
 namespace {
 
 using WorkerSnapshot = std::vector<std::pair<int32_t, std::vector<TaskId>>>;
@@ -31,9 +32,9 @@ std::string micros(int64_t ns) {
 
 }  // namespace
 
-void pin_schedule(Module& m, const Schedule& original, const std::vector<PinnedMove>& moves) {
+void pin_schedule(Module& m, const Schedule& original, const std::string& moves) {
   const Schedule edited = m.graph.schedule;
-  const PassOptions options = pinned_options(original, moves);
+  const PassOptions options = pinned_options(original, parse_moves(moves));
   try {
     const PassResult r = find_pass("assign-sm")->create(options)->run(m);
     if (r.error) throw Error(*r.error);
@@ -60,6 +61,13 @@ void pin_schedule(Module& m, const Schedule& original, const std::vector<PinnedM
   m.provenance.tool_version = tool_version();
 }
 
+struct ScheduleEditor::Lists {
+  Lists(const TaskGraph& g, const std::vector<std::vector<TaskId>>& lists)
+      : graph(g), workers(std::make_unique<WorkerLists>(graph, lists)) {}
+  StepGraph graph;
+  std::unique_ptr<WorkerLists> workers;  // over `graph`
+};
+
 ScheduleEditor::ScheduleEditor(Module scheduled, const CostParams& costs, int32_t steps,
                                std::vector<Execution> simulated)
     : module_(std::move(scheduled)), original_(module_.graph.schedule), costs_(costs),
@@ -69,10 +77,9 @@ ScheduleEditor::ScheduleEditor(Module scheduled, const CostParams& costs, int32_
   const std::vector<Diagnostic> d = verify_schedule(module_);
   if (!d.empty()) throw Error("the schedule cannot be edited: " + d.front().rule + ": " +
                               d.front().message);
-  graph_ = std::make_unique<StepGraph>(module_.graph);
-  lists_ = std::make_unique<WorkerLists>(*graph_, module_.graph.schedule.workers);
-  for (TaskId t = 0; t < graph_->num_tasks(); ++t)
-    if (lists_->worker_of(t) < 0) throw Error("task " + std::to_string(t) + " is not scheduled");
+  lists_ = std::make_unique<Lists>(module_.graph, module_.graph.schedule.workers);
+  for (TaskId t = 0; t < num_tasks(); ++t)
+    if (lists_->workers->worker_of(t) < 0) throw Error("task " + std::to_string(t) + " is not scheduled");
   execs_ = std::move(simulated);
   if (execs_.empty()) {
     resimulate();
@@ -88,8 +95,8 @@ ScheduleEditor::ScheduleEditor(Module scheduled, const CostParams& costs, int32_
 
 ScheduleEditor::~ScheduleEditor() = default;
 
-int32_t ScheduleEditor::worker_of(TaskId t) const { return lists_->worker_of(t); }
-int32_t ScheduleEditor::position_of(TaskId t) const { return lists_->position_of(t); }
+int32_t ScheduleEditor::worker_of(TaskId t) const { return lists_->workers->worker_of(t); }
+int32_t ScheduleEditor::position_of(TaskId t) const { return lists_->workers->position_of(t); }
 
 void ScheduleEditor::resimulate() {
   execs_ = simulate(module_, costs_, steps_);
@@ -103,11 +110,11 @@ void ScheduleEditor::resimulate() {
 
 void ScheduleEditor::set_lists(const WorkerSnapshot& lists) {
   for (const auto& [w, list] : lists) module_.graph.schedule.workers[w] = list;
-  lists_ = std::make_unique<WorkerLists>(*graph_, module_.graph.schedule.workers);
+  lists_->workers = std::make_unique<WorkerLists>(lists_->graph, module_.graph.schedule.workers);
 }
 
 std::string ScheduleEditor::describe(TaskId t) const {
-  if (t < 0 || t >= graph_->num_tasks()) return "task " + std::to_string(t);
+  if (t < 0 || t >= num_tasks()) return "task " + std::to_string(t);
   return describe_task(module_, t);
 }
 
@@ -121,7 +128,8 @@ std::string ScheduleEditor::step_change(int64_t before_ns) const {
 }
 
 EditOutcome ScheduleEditor::move(const std::vector<TaskId>& tasks, int32_t worker, TaskId after) {
-  const int32_t n = graph_->num_tasks();
+  const int32_t n = num_tasks();
+  WorkerLists& lists = *lists_->workers;
   if (tasks.empty()) return {false, "refused: no task to move"};
   std::string label = tasks.size() == 1 ? describe(tasks[0])
                                          : std::to_string(tasks.size()) + " tasks";
@@ -130,41 +138,41 @@ EditOutcome ScheduleEditor::move(const std::vector<TaskId>& tasks, int32_t worke
   auto refuse = [&](const std::string& why) {
     return EditOutcome{false, "refused: " + label + ": " + why};
   };
-  if (worker < 0 || worker >= lists_->num_workers())
+  if (worker < 0 || worker >= lists.num_workers())
     return refuse("worker " + std::to_string(worker) + " does not exist (the schedule has " +
-                  std::to_string(lists_->num_workers()) + " workers)");
+                  std::to_string(lists.num_workers()) + " workers)");
   std::set<int32_t> touched = {worker};
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (tasks[i] < 0 || tasks[i] >= n) return refuse(describe(tasks[i]) + " does not exist");
     if (std::find(tasks.begin(), tasks.begin() + i, tasks[i]) != tasks.begin() + i)
       return refuse(describe(tasks[i]) + " is listed twice");
     if (tasks[i] == after) return refuse("the anchor is one of the tasks moved");
-    touched.insert(lists_->worker_of(tasks[i]));
+    touched.insert(lists.worker_of(tasks[i]));
   }
   const WorkerSnapshot before = snapshot(module_.graph.schedule, touched);
   ScheduleEdit edit;
   edit.label = label;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const PinnedMove m{tasks[i], worker, i == 0 ? after : tasks[i - 1]};
-    const std::string problem = lists_->apply_unchecked(m);
+    const std::string problem = lists.apply_unchecked(m);
     if (!problem.empty()) {
       set_lists(before);
       return refuse(problem);
     }
-    for (int32_t w : touched) module_.graph.schedule.workers[w] = lists_->lists()[w];
+    for (int32_t w : touched) module_.graph.schedule.workers[w] = lists.lists()[w];
     const std::vector<Diagnostic> d = verify_schedule(module_);
     if (!d.empty()) {
-      const std::vector<CycleLink> cycle = lists_->cycle_through(m.task);
+      const std::vector<CycleLink> cycle = lists.cycle_through(m.task);
       std::string why = d.front().rule + ": " + d.front().message;
       if (!cycle.empty())
         why = "it can deadlock (" + d.front().rule + "), a cycle of worker order and events: " +
               print_cycle(cycle, [&](TaskId t) {
-                return describe(t) + " on worker " + std::to_string(lists_->worker_of(t));
+                return describe(t) + " on worker " + std::to_string(lists.worker_of(t));
               });
       set_lists(before);
       return refuse(why);
     }
-    edit.moves.push_back(m);
+    edit.moves += (edit.moves.empty() ? "" : ";") + print_move(m);
   }
   edit.after = snapshot(module_.graph.schedule, touched);
   if (edit.after == before) return {false, "nothing to change: " + label + " is where it is"};
@@ -179,25 +187,27 @@ EditOutcome ScheduleEditor::move(const std::vector<TaskId>& tasks, int32_t worke
 }
 
 EditOutcome ScheduleEditor::move_to_worker(TaskId t, int32_t worker) {
-  if (t < 0 || t >= graph_->num_tasks())
+  if (t < 0 || t >= num_tasks())
     return {false, "refused: " + describe(t) + " does not exist"};
-  if (worker < 0 || worker >= lists_->num_workers())
+  const WorkerLists& lists = *lists_->workers;
+  if (worker < 0 || worker >= lists.num_workers())
     return {false, "refused: there is no worker " + std::to_string(worker) + " to move " +
                        describe(t) + " to"};
-  if (worker == lists_->worker_of(t))
+  if (worker == lists.worker_of(t))
     return {false, "nothing to change: " + describe(t) + " is on worker " + std::to_string(worker)};
   TaskId anchor = -1;
-  for (TaskId u : lists_->lists()[worker])
+  for (TaskId u : lists.lists()[worker])
     if (start0_[u] < start0_[t]) anchor = u;
   return move({t}, worker, anchor);
 }
 
 EditOutcome ScheduleEditor::shift(TaskId t, int32_t delta) {
-  if (t < 0 || t >= graph_->num_tasks())
+  if (t < 0 || t >= num_tasks())
     return {false, "refused: " + describe(t) + " does not exist"};
-  const int32_t w = lists_->worker_of(t);
-  const std::vector<TaskId>& list = lists_->lists()[w];
-  const int32_t p = lists_->position_of(t);
+  const WorkerLists& lists = *lists_->workers;
+  const int32_t w = lists.worker_of(t);
+  const std::vector<TaskId>& list = lists.lists()[w];
+  const int32_t p = lists.position_of(t);
   const int32_t q = p + delta;
   if (delta == 0) return {false, "nothing to change: a shift by 0 places"};
   if (q < 0 || q >= static_cast<int32_t>(list.size()))
@@ -222,16 +232,15 @@ bool ScheduleEditor::redo() {
   return true;
 }
 
-std::vector<PinnedMove> ScheduleEditor::moves() const {
-  std::vector<PinnedMove> out;
-  for (size_t i = 0; i < applied_; ++i)
-    out.insert(out.end(), edits_[i].moves.begin(), edits_[i].moves.end());
+std::string ScheduleEditor::moves() const {
+  std::string out;
+  for (size_t i = 0; i < applied_; ++i) out += (out.empty() ? "" : ";") + edits_[i].moves;
   return out;
 }
 
 Module ScheduleEditor::edited_module() const {
   Module m = module_;
-  const std::vector<PinnedMove> all = moves();
+  const std::string all = moves();
   if (!all.empty()) pin_schedule(m, original_, all);
   return m;
 }
@@ -240,4 +249,4 @@ void ScheduleEditor::save(const std::string& path, Format format) const {
   save_module(edited_module(), path, format);
 }
 
-}  // namespace mpk::studio
+}  // namespace mpk

@@ -1,25 +1,25 @@
-// Tests of studio/schedule_edit.h: moves are checked by the verifier and refused with
+// Tests of driver/schedule_edit.h: moves are checked by the verifier and refused with
 // the cycle's tasks and events when they can deadlock (or put a consumer before its
 // producer); kept edits re-simulate at once; undo and redo; moves by time and by place;
 // the edited module saves as a pinned schedule whose provenance replays it, and the
 // built `mpk run --graph` runs it on the sim backend (same executions as the editor's
 // simulation) and on the cpu backend.
-#include "studio/schedule_edit.h"
+#include "driver/schedule_edit.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "ir/error.h"
-#include "optimizer_test_util.h"
+#include "tests/studio/optimizer_test_util.h"
 #include "traces/simulator.h"
 
-namespace mpk::studio {
+namespace mpk {
 namespace {
 
-using testing::CommandResult;
-using testing::OptimizerTest;
-using testing::scheduled_preset;
+using studio::testing::CommandResult;
+using studio::testing::OptimizerTest;
+using studio::testing::scheduled_preset;
 using Lists = std::vector<std::vector<TaskId>>;
 
 constexpr const char* kRoundRobin4 = "decompose,infer-deps,assign-sm{policy=round-robin,workers=4}";
@@ -50,9 +50,9 @@ TEST_F(ScheduleEdit, AcceptedMoveChangesTheListsAndResimulates) {
   EXPECT_EQ(e.worker_of(13), 2);
   EXPECT_TRUE(runs_on(e.executions(), 13, 2));
   EXPECT_FALSE(runs_on(e.executions(), 13, 1));
-  EXPECT_TRUE(testing::same_executions(
+  EXPECT_TRUE(studio::testing::same_executions(
       e.executions(), simulate(e.module(), CostParams::from_machine(m.machine), 2)));
-  EXPECT_EQ(e.moves(), (std::vector<PinnedMove>{{13, 2, 10}}));
+  EXPECT_EQ(e.moves(), "13>w2@after:10");
   EXPECT_EQ(e.edits().size(), 1u);
   EXPECT_EQ(e.edits()[0].duration_ns, e.duration_ns());
 }
@@ -72,7 +72,7 @@ TEST_F(ScheduleEdit, MoveThatCanDeadlockIsRefusedNamingTasksAndEvents) {
             std::string::npos)
       << r.message;
   EXPECT_EQ(e.module().graph.schedule.workers, before);
-  EXPECT_TRUE(testing::same_executions(e.executions(), execs));
+  EXPECT_TRUE(studio::testing::same_executions(e.executions(), execs));
   EXPECT_FALSE(e.can_undo());
 
   // A longer cycle: the last task (argmax_reduce) first on worker 0.
@@ -105,7 +105,7 @@ TEST_F(ScheduleEdit, MultiTaskMoveIsAllOrNothing) {
   const auto at = std::find(list.begin(), list.end(), 10);
   EXPECT_EQ(at[1], 13);
   EXPECT_EQ(at[2], 17);
-  EXPECT_EQ(e.moves(), (std::vector<PinnedMove>{{13, 2, 10}, {17, 2, 13}}));
+  EXPECT_EQ(e.moves(), "13>w2@after:10;17>w2@after:13");
   // 601 fits after 596 on worker 0 (task id order), but task 1 after it would wait
   // behind the tasks that wait on it: nothing of the edit stays.
   const Lists after_first = e.module().graph.schedule.workers;
@@ -142,14 +142,14 @@ TEST_F(ScheduleEdit, UndoAndRedo) {
   EXPECT_FALSE(e.redo());
   EXPECT_EQ(e.module().graph.schedule.workers, l2);
   EXPECT_EQ(e.duration_ns(), d2);
-  EXPECT_EQ(e.moves().size(), 2u);
+  EXPECT_EQ(e.moves(), "13>w2@after:10;17>w2@after:13");
 
   // A new edit after an undo drops what could be redone.
   EXPECT_TRUE(e.undo());
   ASSERT_TRUE(e.move({21}, 0, 20).accepted);
   EXPECT_FALSE(e.can_redo());
   EXPECT_EQ(e.edits().size(), 2u);
-  EXPECT_EQ(e.moves(), (std::vector<PinnedMove>{{13, 2, 10}, {21, 0, 20}}));
+  EXPECT_EQ(e.moves(), "13>w2@after:10;21>w0@after:20");
 }
 
 TEST_F(ScheduleEdit, ShiftAndMoveByTime) {
@@ -224,7 +224,7 @@ TEST_F(ScheduleEdit, SavedModuleIsPinnedReplaysAndRunsWithMpkRunGraph) {
   const int64_t run = reader.last_run();
   EXPECT_EQ(reader.load_graph(run).graph.schedule.workers, s.workers);
   EXPECT_EQ(reader.run(run).policy, "pinned");
-  EXPECT_TRUE(testing::same_executions(reader.executions(run), e.executions()));
+  EXPECT_TRUE(studio::testing::same_executions(reader.executions(run), e.executions()));
 
   r = run_tool("mpk", "run --backend cpu --graph '" + saved + "' --steps 3");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -262,4 +262,4 @@ TEST_F(ScheduleEdit, AScheduleItsPolicyDoesNotReproduceCannotBePinned) {
 }
 
 }  // namespace
-}  // namespace mpk::studio
+}  // namespace mpk

@@ -1,12 +1,13 @@
-// Hand edits of a schedule, headless (no ImGui): an edit session on a scheduled module
-// moves one or more tasks to another worker or another place in a worker's order. Each
-// edit is checked by the verifier (ir/verifier.h verify_schedule) before it is kept: a
-// move that can deadlock (or breaks a dependency: a consumer ahead of its producer on
-// one worker) is refused with a message naming the tasks and events of the cycle. A
-// kept edit re-simulates the schedule at once (traces/simulator.h). Edits undo and redo;
-// their moves are pinned-policy moves (passes/policies/pinned.h), so the edited module
-// is saved as `assign-sm{policy=pinned,base=<policy>,moves=...}` over the schedule it
-// started from, and `mpk run --graph edited.mpk` runs it on any backend.
+// Hand edits of a schedule (mpk-studio's timeline and pipeline view edit through it): an
+// edit session on a scheduled module moves one or more tasks to another worker or another
+// place in a worker's order. Each edit is checked by the verifier (ir/verifier.h
+// verify_schedule) before it is kept: a move that can deadlock (or breaks a dependency: a
+// consumer ahead of its producer on one worker) is refused with a message naming the
+// tasks and events of the cycle. A kept edit re-simulates the schedule at once
+// (traces/simulator.h). Edits undo and redo; their moves are pinned-policy moves, written
+// in its grammar (`13>w2@after:10;5>w0@first`, docs/optimizer.md), so the edited module is
+// saved as `assign-sm{policy=pinned,base=<policy>,moves=...}` over the schedule it started
+// from, and `mpk run --graph edited.mpk` runs it on any backend.
 #pragma once
 
 #include <cstdint>
@@ -17,17 +18,16 @@
 
 #include "ir/module.h"
 #include "ir/serialize.h"
-#include "passes/policies/pinned.h"
 #include "traces/cost_params.h"
 #include "traces/trace_db.h"
 
-namespace mpk::studio {
+namespace mpk {
 
 // One kept edit: its moves in order and, for undo and redo, the lists of the workers
 // it touched before and after.
 struct ScheduleEdit {
   std::string label;  // "task 12 (L0.q_proj:linear) to worker 3 after task 40"
-  std::vector<PinnedMove> moves;
+  std::string moves;  // pinned-policy moves, e.g. "12>w3@after:40"
   std::vector<std::pair<int32_t, std::vector<TaskId>>> before, after;
   int64_t duration_ns = 0;  // the simulated run with this edit
 };
@@ -39,12 +39,13 @@ struct EditOutcome {
   std::string message;
 };
 
-// Gives `m`, whose schedule is `original`'s lists with `moves` applied in order, the
-// schedule the pinned policy makes of them: runs assign-sm with pinned_options(original,
-// moves) on m, checks that it gives the same lists, and puts that pass in place of the
-// last assign-sm of m's provenance pipeline. Throws mpk::Error when the replay differs
-// (a schedule that its recorded policy does not reproduce).
-void pin_schedule(Module& m, const Schedule& original, const std::vector<PinnedMove>& moves);
+// Gives `m`, whose schedule is `original`'s lists with `moves` (pinned-policy text)
+// applied in order, the schedule the pinned policy makes of them: runs assign-sm with
+// pinned_options(original, moves) on m, checks that it gives the same lists, and puts
+// that pass in place of the last assign-sm of m's provenance pipeline. Throws mpk::Error
+// when the replay differs (a schedule that its recorded policy does not reproduce) or
+// the moves do not parse.
+void pin_schedule(Module& m, const Schedule& original, const std::string& moves);
 
 class ScheduleEditor {
  public:
@@ -86,8 +87,8 @@ class ScheduleEditor {
   const std::vector<ScheduleEdit>& edits() const { return edits_; }
   size_t applied() const { return applied_; }
 
-  // The moves of the applied edits, in order.
-  std::vector<PinnedMove> moves() const;
+  // The moves of the applied edits, in order, as pinned-policy text ("" when none).
+  std::string moves() const;
   // The module as saved: the current lists as a pinned schedule over the original one
   // (pin_schedule); the module itself when no edit is applied.
   Module edited_module() const;
@@ -95,17 +96,19 @@ class ScheduleEditor {
   void save(const std::string& path, Format format = Format::kBinary) const;
 
  private:
+  struct Lists;  // the step graph and the worker lists the moves edit
+
   void resimulate();
   void set_lists(const std::vector<std::pair<int32_t, std::vector<TaskId>>>& lists);
   std::string describe(TaskId t) const;
   std::string step_change(int64_t before_ns) const;
+  int32_t num_tasks() const { return static_cast<int32_t>(module_.graph.tasks.size()); }
 
   Module module_;
   Schedule original_;
   CostParams costs_;
   int32_t steps_;
-  std::unique_ptr<StepGraph> graph_;
-  std::unique_ptr<WorkerLists> lists_;
+  std::unique_ptr<Lists> lists_;
   std::vector<Execution> execs_;
   std::vector<int64_t> start0_;  // per task: its simulated start in step 0
   int64_t duration_ns_ = 0, original_duration_ns_ = 0;
@@ -113,4 +116,4 @@ class ScheduleEditor {
   size_t applied_ = 0;
 };
 
-}  // namespace mpk::studio
+}  // namespace mpk
