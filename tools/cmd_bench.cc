@@ -99,16 +99,14 @@ int cmd_bench(int argc, char** argv) {
   if (prefetch != "on" && prefetch != "off")
     throw Error("option '--l2-prefetch' expects on or off, got '" + prefetch + "'");
   go.codegen.l2_prefetch = prefetch == "on";
+  if (!args.flag("compile-only") && !gpu_available()) throw Error("no CUDA GPU is available");
+
+  const Compiled c = compile(req);
   if (args.flag("compile-only")) {
-    Module m = import_for_run(req);
-    schedule_for_run(m, run_pipeline(req));
-    const CompiledKernel k = compile_megakernel(generate_megakernel(m, go.codegen).source, go.compile);
+    const CompiledKernel k = compile_megakernel(generate_megakernel(c.module, go.codegen).source, go.compile);
     std::printf("megakernel  %s %s\n", k.from_cache ? "already in the cache:" : "compiled into", k.cubin_path.c_str());
     return 0;
   }
-  if (!gpu_available()) throw Error("no CUDA GPU is available");
-
-  const Compiled c = compile(req);
   const Module& m = c.module;
   check_steps_fit(m, steps);
   const RunWeights weights = load_run_weights(m, weights_seed);

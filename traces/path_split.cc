@@ -66,11 +66,22 @@ class RunWalks {
         first_layer_op = static_cast<OpId>(i);
         break;
       }
+    // Tasks that something of their own step waits for: only they end a layer (a
+    // kv_append after one-split attention tasks feeds the next step only, and may run
+    // late in its step).
+    std::vector<char> feeds_step(m_.graph.tasks.size(), 0);
+    for (const Event& e : m_.graph.events)
+      if (e.step_distance == 0)
+        for (TaskId t : e.producers)
+          if (t >= 0 && static_cast<size_t>(t) < feeds_step.size()) feeds_step[t] = 1;
     for (size_t n = 0; n < walker_.nodes().size(); ++n) {
       const OpId op = walker_.op_of(static_cast<int64_t>(n));
       const bool known = op >= 0 && static_cast<size_t>(op) < m_.program.ops.size();
       layer_.push_back(known ? m_.program.ops[op].layer : -1);
       before_layers_.push_back(known && layer_.back() < 0 && op < first_layer_op);
+      const auto members = walker_.members(static_cast<int64_t>(n));
+      const TaskId task = members.empty() ? -1 : execs_[static_cast<size_t>(members[0])].task;
+      feeds_step_.push_back(task >= 0 && static_cast<size_t>(task) < feeds_step.size() && feeds_step[task]);
     }
   }
 
@@ -81,6 +92,8 @@ class RunWalks {
     return n;
   }
   int32_t layer(int64_t node) const { return layer_[static_cast<size_t>(node)]; }
+  // Some task of the node's own step waits for it.
+  bool feeds_step(int64_t node) const { return feeds_step_[static_cast<size_t>(node)]; }
   // A layer-less node whose operator comes before the first layer's (the embedding).
   bool before_layers(int64_t node) const { return before_layers_[static_cast<size_t>(node)]; }
   int64_t num_nodes() const { return static_cast<int64_t>(walker_.nodes().size()); }
@@ -113,16 +126,18 @@ class RunWalks {
   std::vector<StepRecord> steps_;
   CriticalPathWalker walker_;
   std::vector<int32_t> layer_;
-  std::vector<bool> before_layers_;
+  std::vector<bool> before_layers_, feeds_step_;
 };
 
 void split_layers(const RunWalks& w, PathSplit& s) {
   const int32_t layers = s.num_layers;
   for (int32_t k = s.first_step; k <= s.last_step; ++k) {
-    std::vector<int64_t> last(static_cast<size_t>(layers), -1);  // per layer, its last-ending node
+    // Per layer, its last-ending node that its step waits for.
+    std::vector<int64_t> last(static_cast<size_t>(layers), -1);
     for (int64_t n = 0; n < w.num_nodes(); ++n) {
       const int32_t l = w.layer(n);
-      if (w.node(n).step == k && l >= 0 && (last[l] < 0 || w.node(n).end_ns > w.node(last[l]).end_ns))
+      if (w.node(n).step == k && l >= 0 && w.feeds_step(n) &&
+          (last[l] < 0 || w.node(n).end_ns > w.node(last[l]).end_ns))
         last[l] = n;
     }
     for (int32_t l = 1; l < layers; ++l) {
