@@ -86,7 +86,6 @@ class Decomposer {
       emit_op(p_.ops[i]);
     }
     p_.rebuild_use_lists();
-    m_.graph.rebuild_use_lists();
   }
 
  private:

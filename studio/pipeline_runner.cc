@@ -13,7 +13,7 @@
 #include "ir/serialize.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/simulator.h"
 
 namespace mpk::studio {

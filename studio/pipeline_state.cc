@@ -10,7 +10,7 @@
 #include "passes/policies/policy.h"
 #include "passes/registry.h"
 #include "studio/state.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 
 namespace mpk::studio {
 namespace {

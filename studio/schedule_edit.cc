@@ -69,8 +69,7 @@ ScheduleEditor::ScheduleEditor(Module scheduled, const CostParams& costs, int32_
   const std::vector<Diagnostic> d = verify_schedule(module_);
   if (!d.empty()) throw Error("the schedule cannot be edited: " + d.front().rule + ": " +
                               d.front().message);
-  graph_ = std::make_unique<StepGraph>(module_.graph);
-  lists_ = std::make_unique<WorkerLists>(*graph_, module_.graph.schedule.workers);
+  reindex();
   for (TaskId t = 0; t < graph_->num_tasks(); ++t)
     if (lists_->worker_of(t) < 0) throw Error("task " + std::to_string(t) + " is not scheduled");
   execs_ = std::move(simulated);
@@ -103,6 +102,13 @@ void ScheduleEditor::resimulate() {
 
 void ScheduleEditor::set_lists(const WorkerSnapshot& lists) {
   for (const auto& [w, list] : lists) module_.graph.schedule.workers[w] = list;
+  reindex();
+}
+
+void ScheduleEditor::reindex() {
+  module_.graph.touch();
+  lists_.reset();
+  graph_ = std::make_unique<TaskGraphIndex>(module_.graph);
   lists_ = std::make_unique<WorkerLists>(*graph_, module_.graph.schedule.workers);
 }
 
@@ -152,6 +158,7 @@ EditOutcome ScheduleEditor::move(const std::vector<TaskId>& tasks, int32_t worke
       return refuse(problem);
     }
     for (int32_t w : touched) module_.graph.schedule.workers[w] = lists_->lists()[w];
+    reindex();
     const std::vector<Diagnostic> d = verify_schedule(module_);
     if (!d.empty()) {
       const std::vector<CycleLink> cycle = lists_->cycle_through(m.task);

@@ -17,8 +17,9 @@
 
 #include "ir/module.h"
 #include "ir/serialize.h"
+#include "ir/task_graph_index.h"
 #include "passes/policies/pinned.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/trace_db.h"
 
 namespace mpk::studio {
@@ -97,6 +98,9 @@ class ScheduleEditor {
  private:
   void resimulate();
   void set_lists(const std::vector<std::pair<int32_t, std::vector<TaskId>>>& lists);
+  // After a change to the module's schedule: touches its graph and builds the index
+  // and the lists over it again.
+  void reindex();
   std::string describe(TaskId t) const;
   std::string step_change(int64_t before_ns) const;
 
@@ -104,7 +108,7 @@ class ScheduleEditor {
   Schedule original_;
   CostParams costs_;
   int32_t steps_;
-  std::unique_ptr<StepGraph> graph_;
+  std::unique_ptr<TaskGraphIndex> graph_;
   std::unique_ptr<WorkerLists> lists_;
   std::vector<Execution> execs_;
   std::vector<int64_t> start0_;  // per task: its simulated start in step 0

@@ -13,7 +13,7 @@
 
 #include "ir/error.h"
 #include "ir/serialize.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/simulator.h"
 
 namespace mpk::studio {

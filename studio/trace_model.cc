@@ -215,7 +215,7 @@ std::string TraceModel::label(int64_t exec) const {
 std::vector<DepLink> TraceModel::producers(int64_t exec) const {
   const Execution& x = execution(exec);
   std::vector<DepLink> out;
-  for (EventId e : walker_->blames().waits()[static_cast<size_t>(x.task)]) {
+  for (EventId e : walker_->blames().graph().waits(x.task)) {
     const Event& ev = graph_.graph.events[static_cast<size_t>(e)];
     const int32_t step = x.step - ev.step_distance;
     for (TaskId p : ev.producers)
@@ -227,7 +227,7 @@ std::vector<DepLink> TraceModel::producers(int64_t exec) const {
 std::vector<DepLink> TraceModel::consumers(int64_t exec) const {
   const Execution& x = execution(exec);
   std::vector<DepLink> out;
-  for (EventId e : task(x.task).triggers) {
+  for (EventId e : walker_->blames().graph().triggers(x.task)) {
     const Event& ev = graph_.graph.events[static_cast<size_t>(e)];
     const int32_t step = x.step + ev.step_distance;
     for (TaskId c : ev.consumers) out.push_back({find(c, step), c, step, e, ev.step_distance});

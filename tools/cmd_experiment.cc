@@ -32,7 +32,8 @@ constexpr const char* kUsage =
     "Runs every model x --set combination x policy (default: all policies) and stores each\n"
     "run in TRACE.db (default trace.db). --set gives a pass option several values, e.g.\n"
     "--set decompose.tile=32,64,128; every combination of the --set options is one run per\n"
-    "policy. --costs: the simulator's cost file (e.g. from mpk calibrate). Prints one table:\n"
+    "policy. --costs: a cost file (e.g. from mpk calibrate) that assign-sm schedules with\n"
+    "and the sim backend simulates with. Prints one table:\n"
     "makespan per step, SM utilization, bubble share (idle SM time), and the critical path\n"
     "of the median step: task time on it (crit busy) and waiting on it (crit wait).\n";
 
@@ -68,8 +69,8 @@ std::vector<std::vector<size_t>> combinations(const std::vector<Axis>& axes) {
 }
 
 std::string pipeline_for(const std::string& policy, const std::vector<Axis>& axes,
-                         const std::vector<size_t>& combo) {
-  Pipeline p = parse_pipeline(default_pipeline_with(policy));
+                         const std::vector<size_t>& combo, const std::string& costs) {
+  Pipeline p = parse_pipeline(default_pipeline_with(policy, "decompose", costs));
   for (size_t i = 0; i < axes.size(); ++i) {
     auto it = std::find_if(p.begin(), p.end(),
                            [&](const PipelineEntry& e) { return e.pass == axes[i].pass; });
@@ -201,7 +202,6 @@ int cmd_experiment(int argc, char** argv) {
     if (!backend) throw Error("the gpu backend is not part of this build (built without CUDA)");
     if (backend->available && !backend->available())
       throw Error("backend '" + backend_name + "' is not available on this machine");
-    if (args.has("costs")) throw Error("--costs applies to the sim backend only");
   }
   RunRequest base;
   base.steps = args.get_int("steps", base.steps, kStepsRange);
@@ -214,7 +214,8 @@ int cmd_experiment(int argc, char** argv) {
   const auto combos = combinations(axes);
   // Check every pipeline (pass names, options, values) before the first run.
   for (const auto& combo : combos)
-    for (const std::string& p : policies) PassManager check(parse_pipeline(pipeline_for(p, axes, combo)));
+    for (const std::string& p : policies)
+      PassManager check(parse_pipeline(pipeline_for(p, axes, combo, costs_path)));
   { const TraceWriter check(out); }  // fail early on a file that is not a trace.db
 
   const size_t total = models.size() * combos.size() * policies.size();
@@ -229,7 +230,7 @@ int cmd_experiment(int argc, char** argv) {
       const std::string sets = combo_label(axes, combo);
       for (const std::string& policy : policies) {
         progress.show(rows.size(), model + " " + policy + (sets.empty() ? "" : " " + sets));
-        const std::string pipeline = pipeline_for(policy, axes, combo);
+        const std::string pipeline = pipeline_for(policy, axes, combo, costs_path);
         Row row{model, policy, sets, 0, {}};
         try {
           if (backend) {

@@ -55,7 +55,8 @@ constexpr const char* kUsage =
     "  no --model, --policy, --pipeline, --batch or --max-seq.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
     "  the events). --watchdog: seconds a wait may make no progress before it fails.\n"
-    "  --costs: the simulator's cost file (sim backend; e.g. from mpk calibrate).\n"
+    "  --costs: a cost file (e.g. from mpk calibrate) that assign-sm schedules with (unless\n"
+    "  --pipeline gives the pipeline) and the sim backend simulates with.\n"
     "  A run fails, naming the step and batch row, when a step's logits hold NaN or\n"
     "  infinity (cpu: every step; gpu: the last step, the only logits the host sees).\n";
 
@@ -164,8 +165,6 @@ int cmd_run(int argc, char** argv) {
     throw Error("unexpected argument '" + args.positionals().front() + "' (see --help)");
   const RunRequest request = parse_request(args);
   const RunBackend& backend = choose_backend(args);
-  if (!request.costs.empty() && std::string(backend.name) != "sim")
-    throw Error("option '--costs' applies to the sim backend only");
   return backend.run(request);
 }
 

@@ -27,7 +27,7 @@ struct RunRequest {
   std::string trace;                   // trace.db path, "" = none
   std::string weights_seed = "0";      // seed for random weights when no checkpoint
   double watchdog_s = 2.0;             // gpu
-  std::string costs;                   // sim: cost parameter file, "" = machine model
+  std::string costs;                   // cost file to schedule (and simulate) with, "" = machine model
 };
 
 struct RunBackend {

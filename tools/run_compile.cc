@@ -52,7 +52,7 @@ void schedule_for_run(Module& m, const std::string& pipeline) {
 
 std::string run_pipeline(const RunRequest& r) {
   if (!r.pipeline.empty()) return r.pipeline;
-  return default_pipeline_with(r.policy);
+  return default_pipeline_with(r.policy, "decompose", r.costs);
 }
 
 uint64_t weights_seed(const RunRequest& r) { return parse_u64(r.weights_seed, "option '--weights-seed'"); }

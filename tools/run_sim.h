@@ -8,7 +8,7 @@
 
 #include "ir/module.h"
 #include "tools/run_backends.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 
 namespace mpk {
 

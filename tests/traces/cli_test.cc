@@ -12,7 +12,7 @@
 #include <string>
 
 #include "tests/traces/test_graphs.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/trace_db.h"
 
 namespace mpk {

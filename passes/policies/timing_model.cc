@@ -1,106 +1,30 @@
-// StepGraph, bottom levels and the schedule timing model.
-#include "passes/policies/step_graph.h"
+// Bottom levels and the schedule timing model.
+#include "passes/policies/timing_model.h"
 
 #include <algorithm>
-#include <functional>
-#include <queue>
 #include <string>
-#include <utility>
 
-#include "ir/cost_model.h"
+#include "ir/deadlock.h"
 #include "ir/error.h"
 
 namespace mpk {
-namespace {
-
-// Builds CSR lists from (task, event) pairs, each pair once, events ascending.
-void build_csr(std::vector<std::pair<TaskId, EventId>>& pairs, int32_t n,
-               std::vector<int32_t>& begin, std::vector<EventId>& items) {
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  begin.assign(n + 1, 0);
-  for (const auto& [t, e] : pairs) ++begin[t + 1];
-  for (int32_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
-  items.resize(pairs.size());
-  for (size_t i = 0; i < pairs.size(); ++i) items[i] = pairs[i].second;
-}
-
-}  // namespace
-
-StepGraph::StepGraph(const TaskGraph& g)
-    : graph_(&g), num_tasks_(static_cast<int32_t>(g.tasks.size())) {
-  std::vector<std::pair<TaskId, EventId>> waits, triggers;
-  for (size_t e = 0; e < g.events.size(); ++e) {
-    const Event& ev = g.events[e];
-    auto check = [&](TaskId t, const char* role) {
-      if (t < 0 || t >= num_tasks_)
-        throw Error("event " + std::to_string(e) + " names " + role + " task " +
-                    std::to_string(t) + ", which does not exist");
-    };
-    for (TaskId t : ev.producers) check(t, "producer");
-    for (TaskId t : ev.consumers) check(t, "consumer");
-    if (ev.step_distance != 0) continue;
-    for (TaskId t : ev.producers) triggers.emplace_back(t, static_cast<EventId>(e));
-    for (TaskId t : ev.consumers) waits.emplace_back(t, static_cast<EventId>(e));
-  }
-  build_csr(waits, num_tasks_, wait_begin_, wait_events_);
-  build_csr(triggers, num_tasks_, trigger_begin_, trigger_events_);
-}
-
-std::span<const EventId> StepGraph::waits(TaskId t) const {
-  return {wait_events_.data() + wait_begin_[t],
-          static_cast<size_t>(wait_begin_[t + 1] - wait_begin_[t])};
-}
-
-std::span<const EventId> StepGraph::triggers(TaskId t) const {
-  return {trigger_events_.data() + trigger_begin_[t],
-          static_cast<size_t>(trigger_begin_[t + 1] - trigger_begin_[t])};
-}
-
-std::vector<TaskId> StepGraph::topological_order() const {
-  // Distinct producers per event (a task triggers each event at most once here).
-  std::vector<int32_t> remaining(num_events(), 0);
-  for (EventId e : trigger_events_) ++remaining[e];
-  std::vector<int32_t> pending(num_tasks_, 0);
-  for (TaskId t = 0; t < num_tasks_; ++t)
-    for (EventId e : waits(t)) pending[t] += remaining[e] > 0;
-  std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>> ready;
-  for (TaskId t = 0; t < num_tasks_; ++t)
-    if (pending[t] == 0) ready.push(t);
-  std::vector<TaskId> order;
-  order.reserve(num_tasks_);
-  while (!ready.empty()) {
-    TaskId t = ready.top();
-    ready.pop();
-    order.push_back(t);
-    for (EventId e : triggers(t))
-      if (--remaining[e] == 0)
-        for (TaskId c : consumers(e))
-          if (--pending[c] == 0) ready.push(c);
-  }
-  if (static_cast<int32_t>(order.size()) != num_tasks_) {
-    TaskId stuck = 0;
-    while (pending[stuck] == 0) ++stuck;
-    throw Error("the same-step events form a cycle through task " + std::to_string(stuck));
-  }
-  return order;
-}
-
-std::vector<double> task_costs(const TaskGraph& g, const MachineModel& m) {
+std::vector<double> task_costs(const TaskGraph& g, const CostParams& c, int32_t sm_count) {
   std::vector<double> cost(g.tasks.size());
-  for (size_t i = 0; i < g.tasks.size(); ++i) cost[i] = estimate_task_ns(g.tasks[i], m);
+  for (size_t i = 0; i < g.tasks.size(); ++i) cost[i] = estimate_task_ns(c, g.tasks[i], sm_count);
   return cost;
 }
 
-std::vector<double> bottom_levels(const StepGraph& g, const std::vector<double>& cost,
+std::vector<double> bottom_levels(const TaskGraphIndex& g, const std::vector<double>& cost,
                                   double latency_ns) {
-  const std::vector<TaskId> order = g.topological_order();
+  const std::vector<TaskId> order = same_step_order(g);
+  if (static_cast<int32_t>(order.size()) != g.num_tasks())
+    throw Error("the same-step events form a cycle: " + print_cycle(WaitCheck(g).cycle()));
   std::vector<double> level(g.num_tasks(), 0);
   std::vector<double> event_level(g.num_events(), -1);  // max level of its consumers
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const TaskId t = *it;
     double after = 0;
-    for (EventId e : g.triggers(t)) {
+    for (EventId e : g.same_step_triggers(t)) {
       if (event_level[e] < 0) {
         double m = 0;
         for (TaskId c : g.consumers(e)) m = std::max(m, level[c]);
@@ -136,7 +60,7 @@ double EventReady::ready_elsewhere(double latency_ns) const {
   return worker_ < 0 ? 0 : latest_ + latency_ns;
 }
 
-ScheduleTiming simulate_schedule(const StepGraph& g, const std::vector<std::vector<TaskId>>& workers,
+ScheduleTiming simulate_schedule(const TaskGraphIndex& g, const std::vector<std::vector<TaskId>>& workers,
                                  const std::vector<double>& cost, double latency_ns) {
   const int32_t n = g.num_tasks();
   const auto num_workers = static_cast<int32_t>(workers.size());
@@ -157,10 +81,10 @@ ScheduleTiming simulate_schedule(const StepGraph& g, const std::vector<std::vect
 
   std::vector<int32_t> remaining(g.num_events(), 0);
   for (TaskId t = 0; t < n; ++t)
-    for (EventId e : g.triggers(t)) ++remaining[e];
+    for (EventId e : g.same_step_triggers(t)) ++remaining[e];
   std::vector<int32_t> pending(n, 0);
   for (TaskId t = 0; t < n; ++t)
-    for (EventId e : g.waits(t)) pending[t] += remaining[e] > 0;
+    for (EventId e : g.same_step_waits(t)) pending[t] += remaining[e] > 0;
 
   ScheduleTiming timing;
   timing.start_ns.assign(n, 0);
@@ -180,12 +104,12 @@ ScheduleTiming simulate_schedule(const StepGraph& g, const std::vector<std::vect
     runnable.pop_back();
     const TaskId t = workers[w][head[w]++];
     double start = free_at[w];
-    for (EventId e : g.waits(t)) start = std::max(start, ready[e].ready_on(w, latency_ns));
+    for (EventId e : g.same_step_waits(t)) start = std::max(start, ready[e].ready_on(w, latency_ns));
     timing.start_ns[t] = start;
     timing.finish_ns[t] = free_at[w] = start + cost[t];
     timing.makespan_ns = std::max(timing.makespan_ns, free_at[w]);
     ++done;
-    for (EventId e : g.triggers(t)) {
+    for (EventId e : g.same_step_triggers(t)) {
       ready[e].add(w, timing.finish_ns[t]);
       if (--remaining[e] > 0) continue;
       for (TaskId c : g.consumers(e)) {
@@ -200,7 +124,7 @@ ScheduleTiming simulate_schedule(const StepGraph& g, const std::vector<std::vect
     for (int32_t w = 0; w < num_workers; ++w) {
       if (head[w] == workers[w].size()) continue;
       const TaskId t = workers[w][head[w]];
-      for (EventId e : g.waits(t))
+      for (EventId e : g.same_step_waits(t))
         if (remaining[e] > 0)
           throw Error("the schedule can deadlock: worker " + std::to_string(w) +
                       " blocks at task " + std::to_string(t) + " waiting on event " +
