@@ -6,10 +6,31 @@
 #include <cstdint>
 #include <memory>
 
+#include "ir/error.h"
+
 namespace mpk {
 
 NextOnWorker schedule_order(const TaskGraphIndex& g) {
   return [&g](TaskId t) { return g.next_on_worker(t); };
+}
+
+std::vector<int32_t> list_workers(const TaskGraphIndex& g, const std::vector<std::vector<TaskId>>& lists,
+                                  bool every_task) {
+  std::vector<int32_t> worker_of(static_cast<size_t>(g.num_tasks()), -1);
+  for (size_t w = 0; w < lists.size(); ++w)
+    for (TaskId t : lists[w]) {
+      if (!g.valid_task(t))
+        throw Error("worker " + std::to_string(w) + " lists task " + std::to_string(t) +
+                    ", which does not exist");
+      if (worker_of[t] >= 0)
+        throw Error("task " + std::to_string(t) + " is listed twice (workers " +
+                    std::to_string(worker_of[t]) + " and " + std::to_string(w) + ")");
+      worker_of[t] = static_cast<int32_t>(w);
+    }
+  if (every_task)
+    for (TaskId t = 0; t < g.num_tasks(); ++t)
+      if (worker_of[t] < 0) throw Error("task " + std::to_string(t) + " is not scheduled");
+  return worker_of;
 }
 
 NextOnWorker list_order(const TaskGraphIndex& g, const std::vector<std::vector<TaskId>>& lists) {

@@ -19,8 +19,13 @@ namespace mpk {
 using NextOnWorker = std::function<TaskId(TaskId)>;
 // The worker order of the index's own schedule.
 NextOnWorker schedule_order(const TaskGraphIndex& g);
+// Each task's worker in `lists` (-1: on none). Throws mpk::Error naming a listed task
+// that does not exist, a task listed twice or, with `every_task`, the first task on no
+// list.
+std::vector<int32_t> list_workers(const TaskGraphIndex& g, const std::vector<std::vector<TaskId>>& lists,
+                                  bool every_task);
 // The worker order of `lists` (entries that are not tasks of g are skipped; a task
-// listed twice follows its first listing). Keeps a reference to `lists`.
+// listed twice follows its first listing).
 NextOnWorker list_order(const TaskGraphIndex& g, const std::vector<std::vector<TaskId>>& lists);
 
 // One link of a cycle: `task`, reached from the previous link's task through

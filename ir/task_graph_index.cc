@@ -137,15 +137,20 @@ void TaskGraphIndex::index_schedule() {
       if (valid_task(t)) b.add(listings_.items, t, static_cast<int32_t>(w));
 }
 
+SameStepCounts same_step_counts(const TaskGraphIndex& g) {
+  SameStepCounts c;
+  c.remaining.assign(static_cast<size_t>(g.num_events()), 0);
+  c.pending.assign(static_cast<size_t>(g.num_tasks()), 0);
+  for (EventId e = 0; e < g.num_events(); ++e)
+    if (g.distance(e) == 0) c.remaining[e] = static_cast<int32_t>(g.producers(e).size());
+  for (TaskId t = 0; t < g.num_tasks(); ++t)
+    for (EventId e : g.same_step_waits(t)) c.pending[t] += c.remaining[e] > 0;
+  return c;
+}
+
 std::vector<TaskId> same_step_order(const TaskGraphIndex& g) {
   const int32_t n = g.num_tasks();
-  // Per event, producers not placed yet; per task, its events not complete yet.
-  std::vector<int32_t> remaining(static_cast<size_t>(g.num_events()), 0);
-  std::vector<int32_t> pending(static_cast<size_t>(n), 0);
-  for (EventId e = 0; e < g.num_events(); ++e)
-    if (g.distance(e) == 0) remaining[e] = static_cast<int32_t>(g.producers(e).size());
-  for (TaskId t = 0; t < n; ++t)
-    for (EventId e : g.same_step_waits(t)) pending[t] += remaining[e] > 0;
+  auto [remaining, pending] = same_step_counts(g);
   std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>> ready;
   for (TaskId t = 0; t < n; ++t)
     if (pending[t] == 0) ready.push(t);

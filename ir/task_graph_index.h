@@ -103,6 +103,15 @@ class TaskGraphIndex {
   std::vector<int32_t> worker_, position_, next_, prev_;
 };
 
+// Where a walk of one step in dependency order starts: per event, its producers still
+// to finish (distance-0 events; 0 for the others), and per task, its distance-0 events
+// still incomplete (those with producers).
+struct SameStepCounts {
+  std::vector<int32_t> remaining;  // per event
+  std::vector<int32_t> pending;    // per task
+};
+SameStepCounts same_step_counts(const TaskGraphIndex& g);
+
 // The tasks in an order where every distance-0 event's producers come before its
 // consumers, ties by the lowest task id; empty when distance-0 events form a cycle
 // (ir/deadlock.h finds it).

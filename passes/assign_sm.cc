@@ -27,19 +27,7 @@ std::string option_names(const std::vector<PassOptionInfo>& options) {
 // not exist, or when they can deadlock (naming the first worker that would block, its
 // task and the event it would wait on forever).
 void check_lists(const TaskGraphIndex& g, const std::vector<std::vector<TaskId>>& lists) {
-  std::vector<int32_t> worker_of(static_cast<size_t>(g.num_tasks()), -1);
-  for (size_t w = 0; w < lists.size(); ++w)
-    for (TaskId t : lists[w]) {
-      if (!g.valid_task(t))
-        throw Error("worker " + std::to_string(w) + " lists task " + std::to_string(t) +
-                    ", which does not exist");
-      if (worker_of[t] >= 0)
-        throw Error("task " + std::to_string(t) + " is scheduled twice (workers " +
-                    std::to_string(worker_of[t]) + " and " + std::to_string(w) + ")");
-      worker_of[t] = static_cast<int32_t>(w);
-    }
-  for (TaskId t = 0; t < g.num_tasks(); ++t)
-    if (worker_of[t] < 0) throw Error("task " + std::to_string(t) + " is not scheduled");
+  list_workers(g, lists, true);
   const WaitCheck check(g, list_order(g, lists));
   if (!check.deadlocks()) return;
   // The first stuck task of a list waits on a stuck event (the task before it is not

@@ -32,12 +32,7 @@ ListScheduler::Result ListScheduler::run(const Placement& place_hook) {
   Result result;
   result.workers.resize(num_workers);
 
-  std::vector<int32_t> remaining(graph_.num_events(), 0);
-  for (TaskId t = 0; t < n; ++t)
-    for (EventId e : graph_.same_step_triggers(t)) ++remaining[e];
-  std::vector<int32_t> pending(n, 0);
-  for (TaskId t = 0; t < n; ++t)
-    for (EventId e : graph_.same_step_waits(t)) pending[t] += remaining[e] > 0;
+  auto [remaining, pending] = same_step_counts(graph_);
 
   // Largest bottom level first, then the lowest task id.
   auto lower_priority = [&](TaskId a, TaskId b) {

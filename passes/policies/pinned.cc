@@ -73,20 +73,10 @@ std::vector<PinnedMove> parse_moves(std::string_view text) {
 }
 
 WorkerLists::WorkerLists(const TaskGraphIndex& graph, std::vector<std::vector<TaskId>> lists)
-    : graph_(graph), lists_(std::move(lists)), worker_(graph.num_tasks(), -1),
+    : graph_(graph), lists_(std::move(lists)), worker_(list_workers(graph, lists_, false)),
       position_(graph.num_tasks(), -1) {
-  for (size_t w = 0; w < lists_.size(); ++w)
-    for (size_t i = 0; i < lists_[w].size(); ++i) {
-      const TaskId t = lists_[w][i];
-      if (t < 0 || t >= graph.num_tasks())
-        throw Error("worker " + std::to_string(w) + " lists task " + std::to_string(t) +
-                    ", which does not exist");
-      if (worker_[t] >= 0)
-        throw Error("task " + std::to_string(t) + " is listed twice (workers " +
-                    std::to_string(worker_[t]) + " and " + std::to_string(w) + ")");
-      worker_[t] = static_cast<int32_t>(w);
-      position_[t] = static_cast<int32_t>(i);
-    }
+  for (const std::vector<TaskId>& list : lists_)
+    for (size_t i = 0; i < list.size(); ++i) position_[list[i]] = static_cast<int32_t>(i);
 }
 
 std::string WorkerLists::check(const PinnedMove& m) const {

@@ -64,27 +64,9 @@ ScheduleTiming simulate_schedule(const TaskGraphIndex& g, const std::vector<std:
                                  const std::vector<double>& cost, double latency_ns) {
   const int32_t n = g.num_tasks();
   const auto num_workers = static_cast<int32_t>(workers.size());
-  std::vector<int32_t> worker_of(n, -1);
-  for (int32_t w = 0; w < num_workers; ++w) {
-    for (TaskId t : workers[w]) {
-      if (t < 0 || t >= n)
-        throw Error("worker " + std::to_string(w) + " lists task " + std::to_string(t) +
-                    ", which does not exist");
-      if (worker_of[t] >= 0)
-        throw Error("task " + std::to_string(t) + " is scheduled twice (workers " +
-                    std::to_string(worker_of[t]) + " and " + std::to_string(w) + ")");
-      worker_of[t] = w;
-    }
-  }
-  for (TaskId t = 0; t < n; ++t)
-    if (worker_of[t] < 0) throw Error("task " + std::to_string(t) + " is not scheduled");
+  const std::vector<int32_t> worker_of = list_workers(g, workers, true);
 
-  std::vector<int32_t> remaining(g.num_events(), 0);
-  for (TaskId t = 0; t < n; ++t)
-    for (EventId e : g.same_step_triggers(t)) ++remaining[e];
-  std::vector<int32_t> pending(n, 0);
-  for (TaskId t = 0; t < n; ++t)
-    for (EventId e : g.same_step_waits(t)) pending[t] += remaining[e] > 0;
+  auto [remaining, pending] = same_step_counts(g);
 
   ScheduleTiming timing;
   timing.start_ns.assign(n, 0);
