@@ -115,7 +115,7 @@ class Engine {
     if (e < 0) return s;
     s += " waits on event " + std::to_string(e) + " (counter " + std::to_string(counters_[e].load()) +
          ", needs " + std::to_string(need(e, step)) + "; producers:";
-    const auto& prod = m_.graph.events[e].producers;
+    const std::span<const TaskId> prod = graph_.producers(e);
     for (size_t i = 0; i < prod.size() && i < 3; ++i) s += " " + describe_task(m_, prod[i]);
     if (prod.size() > 3) s += " and " + std::to_string(prod.size() - 3) + " more";
     return s + ")";
