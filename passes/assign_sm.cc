@@ -63,6 +63,10 @@ class AssignSmPass : public Pass {
     CostParams costs;
     try {
       costs = CostParams::from_machine(m.machine);
+    } catch (const Error& e) {
+      return PassResult::failure(e.what());
+    }
+    try {
       if (!costs_.empty()) costs = load_cost_params(costs_, costs);
     } catch (const Error& e) {
       return PassResult::failure(std::string("option 'costs': ") + e.what());
