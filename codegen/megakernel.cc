@@ -388,11 +388,19 @@ struct Builder {
         const int64_t G = nq / nkv, h = kr.dims[2].lo;
         if (kr.dims[2].size() != 1) fail(t, "expects one KV head");
         check_head_dim(t, hd);
-        reloc(t, 0, q, h * G * hd);
+        // An attention task serves query heads [j0, j0 + heads) of kv head h (partials all G).
+        int64_t j0 = h * G, heads = G;
+        if (task.kind == TaskKind::kAttention) {
+          const Range yc = find(t, task.writes, af.y, "output").dims[1];
+          j0 = yc.lo / hd, heads = yc.size() / hd;
+          if (yc.lo % hd != 0 || yc.hi % hd != 0 || j0 / G != h || (j0 + heads - 1) / G != h)
+            fail(t, "output is not whole query heads of its KV head");
+        }
+        reloc(t, 0, q, j0 * hd);
         reloc(t, 1, kc, h * hd);
         reloc(t, 2, vc, h * hd);
         d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "scale")));
-        if (G > warps) fail(t, "more query heads per KV head than warps");
+        if (heads > warps) fail(t, "more query heads per task than warps");
         const int32_t eps = fused ? qk_norm_eps_bits(op) : 0;
         if (fused) {
           reloc(t, 4, af.k, h * hd);
@@ -409,9 +417,12 @@ struct Builder {
                      targs({hd, B, S, nkv}, task.kind == TaskKind::kAttention ? ", false" : ", true") +
                      "(d, step, lane)";
         if (task.kind == TaskKind::kAttention) {
-          reloc(t, 3, af.y, h * G * hd);
-          call = "task_attention" + targs({hd, G, B, S, nkv}, form);
-          scratch(attention_scratch(hd, G, S) + (fused ? head_scratch(hd, G, true) : 0));
+          reloc(t, 3, af.y, j0 * hd);
+          const bool appends = std::any_of(task.writes.begin(), task.writes.end(),
+                                           [&](const Region& r) { return r.tensor == kc; });
+          call = "task_attention" + targs({hd, heads, B, S, nkv, nq},
+                                          form + (appends ? ", true" : ", false"));
+          scratch(attention_scratch(hd, heads, S) + (fused ? head_scratch(hd, heads, true) : 0));
         } else {
           const Region& pr = first_of_dtype(t, task.writes, DType::kF32, "attn_part");
           const Tensor& part = tensor(pr.tensor);  // [B, nq, splits, hd + 2]
@@ -517,8 +528,13 @@ std::string format_source(const Megakernel& k) {
   return os.str();
 }
 
+// Per-op launches of one operator, in this order: a fused attention's partials read what
+// its kv_append tasks store, and merges and argmax reduces read the partials. (The
+// kv_append tasks after one-split attention tasks share their launch: those tasks never
+// read the row a kv_append stores.)
 int kind_rank(TaskKind k) {
-  return (k == TaskKind::kAttentionMerge || k == TaskKind::kArgmaxReduce) ? 1 : 0;
+  if (k == TaskKind::kAttentionPartial) return 1;
+  return (k == TaskKind::kAttentionMerge || k == TaskKind::kArgmaxReduce) ? 2 : 0;
 }
 
 // Worker queues, in schedule order, with runs of adjacent linear tasks over the same x
@@ -665,13 +681,13 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   std::vector<std::vector<TaskId>> by_op(m.program.ops.size());
   for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) by_op.at(g.tasks[t].op).push_back(t);
   for (OpId o = 0; o < static_cast<OpId>(by_op.size()); ++o) {
-    for (int rank = 0; rank < 2; ++rank) {
+    for (int rank = 0; rank < 3; ++rank) {
       OpLaunch l;
       for (TaskId t : by_op[o])
         if (kind_rank(g.tasks[t].kind) == rank) l.tasks.push_back(t);
       if (l.tasks.empty()) continue;
       l.name = m.program.ops[o].name;
-      if (rank == 1) l.name += "." + std::string(name_of(g.tasks[l.tasks[0]].kind));
+      if (rank > 0) l.name += "." + std::string(name_of(g.tasks[l.tasks[0]].kind));
       k.op_launches.push_back(std::move(l));
     }
   }

@@ -1,6 +1,6 @@
 // Fuzz target: the trace.db reader and the analyses a user runs on a trace (list the runs;
 // per run: statistics with the critical path, Chrome export to a null stream, derive_run on
-// the executions read back). Two kinds of input:
+// the executions read back, the stored module read back). Two kinds of input:
 //   - bytes starting with the SQLite header: the whole file image (byte mutations mostly
 //     give "not a database", which is fine);
 //   - anything else: SQL text applied to a small built-in trace.db (UPDATE, INSERT, DELETE,
@@ -162,6 +162,7 @@ void analyse() {
       std::vector<mpk::Execution> execs = reader.executions(run.id);
       mpk::validate_and_normalize(m, execs, static_cast<int32_t>(run.steps));
       mpk::derive_run(m, execs, static_cast<int32_t>(run.steps));
+      reader.stored_module(run.id);
     } catch (const mpk::Error&) {
     }
   }

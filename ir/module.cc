@@ -101,4 +101,21 @@ CoopShare coop_share(const Task& t) {
   return c;
 }
 
+std::vector<int> task_phases(const Module& m) {
+  const auto& tasks = m.graph.tasks;
+  std::vector<char> one_split(m.program.ops.size(), 0);
+  for (const Task& t : tasks)
+    if (t.kind == TaskKind::kAttention && t.op >= 0 && t.op < static_cast<OpId>(one_split.size())) one_split[t.op] = 1;
+  std::vector<int> phase(tasks.size(), 1);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Task& t = tasks[i];
+    if (t.kind == TaskKind::kKvAppend && t.op >= 0 && t.op < static_cast<OpId>(one_split.size()) &&
+        m.program.ops[t.op].kind == OpKind::kAttention)
+      phase[i] = one_split[t.op] ? 3 : 0;
+    else if (t.kind == TaskKind::kAttentionMerge || t.kind == TaskKind::kArgmaxReduce)
+      phase[i] = 2;
+  }
+  return phase;
+}
+
 }  // namespace mpk

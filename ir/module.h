@@ -177,4 +177,11 @@ struct CoopShare {
 };
 CoopShare coop_share(const Task& t);
 
+// Where each task comes in sequential order among its operator's tasks (docs/ir.md,
+// "Tasks"): 0 a fused attention's kv_append tasks that its partials read, 1 the rest,
+// 2 attention_merge and argmax_reduce tasks (they read the others' partials), 3 a fused
+// attention's kv_append tasks after its attention tasks (one split), which prepare
+// position pos's k and v themselves and read only older rows. Indexed by task id.
+std::vector<int> task_phases(const Module& m);
+
 }  // namespace mpk

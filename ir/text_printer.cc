@@ -27,22 +27,15 @@ std::string enum_name(E e, int count) {
 
 class Printer {
  public:
-  explicit Printer(const Module& m) : m_(m) {}
+  Printer(const Module& m, const PrintOptions& opts) : m_(m), opts_(opts) {}
 
   std::string run() {
     line("mpk.module " + format_attr_value(m_.name) + " ir_version=" + std::to_string(kIrVersion));
     line("attrs " + format_attrs(m_.attrs));
     line("provenance source=" + format_attr_value(m_.provenance.source) +
          " pipeline=" + format_attr_value(m_.provenance.pipeline) +
-         " tool=" + format_attr_value(m_.provenance.tool_version));
-    const MachineModel& mm = m_.machine;
-    line("machine name=" + format_attr_value(mm.name) +
-         " sm_count=" + std::to_string(mm.sm_count) +
-         " smem_per_sm=" + std::to_string(mm.smem_per_sm) +
-         " mem_bandwidth=" + format_attr_value(mm.mem_bandwidth) +
-         " clock_ghz=" + format_attr_value(mm.clock_ghz) +
-         " event_latency_ns=" + format_attr_value(mm.event_latency_ns) +
-         " task_overhead_ns=" + format_attr_value(mm.task_overhead_ns));
+         (opts_.tool_version ? " tool=" + format_attr_value(m_.provenance.tool_version) : ""));
+    machine_line();
     for (const Tensor& t : m_.program.tensors) tensor(t);
     for (const Operator& op : m_.program.ops) op_line(op);
     for (size_t i = 0; i < m_.graph.tasks.size(); ++i) task(i, m_.graph.tasks[i]);
@@ -63,6 +56,24 @@ class Printer {
   void line(const std::string& s) {
     out_ += s;
     out_ += '\n';
+  }
+
+  // The machine line, every field unless opts_ leaves out those at their defaults.
+  void machine_line() {
+    const MachineModel& mm = m_.machine;
+    const MachineModel defaults;
+    std::string s = "machine";
+    auto field = [&](const char* key, const auto& value, const auto& default_value, const std::string& text) {
+      if (opts_.machine_defaults || value != default_value) s += std::string(" ") + key + "=" + text;
+    };
+    field("name", mm.name, defaults.name, format_attr_value(mm.name));
+    field("sm_count", mm.sm_count, defaults.sm_count, std::to_string(mm.sm_count));
+    field("smem_per_sm", mm.smem_per_sm, defaults.smem_per_sm, std::to_string(mm.smem_per_sm));
+    field("mem_bandwidth", mm.mem_bandwidth, defaults.mem_bandwidth, format_attr_value(mm.mem_bandwidth));
+    field("clock_ghz", mm.clock_ghz, defaults.clock_ghz, format_attr_value(mm.clock_ghz));
+    field("event_latency_ns", mm.event_latency_ns, defaults.event_latency_ns, format_attr_value(mm.event_latency_ns));
+    field("task_overhead_ns", mm.task_overhead_ns, defaults.task_overhead_ns, format_attr_value(mm.task_overhead_ns));
+    if (s != "machine") line(s);
   }
 
   std::string tensor_name(TensorId id) const {
@@ -132,6 +143,7 @@ class Printer {
   }
 
   const Module& m_;
+  const PrintOptions& opts_;
   std::string out_;
 };
 
@@ -142,6 +154,6 @@ std::string format_name(std::string_view name) {
   return format_attr_value(std::string(name));
 }
 
-std::string print_module(const Module& m) { return Printer(m).run(); }
+std::string print_module(const Module& m, const PrintOptions& options) { return Printer(m, options).run(); }
 
 }  // namespace mpk

@@ -2,7 +2,7 @@
 // Every backend derives what a task computes from a few of its regions (the columns,
 // head or slot it writes) and trusts the rest, so each task's regions must be exactly
 // those docs/ir.md ("Tasks") gives its kind for those parameters: all batch rows, the
-// reads that match its writes, one kv head per attention task, the balanced position
+// reads that match its writes, query heads of one kv head per attention task, the balanced position
 // split of its slot. Tasks come in program order, so that task id order is the
 // sequential order the graph layer checks events against.
 #include <algorithm>
@@ -12,13 +12,6 @@
 
 namespace mpk {
 namespace {
-
-// Where a task kind comes among its operator's tasks: a fused attention's kv_append
-// tasks first, merges and argmax reduces last (they read what the others write).
-int phase(TaskKind k) {
-  if (k == TaskKind::kKvAppend) return 0;
-  return k == TaskKind::kAttentionMerge || k == TaskKind::kArgmaxReduce ? 2 : 1;
-}
 
 bool region_less(const Region& a, const Region& b) {
   if (a.tensor != b.tensor) return a.tensor < b.tensor;
@@ -60,6 +53,7 @@ class FormChecker {
   void order() {
     const auto& tasks = m_.graph.tasks;
     std::vector<char> has_task(p_.ops.size(), 0), attention(p_.ops.size(), 0), split(p_.ops.size(), 0);
+    const std::vector<int> phase = task_phases(m_);
     for (size_t i = 0; i < tasks.size(); ++i) {
       const Task& t = tasks[i];
       has_task[t.op] = 1;
@@ -74,9 +68,10 @@ class FormChecker {
       if (t.op < prev.op)
         sink_.add("structure.task-order", head() + ", whose operator is later in program order: tasks follow "
                                                    "program order");
-      else if (t.op == prev.op && phase(t.kind) < phase(prev.kind))
-        sink_.add("structure.task-order", head() + ": an operator's kv_append tasks come first, its "
-                                                   "attention_merge and argmax_reduce tasks last");
+      else if (t.op == prev.op && phase[i] < phase[i - 1])
+        sink_.add("structure.task-order", head() + ": an operator's attention_merge and argmax_reduce tasks "
+                                                   "come last, its kv_append tasks before its attention "
+                                                   "partials or after its attention tasks");
     }
     for (size_t o = 0; o < p_.ops.size(); ++o)
       if (!has_task[o])
@@ -174,6 +169,9 @@ class FormChecker {
     for (const Region& r : task.writes)
       if (r.tensor == t) return r;
     bad(std::string("writes no region of its ") + role + " '" + p_.tensors[t].name + "'");
+  }
+  static bool writes_on(const Task& task, TensorId t) {
+    return std::any_of(task.writes.begin(), task.writes.end(), [&](const Region& r) { return r.tensor == t; });
   }
   TensorId need(TensorId t, const char* what) const {
     if (t < 0) bad(std::string("writes no ") + what + " scratch tensor");
@@ -318,21 +316,30 @@ class FormChecker {
       return;
     }
     const Region& w = key(task, af.y, "output");
-    const int64_t h = head_of(w.dims[1], g * hd, format_region(p_.tensors[af.y].name, w));
-    f.writes = {reg(af.y, {all(af.y), q_cols(h)})};
     if (task.kind == TaskKind::kAttentionMerge) {
+      const int64_t h = head_of(w.dims[1], g * hd, format_region(p_.tensors[af.y].name, w));
+      f.writes = {reg(af.y, {all(af.y), q_cols(h)})};
       const TensorId part = need(sc.part, "attention partial");
       f.reads = {reg(part, {all(part), {h * g, (h + 1) * g}, all(part, 2), {0, hd + 2}})};
       return;
     }
-    f.reads = {reg(af.q, {all(af.q), q_cols(h)})};
+    // One split: whole query heads of one kv head h; a fused task that writes the caches
+    // appends kv head h itself.
+    const Range c = w.dims[1];
+    if (c.lo % hd != 0 || c.hi % hd != 0 || c.empty() || c.lo / (g * hd) != (c.hi - 1) / (g * hd))
+      bad("writes " + format_region(p_.tensors[af.y].name, w) + ": not whole query heads of one kv head");
+    const int64_t h = c.lo / (g * hd);
+    f.writes = {reg(af.y, {all(af.y), c})};
+    f.reads = {reg(af.q, {all(af.q), c})};
     if (af.fused()) {
       const Range k_cols{h * hd, (h + 1) * hd};
       f.reads.push_back(reg(af.k, {all(af.k), k_cols}));
       f.reads.push_back(reg(af.v, {all(af.v), k_cols}));
       if (af.q_norm >= 0) f.reads.insert(f.reads.end(), {reg(af.q_norm, {{0, hd}}), reg(af.k_norm, {{0, hd}})});
-      f.writes.push_back(cache(af.k_cache, h, 0, seq));
-      f.writes.push_back(cache(af.v_cache, h, 0, seq));
+      if (writes_on(task, af.k_cache)) {
+        f.writes.push_back(cache(af.k_cache, h, 0, seq));
+        f.writes.push_back(cache(af.v_cache, h, 0, seq));
+      }
     }
     f.reads.push_back(cache(af.k_cache, h, 0, seq));
     f.reads.push_back(cache(af.v_cache, h, 0, seq));

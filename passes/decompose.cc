@@ -27,6 +27,7 @@ struct DecomposeOptions {
   std::optional<int64_t> lm_head_tile;
   std::optional<int64_t> elementwise_tile;
   std::optional<int64_t> attention_splits;
+  std::optional<int64_t> attention_heads;
   std::optional<int64_t> argmax_tile;
   Coop coop = Coop::kAuto;
   std::optional<int64_t> coop_unit;
@@ -42,6 +43,9 @@ int64_t auto_attention_splits(int64_t seq, int64_t kv_heads, int64_t sms) {
   if (seq <= 512) return 1;
   return std::min(ceil_div(seq, 256), std::max<int64_t>(1, sms / kv_heads));
 }
+// Query heads per attention task (one split): one, so that the heads attend on as many
+// SMs, where the machine has an SM for each; else the whole group of a kv head.
+int64_t auto_attention_heads(int64_t q_heads, int64_t group, int64_t sms) { return q_heads <= sms ? 1 : group; }
 
 bool is_decompose_scratch(const Tensor& t) {
   return t.role == TensorRole::kScratch &&
@@ -300,8 +304,12 @@ class Decomposer {
   }
 
   // Plain or fused (ir/module.h AttentionForm). A fused attention also norms and ropes
-  // its q heads from raw q, and appends k and v: in its attention tasks (one split), or
-  // in one kv_append task per kv head that precedes the partials (several splits).
+  // its q heads from raw q, and appends k and v. With one split, an attention task
+  // serves `heads` query heads of one kv head: when that is the whole group it also
+  // appends the kv head; otherwise the kv head's tasks each prepare this position's k
+  // and v for themselves and one kv_append task per kv head, after all of them, stores
+  // them (docs/ir.md). With several splits, the kv_append tasks come first and the
+  // partials read what they stored.
   void attention(const Operator& op) {
     const AttentionForm f = attention_form(op);
     if (f.fused())
@@ -321,40 +329,51 @@ class Decomposer {
     if (splits > s)
       throw Error("option 'attention-splits' (" + std::to_string(splits) +
                   ") exceeds max_seq_len (" + std::to_string(s) + ") of operator '" + op.name + "'");
-    auto qcols = [&](int64_t h) { return Range{h * g * hd, (h + 1) * g * hd}; };
+    const int64_t heads = o_.attention_heads.value_or(auto_attention_heads(nq, g, sms_));
+    if (g % heads != 0)
+      throw Error("option 'attention-heads' (" + std::to_string(heads) + ") does not divide the " +
+                  std::to_string(g) + " query heads per kv head of operator '" + op.name + "'");
+    auto qcols = [&](int64_t j0, int64_t j1) { return Range{j0 * hd, j1 * hd}; };
     auto kcols = [&](int64_t h) { return Range{h * hd, (h + 1) * hd}; };
     auto cache = [&](TensorId t, int64_t h, int64_t s0, int64_t s1) {
       return reg(t, {{0, b}, {s0, s1}, {h, h + 1}, {0, hd}});
     };
     // Per (row, query head, position): q.k, p.v (2 hd each) and the softmax update.
-    auto attn_flops = [&](int64_t positions) { return b * g * positions * (4 * hd + 5); };
+    auto attn_flops = [&](int64_t q_heads, int64_t positions) { return b * q_heads * positions * (4 * hd + 5); };
     // Per fused head (norm 4, RoPE 6 per element); the bytes of one stored position.
     const int64_t prep_flops = f.fused() ? b * hd * (6 + (f.q_norm >= 0 ? 4 : 0)) : 0;
     const int64_t append_bytes = 2 * b * hd * esize(kc);
     auto norm_w = [&](TensorId w) { return reg(w, {{0, hd}}); };
+    auto kv_append = [&](int64_t h) {
+      std::vector<Region> reads = {reg(f.k, {{0, b}, kcols(h)}), reg(f.v, {{0, b}, kcols(h)})};
+      if (f.k_norm >= 0) reads.push_back(norm_w(f.k_norm));
+      const int64_t bytes = regions_bytes(reads) + append_bytes;
+      task(TaskKind::kKvAppend, std::move(reads), {cache(kc, h, 0, s), cache(vc, h, 0, s)}, prep_flops, bytes);
+    };
     if (splits == 1) {
-      for (int64_t h = 0; h < nkv; ++h) {
-        std::vector<Region> reads = {reg(q, {{0, b}, qcols(h)})};
-        std::vector<Region> writes = {reg(y, {{0, b}, qcols(h)})};
-        if (f.fused()) {
-          reads.push_back(reg(f.k, {{0, b}, kcols(h)}));
-          reads.push_back(reg(f.v, {{0, b}, kcols(h)}));
-          if (f.q_norm >= 0) reads.insert(reads.end(), {norm_w(f.q_norm), norm_w(f.k_norm)});
-          writes.insert(writes.end(), {cache(kc, h, 0, s), cache(vc, h, 0, s)});
+      const bool appends = f.fused() && heads == g;
+      for (int64_t h = 0; h < nkv; ++h)
+        for (int64_t j0 = h * g; j0 < (h + 1) * g; j0 += heads) {
+          std::vector<Region> reads = {reg(q, {{0, b}, qcols(j0, j0 + heads)})};
+          std::vector<Region> writes = {reg(y, {{0, b}, qcols(j0, j0 + heads)})};
+          if (f.fused()) {
+            reads.push_back(reg(f.k, {{0, b}, kcols(h)}));
+            reads.push_back(reg(f.v, {{0, b}, kcols(h)}));
+            if (f.q_norm >= 0) reads.insert(reads.end(), {norm_w(f.q_norm), norm_w(f.k_norm)});
+          }
+          if (appends) writes.insert(writes.end(), {cache(kc, h, 0, s), cache(vc, h, 0, s)});
+          reads.insert(reads.end(), {cache(kc, h, 0, s), cache(vc, h, 0, s)});
+          const int64_t bytes =
+              f.fused() ? regions_bytes(reads) + region_bytes(writes[0]) + (appends ? append_bytes : 0) : -1;
+          task(TaskKind::kAttention, std::move(reads), std::move(writes),
+               attn_flops(heads, s) + (heads + 1) * prep_flops, bytes);
         }
-        reads.insert(reads.end(), {cache(kc, h, 0, s), cache(vc, h, 0, s)});
-        const int64_t bytes = f.fused() ? regions_bytes(reads) + region_bytes(writes[0]) + append_bytes : -1;
-        task(TaskKind::kAttention, std::move(reads), std::move(writes), attn_flops(s) + (g + 1) * prep_flops, bytes);
-      }
+      if (f.fused() && !appends)
+        for (int64_t h = 0; h < nkv; ++h) kv_append(h);
       return;
     }
     if (f.fused())
-      for (int64_t h = 0; h < nkv; ++h) {
-        std::vector<Region> reads = {reg(f.k, {{0, b}, kcols(h)}), reg(f.v, {{0, b}, kcols(h)})};
-        if (f.k_norm >= 0) reads.push_back(norm_w(f.k_norm));
-        const int64_t bytes = regions_bytes(reads) + append_bytes;
-        task(TaskKind::kKvAppend, std::move(reads), {cache(kc, h, 0, s), cache(vc, h, 0, s)}, prep_flops, bytes);
-      }
+      for (int64_t h = 0; h < nkv; ++h) kv_append(h);
     const std::string part_name =
         "attn_part." + (op.layer >= 0 ? std::to_string(op.layer) : op.name);
     const TensorId part = add_scratch(op, part_name, DType::kF32, {b, nq, splits, hd + 2});
@@ -362,17 +381,17 @@ class Decomposer {
     for (int64_t h = 0; h < nkv; ++h)
       for (int64_t i = 0; i < splits; ++i) {
         const int64_t s0 = i * s / splits, s1 = (i + 1) * s / splits;
-        std::vector<Region> reads = {reg(q, {{0, b}, qcols(h)})};
+        std::vector<Region> reads = {reg(q, {{0, b}, qcols(h * g, (h + 1) * g)})};
         if (f.q_norm >= 0) reads.push_back(norm_w(f.q_norm));
         reads.insert(reads.end(), {cache(kc, h, s0, s1), cache(vc, h, s0, s1)});
         task(TaskKind::kAttentionPartial, std::move(reads),
              {reg(part, {{0, b}, {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})},
-             attn_flops(s1 - s0) + g * prep_flops);
+             attn_flops(g, s1 - s0) + g * prep_flops);
       }
     for (int64_t h = 0; h < nkv; ++h)
       task(TaskKind::kAttentionMerge,
            {reg(part, {{0, b}, {h * g, (h + 1) * g}, {0, splits}, {0, hd + 2}})},
-           {reg(y, {{0, b}, qcols(h)})}, b * g * splits * (2 * hd + 5));
+           {reg(y, {{0, b}, qcols(h * g, (h + 1) * g)})}, b * g * splits * (2 * hd + 5));
   }
 
   void elementwise(const Operator& op, TaskKind kind, int64_t flops_per_element) {
@@ -463,6 +482,11 @@ PassInfo decompose_pass_info() {
                    "position splits per kv head (>1: attention_partial + attention_merge tasks); "
                    "auto: 1 when S <= 512, else min(ceil(S / 256), max(1, sm_count / "
                    "num_kv_heads))",
+                   1)
+          .integer("attention-heads", &O::attention_heads,
+                   "query heads per attention task with one split (a divisor of the query heads "
+                   "per kv head; fewer than all: a fused attention's kv heads are appended by "
+                   "kv_append tasks after them); auto: 1 when num_q_heads <= sm_count, else all",
                    1)
           .integer("argmax-tile", &O::argmax_tile,
                    "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a "

@@ -205,7 +205,7 @@ void draw_edit_list(StudioState& s) {
     }
     ImGui::EndTable();
   }
-  const std::string moves = print_moves(e.moves());
+  const std::string moves = e.moves();
   ImGui::TextWrapped("moves: %s", moves.empty() ? "(none)" : moves.c_str());
 }
 

@@ -5,34 +5,22 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 
+#include "driver/compile.h"
+#include "driver/executor.h"
+#include "driver/record.h"
 #include "ir/error.h"
-#include "ir/import/model_source.h"
 #include "ir/serialize.h"
 #include "ir/verifier.h"
-#include "passes/pass_manager.h"
-#include "ir/cost_params.h"
-#include "traces/simulator.h"
 
 namespace mpk::studio {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// One pass manager per pipeline entry, so that progress can say which pass runs.
-std::vector<PassManager> pass_managers(const std::string& pipeline) {
-  std::vector<PassManager> out;
-  if (pipeline.empty()) return out;
-  for (PipelineEntry& e : parse_pipeline(pipeline)) out.emplace_back(Pipeline{std::move(e)});
-  return out;
-}
+// Thrown from the hook before a pass when the job was cancelled.
+struct JobCancelled {};
 
 }  // namespace
 
@@ -67,34 +55,17 @@ std::string RunnerProgress::text() const {
   return "?";
 }
 
-Module load_source(const GraphSource& s, std::string* model) {
+RunModule load_source(const GraphSource& s) {
   const int given = !s.module_path.empty() + !s.trace_path.empty() + (s.module != nullptr);
   if (given != 1) throw Error("a pipeline source is one module file, trace run or module");
-  if (s.module) {
-    if (model) *model = s.module->provenance.source;
-    return *s.module;
-  }
-  if (!s.module_path.empty()) {
-    if (model) *model = s.module_path;
-    return load_module(s.module_path);
-  }
-  const TraceReader reader(s.trace_path);
-  const RunRecord r = reader.run(s.run);
-  const std::string spec = r.model.rfind("preset:", 0) == 0 ? r.model.substr(7) : r.model;
-  if (model) *model = spec;
-  ImportOptions io;
-  io.batch = r.batch > 0 ? r.batch : 1;
-  try {
-    return load_model_source(resolve_model_source(spec, fs::path(s.trace_path).parent_path().string()), io);
-  } catch (const Error& e) {
-    throw Error("run " + std::to_string(s.run) + " of " + s.trace_path +
-                ": cannot re-import its model '" + spec + "': " + e.what());
-  }
+  if (s.module) return {*s.module, s.module->provenance.source, ""};
+  if (!s.module_path.empty()) return {load_module(s.module_path), s.module_path, ""};
+  return load_run_module(s.trace_path, s.run);
 }
 
 struct PipelineRunner::Job {
   PipelineRequest request;
-  std::vector<PassManager> passes;
+  std::optional<PassPipeline> passes;
   std::atomic<bool> cancel{false};
   Clock::time_point started = Clock::now();
 
@@ -107,7 +78,7 @@ struct PipelineRunner::Job {
     std::lock_guard<std::mutex> lock(mutex);
     progress.stage = stage;
     progress.pass = pass;
-    progress.num_passes = static_cast<int32_t>(passes.size());
+    progress.num_passes = passes ? static_cast<int32_t>(passes->size()) : 0;
     progress.pass_name = std::move(name);
   }
   bool cancelled() {
@@ -131,60 +102,43 @@ void PipelineRunner::Job::run() {
     const PipelineRequest& r = request;
     set_stage(RunnerStage::kLoading);
     auto t = Clock::now();
-    std::string model;
-    Module m = load_source(r.source, &model);
-    if (!r.model.empty()) model = r.model;
-    // "": a run's graph is rebuilt with its own pipeline unless its model is scheduled.
-    const bool rebuild = r.pipeline.empty() && !r.source.trace_path.empty() &&
-                         m.graph.schedule.empty();
-    if (rebuild)
-      passes = pass_managers(TraceReader(r.source.trace_path).run(r.source.run).pipeline);
+    RunModule source = load_source(r.source);
+    Module& m = source.module;
+    out.model = r.model.empty() ? source.model : r.model;
+    out.note = source.note;
     out.load_s = seconds_since(t);
     if (cancelled()) return;
 
     t = Clock::now();
-    for (size_t i = 0; i < passes.size(); ++i) {
-      set_stage(RunnerStage::kPasses, static_cast<int32_t>(i + 1), passes[i].pipeline()[0].pass);
-      passes[i].run(m);
-      if (cancelled()) return;
-    }
+    if (passes)
+      passes->recompile(m, [&](size_t i) {
+        if (cancel) throw JobCancelled{};
+        set_stage(RunnerStage::kPasses, static_cast<int32_t>(i + 1), passes->pass(i));
+      });
+    if (cancelled()) return;
     if (m.graph.schedule.empty())
-      throw Error(r.source.describe() +
-                  " has no schedule (give a pipeline that ends in assign-sm)");
+      throw Error(r.source.describe() + " has no schedule (give a pipeline that ends in assign-sm)");
     verify_or_throw(m);
-    if (r.pipeline.empty() && !r.source.trace_path.empty()) {
-      const Module stored = TraceReader(r.source.trace_path).load_graph(r.source.run);
-      if (stored.graph.schedule.workers != m.graph.schedule.workers)
-        throw Error(r.source.describe() + ": its model and pipeline rebuild another schedule "
-                    "than the stored one (another mpk version or max-seq?)");
-    }
     if (r.finish) r.finish(m);
     out.passes_s = seconds_since(t);
     if (cancelled()) return;
 
     set_stage(RunnerStage::kSimulating);
-    t = Clock::now();
-    const CostParams base = CostParams::from_machine(m.machine);
-    const CostParams costs = r.costs_path.empty() ? base : load_cost_params(r.costs_path, base);
-    out.executions = simulate(m, costs, r.steps);
+    ExecutorOptions options;
+    options.costs = r.costs_path;
+    const std::unique_ptr<Executor> sim = make_executor("sim", m, options);
+    ExecResult simulated = sim->run({r.steps, {}, true});
     out.steps = r.steps;
-    out.simulate_s = seconds_since(t);
+    out.simulate_s = simulated.seconds;
     if (cancelled()) return;
 
     if (!r.trace_path.empty()) {
       set_stage(RunnerStage::kStoring);
       t = Clock::now();
-      RunInfo info;
-      info.kind = "sim";
-      info.model = model;
-      info.options =
-          "costs=" + (r.costs_path.empty() ? std::string("machine-model") : r.costs_path);
-      if (!r.note.empty()) info.options += " " + r.note;
-      info.steps = r.steps;
-      out.run = write_run(r.trace_path, m, info, out.executions);
+      out.run = record_run(r.trace_path, m, *sim, simulated, {out.model, "", r.note});
       out.store_s = seconds_since(t);
     }
-    out.model = model;
+    out.executions = std::move(simulated.executions);
     out.module = std::make_shared<const Module>(std::move(m));
     out.total_s = seconds_since(started);
     {
@@ -193,6 +147,8 @@ void PipelineRunner::Job::run() {
       result = std::move(out);
     }
     end(RunnerStage::kDone);
+  } catch (const JobCancelled&) {
+    end(RunnerStage::kCancelled);
   } catch (const Error& e) {
     end(RunnerStage::kFailed, e.what());
   } catch (const std::exception& e) {
@@ -212,7 +168,7 @@ void PipelineRunner::start(PipelineRequest request) {
   if (thread_.joinable()) thread_.join();
   if (request.steps < 1) throw Error("simulate at least 1 step");
   auto job = std::make_shared<Job>();
-  job->passes = pass_managers(request.pipeline);
+  if (!request.pipeline.empty()) job->passes.emplace(request.pipeline);
   job->request = std::move(request);
   job->progress.stage = RunnerStage::kLoading;
   job_ = job;

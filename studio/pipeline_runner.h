@@ -1,12 +1,12 @@
 // Runs a pass pipeline and the simulator off the UI thread, headless (no ImGui). A job
-// takes the graph being viewed (a .mpk file; a run of a trace.db, whose model is
-// re-imported (ir/import/import.h) and whose pipeline is in its run record; or a module
-// in memory), runs a pipeline text over it pass by pass, simulates it
-// (traces/simulator.h) and stores the run in a trace.db (TraceWriter; the run's graph
-// records the pipeline), reporting progress (loading, pass n of N, simulating, storing)
-// that the UI thread polls. A job can be cancelled; it then stops at its next stage and
-// stores nothing. What it stores is what `mpk-opt --pass-pipeline=P` then
-// `mpk run --backend sim --model out.mpk` store from the CLI.
+// takes the graph being viewed (a .mpk file; a run of a trace.db, whose exact module the
+// trace stored (driver/run_module.h); or a module in memory), runs a pipeline text over
+// it (driver/compile.h: over a compiled module the pipeline re-derives its task graph),
+// simulates it with the sim executor (driver/executor.h) and stores the run
+// (driver/record.h), reporting progress (loading, pass n of N, simulating, storing) that
+// the UI thread polls. A job can be cancelled; it then stops at its next stage and
+// stores nothing. What it stores is what `mpk-opt MODEL --pass-pipeline=P -o out.mpk`
+// then `mpk run --backend sim --model out.mpk` store from the CLI.
 #pragma once
 
 #include <atomic>
@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver/run_module.h"
 #include "ir/module.h"
 #include "traces/trace_db.h"
 
@@ -34,8 +35,8 @@ struct GraphSource {
 
 struct PipelineRequest {
   GraphSource source;
-  // The pipeline to run. "" keeps the source's schedule: a module's own; for a run, its
-  // graph rebuilt from its model and its recorded pipeline, checked against the stored
+  // The pipeline to run over the source's module; for a compiled module it re-derives
+  // the task graph (PassPipeline::recompile, driver/compile.h). "" keeps the source's
   // schedule.
   std::string pipeline;
   std::string trace_path;  // the trace.db that gets the new run; "" = do not store
@@ -71,14 +72,15 @@ struct RunnerResult {
   int32_t steps = 0;
   int64_t run = -1;                      // -1 when not stored
   std::string model;                     // as recorded
+  std::string note;                      // how an old trace's run was rebuilt; "" else
   double load_s = 0, passes_s = 0, simulate_s = 0, store_s = 0, total_s = 0;
 };
 
 // Loads the module `source` names on the calling thread: a module file or module as it
-// is; for a run, its model re-imported (a preset or config at the run's batch) or, when
-// the model is a module file (as given, else next to the trace.db), that module. Sets
-// *model to the model spec to record. Throws mpk::Error naming the file or run.
-Module load_source(const GraphSource& source, std::string* model = nullptr);
+// is; for a run, the module the trace stored with it (rebuilt, saying so in `note`, for
+// a trace written before modules were stored). `model` is the model spec to record.
+// Throws mpk::Error naming the file or run.
+RunModule load_source(const GraphSource& source);
 
 class PipelineRunner {
  public:

@@ -7,8 +7,6 @@
 #include <cstdio>
 
 #include "ir/error.h"
-#include "passes/policies/policy.h"
-#include "passes/registry.h"
 #include "studio/state.h"
 #include "ir/cost_params.h"
 
@@ -34,6 +32,7 @@ void track_trace(StudioState& s) {
   p.session_runs.clear();
   p.stored.clear();
   p.session_failed_run = -1;
+  p.rebuilt_noted = false;
   p.store_pending = false;
   p.text_run = -1;
   p.text_edited = false;
@@ -45,16 +44,11 @@ int32_t job_steps(const StudioState& s) {
   return r && r->steps > 0 ? static_cast<int32_t>(r->steps) : 8;
 }
 
-// The graph of the current run to run a pipeline on: the .mpk it was simulated from,
-// else the run itself (its model re-imported).
+// The graph of the current run to run a pipeline on: the module stored with the run.
 GraphSource run_source(const StudioState& s) {
   GraphSource g;
-  if (s.trace_is_temporary && !s.runs.empty() && s.run == s.runs.front().id) {
-    g.module_path = s.input_path;
-  } else {
-    g.trace_path = s.trace_path;
-    g.run = s.run;
-  }
+  g.trace_path = s.trace_path;
+  g.run = s.run;
   return g;
 }
 
@@ -98,9 +92,8 @@ void start_store(StudioState& s) {
   PipelineViewState& p = s.pipeline;
   p.store_pending = false;
   if (!p.editor) return;
-  const std::vector<PinnedMove> moves = p.editor->moves();
-  const std::string key = print_moves(moves);
-  if (auto it = p.stored.find(key); it != p.stored.end()) {
+  const std::string moves = p.editor->moves();
+  if (auto it = p.stored.find(moves); it != p.stored.end()) {
     if (s.run != it->second) show_run(s, it->second, p.session_run);
     return;
   }
@@ -120,12 +113,13 @@ void start_store(StudioState& s) {
     return;
   }
   p.job = PipelineJob::kStoreEdit;
-  p.job_moves = key;
+  p.job_moves = moves;
   p.job_base_run = s.run;
 }
 
 void take_result(StudioState& s, PipelineJob job, RunnerResult r) {
   PipelineViewState& p = s.pipeline;
+  const std::string note = r.note;
   const double step_ns = r.executions.empty() ? 0 : [&] {
     int64_t end = 0;
     for (const Execution& x : r.executions) end = std::max(end, x.end_ns);
@@ -158,13 +152,17 @@ void take_result(StudioState& s, PipelineJob job, RunnerResult r) {
       p.session_runs.push_back(r.run);
       keep_module(p, r.run, r.module);
       p.job_message = "edited schedule stored as run " + std::to_string(r.run) + " in " + secs;
-      if (p.editor && print_moves(p.editor->moves()) == p.job_moves)
+      if (p.editor && p.editor->moves() == p.job_moves)
         show_run(s, r.run, p.session_run);
       else
         p.store_pending = true;  // edited again meanwhile
       break;
     case PipelineJob::kNone:
       break;
+  }
+  if (!note.empty() && !p.rebuilt_noted) {  // once per trace
+    set_status(s, note, false);
+    p.rebuilt_noted = true;
   }
 }
 
@@ -196,27 +194,6 @@ void set_pipeline_text(PipelineViewState& ps, std::string text) {
   } catch (const Error& e) {
     ps.text_error = e.what();
   }
-}
-
-std::vector<PassOptionInfo> entry_options(const PipelineEntry& e) {
-  const PassInfo* info = find_pass(e.pass);
-  if (!info) return {};
-  if (e.pass != "assign-sm") return info->options;
-  std::vector<PassOptionInfo> out;
-  std::string policy;
-  for (const PassOptionInfo& o : info->options)
-    if (o.name == "policy" || o.name == "workers") {
-      out.push_back(o);
-      if (o.name == "policy")
-        policy = e.options.count("policy") ? e.options.at("policy") : o.default_value;
-    }
-  if (const PolicyInfo* p = find_policy(policy)) {
-    PassOptions own = e.options;
-    own.erase("policy");
-    own.erase("workers");
-    for (const PassOptionInfo& o : policy_options(*p, own)) out.push_back(o);
-  }
-  return out;
 }
 
 void set_pipeline_option(PipelineViewState& ps, size_t index, const std::string& key,

@@ -1,10 +1,11 @@
 // The pipeline view's state and logic, headless (no ImGui; studio/panel_pipeline.cc
 // draws it). The pipeline of the current run as text and as entries that option widgets
-// edit; Apply runs it on a worker thread (studio/pipeline_runner.h) and opens the new
-// run beside the previous one in the compare view; an edit session (studio/
-// schedule_edit.h) on the current run's schedule, whose kept edits are stored as runs
-// (so the timeline and compare views show them) and can be saved as a .mpk. The edit_*
-// functions are what the timeline's drag and drop and this view's keys call.
+// edit (driver/pipeline_options.h); Apply runs it over the run's stored module on a
+// worker thread (studio/pipeline_runner.h) and opens the new run beside the previous one
+// in the compare view; an edit session (driver/schedule_edit.h) on the current run's
+// schedule, whose kept edits are stored as runs (so the timeline and compare views show
+// them) and can be saved as a .mpk. The edit_* functions are what the timeline's drag
+// and drop and this view's keys call.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "passes/pipeline.h"
+#include "driver/pipeline_options.h"
+#include "driver/schedule_edit.h"
 #include "studio/pipeline_runner.h"
-#include "studio/schedule_edit.h"
 
 namespace mpk::studio {
 
@@ -49,6 +50,8 @@ struct PipelineViewState {
   std::vector<int64_t> session_runs;
   std::map<std::string, int64_t> stored;
   int64_t session_failed_run = -1;  // a run whose graph could not be loaded (no retry)
+  bool rebuilt_noted = false;       // the status line said once that an old trace's
+                                    // runs are rebuilt (they have no stored module)
   bool auto_store = true;           // store each kept edit as a run
   bool store_pending = false;       // an edit waits for the runner to be free
   std::string edit_message;         // the last edit's outcome
@@ -59,7 +62,7 @@ struct PipelineViewState {
   bool save_failed = false;
 
   // The scheduled modules of runs made by this view's jobs (editing one needs no
-  // re-import), at most kKeptModules, and the trace they belong to.
+  // reading back), at most kKeptModules, and the trace they belong to.
   static constexpr size_t kKeptModules = 8;
   std::map<int64_t, std::shared_ptr<const Module>> modules;
   std::string trace_path;
@@ -71,9 +74,6 @@ struct PipelineViewState {
 
 // Parses `text` into ps.entries (or sets ps.text_error).
 void set_pipeline_text(PipelineViewState& ps, std::string text);
-// The options an entry's widgets show: the pass's; for assign-sm its `policy` and
-// `workers` and the chosen policy's (and base policy's) options.
-std::vector<PassOptionInfo> entry_options(const PipelineEntry& e);
 // Sets (or, with nullopt, clears) option `key` of entry `index` and rewrites ps.text.
 // Options that the entry no longer takes (after a policy or base change) are dropped.
 void set_pipeline_option(PipelineViewState& ps, size_t index, const std::string& key,

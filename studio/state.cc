@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/executor.h"
+#include "driver/record.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
-#include "ir/cost_params.h"
-#include "traces/simulator.h"
 
 namespace mpk::studio {
 namespace {
@@ -127,15 +127,11 @@ bool open_input(StudioState& s, const std::string& path, int64_t run, int32_t si
     if (m.graph.schedule.empty())
       throw Error(path + ": the task graph has no schedule (run a pipeline ending in "
                   "assign-sm first, e.g. mpk-opt " + path + " -o scheduled.mpk)");
-    const std::vector<Execution> execs =
-        simulate(m, CostParams::from_machine(m.machine), sim_steps);
+    const std::unique_ptr<Executor> sim = make_executor("sim", m, ExecutorOptions{});
+    const ExecResult simulated = sim->run({sim_steps, {}, true});
     temp = temporary_trace_path();
-    RunInfo info;
-    info.kind = "sim";
-    info.model = m.provenance.source.empty() ? path : m.provenance.source;
-    info.options = "studio: " + path + ", machine-model costs";
-    info.steps = sim_steps;
-    write_run(temp, m, info, execs);
+    record_run(temp, m, *sim, simulated,
+               {m.provenance.source.empty() ? path : m.provenance.source, "", "studio: " + path});
   } catch (const Error& e) {
     if (!temp.empty()) fs::remove(temp, ec);
     set_status(s, e.what(), true);

@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "driver/compile.h"
+#include "driver/weights.h"
 #include "ir/error.h"
 #include "runtime/gpu/megakernel_runtime.h"
 #include "tools/args.h"
-#include "tools/run_compile.h"
 #include "tools/subcommands.h"
 
 namespace mpk {
@@ -26,7 +27,7 @@ constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
     "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
-    "                 [--inflight N] [--l2-prefetch on|off]\n\n"
+    "                 [--inflight N] [--l2-prefetch on|off] [--compile-only]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -38,7 +39,9 @@ constexpr const char* kUsage =
     "--trace-overhead: also time the megakernel with in-kernel tracing on.\n"
     "--slot-kib: size of one weight-stream slot in KiB (default 32).\n"
     "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n"
-    "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n";
+    "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n"
+    "--compile-only: compile the megakernel these options give into the cubin cache\n"
+    "($MPK_CACHE_DIR) and stop; needs nvcc, no GPU (a build host can fill the cache).\n";
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;  // per token
@@ -62,25 +65,27 @@ int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
                    "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch"},
-                  {"trace-overhead", "help", "h"});
+                  {"trace-overhead", "compile-only", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
     return 0;
   }
   if (!args.positionals().empty())
     throw Error("unexpected argument '" + args.positionals().front() + "' (see --help)");
-  RunRequest req;
+  CompileRequest req;
   req.model = args.get("model", req.model);
   if (args.has("policy") && args.has("pipeline")) throw Error("give --policy or --pipeline, not both");
-  req.policy = args.get("policy", req.policy);
-  req.pipeline = args.get("pipeline", req.pipeline);
-  req.steps = args.get_int("steps", 128, kStepsRange);
+  req.policy = args.get("policy");
+  req.pipeline = args.get("pipeline");
+  const int64_t steps = args.get_int("steps", 128, kStepsRange);
   req.batch = args.get_int("batch", 1, kBatchRange);
   req.max_seq_len = args.get_int("max-seq", 0, kMaxSeqRange);
-  if (args.has("prompt")) req.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
-  if (req.max_seq_len == 0 && req.steps >= 1)  // the decode's own length: step s is position s
-    req.max_seq_len = static_cast<int64_t>(std::bit_ceil(std::max<uint64_t>(128, static_cast<uint64_t>(req.steps))));
-  req.weights_seed = args.get("weights-seed", req.weights_seed);
+  GpuRunOptions o;
+  o.steps = steps;
+  if (args.has("prompt")) o.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
+  if (req.max_seq_len == 0 && steps >= 1)  // the decode's own length: step s is position s
+    req.max_seq_len = static_cast<int64_t>(std::bit_ceil(std::max<uint64_t>(128, static_cast<uint64_t>(steps))));
+  const uint64_t weights_seed = parse_u64(args.get("weights-seed", "0"), "option '--weights-seed'");
   const std::string mode = args.get("mode", "megakernel");
   if (mode != "megakernel" && mode != "per-op" && mode != "both")
     throw Error("option '--mode' expects megakernel, per-op or both, got '" + mode + "'");
@@ -94,11 +99,19 @@ int cmd_bench(int argc, char** argv) {
   if (prefetch != "on" && prefetch != "off")
     throw Error("option '--l2-prefetch' expects on or off, got '" + prefetch + "'");
   go.codegen.l2_prefetch = prefetch == "on";
+  if (args.flag("compile-only")) {
+    const Module m = compile(req).module;
+    const CompiledKernel k = compile_megakernel(generate_megakernel(m, go.codegen).source, go.compile);
+    std::printf("megakernel  %s %s\n", k.from_cache ? "already in the cache:" : "compiled into", k.cubin_path.c_str());
+    return 0;
+  }
   if (!gpu_available()) throw Error("no CUDA GPU is available");
 
-  const CompiledRun c = compile_for_run(req);
+  const Compiled c = compile(req);
   const Module& m = c.module;
-  GpuMegakernel g(m, c.weights, go);
+  check_steps_fit(m, steps);
+  const RunWeights weights = load_run_weights(m, weights_seed);
+  GpuMegakernel g(m, weights.weights, go);
   const Megakernel& k = g.kernel();
   const double bw = measure_copy_bandwidth();
   const int64_t bytes = weight_bytes_per_token(m);
@@ -119,25 +132,21 @@ int cmd_bench(int argc, char** argv) {
   std::printf("bandwidth   %.3f TB/s (device-to-device copy, read + write)\n", bw * 1e-12);
   std::printf("floor       %.3f GB/token / %.3f TB/s = %.4f ms/token\n", static_cast<double>(bytes) * 1e-9,
               bw * 1e-12, floor_ms);
-  if (req.steps < 128) std::printf("note        fewer than 128 steps: figures are indicative only\n");
+  if (steps < 128) std::printf("note        fewer than 128 steps: figures are indicative only\n");
   std::printf("latency     per token = one launch of %lld steps / %lld; median of %lld launches after %lld warm-up\n",
-              static_cast<long long>(req.steps), static_cast<long long>(req.steps),
+              static_cast<long long>(steps), static_cast<long long>(steps),
               static_cast<long long>(reps), static_cast<long long>(warmup));
-
-  GpuRunOptions o;
-  o.steps = req.steps;
-  o.prompt = req.prompt;
   auto report = [&](const char* name, const Timing& t) {
     std::printf("%-11s %.4f ms/token (min %.4f, max %.4f), %.2fx the floor\n", name, t.median_ms, t.min_ms,
                 t.max_ms, t.median_ms / floor_ms);
   };
   Timing mk{}, po{};
   if (mode != "per-op") {
-    mk = measure([&] { return g.run(o).kernel_ms; }, req.steps, warmup, reps);
+    mk = measure([&] { return g.run(o).kernel_ms; }, steps, warmup, reps);
     report("megakernel", mk);
   }
   if (mode != "megakernel") {
-    po = measure([&] { return g.run_per_op(o).kernel_ms; }, req.steps, warmup, reps);
+    po = measure([&] { return g.run_per_op(o).kernel_ms; }, steps, warmup, reps);
     report("per-op", po);
     std::printf("            %lld kernel launches per step in one CUDA graph\n",
                 static_cast<long long>(g.num_launches_per_op()));
@@ -145,10 +154,10 @@ int cmd_bench(int argc, char** argv) {
   if (mode == "both")
     std::printf("speedup     megakernel %.2fx faster than per-op\n", po.median_ms / mk.median_ms);
   if (args.flag("trace-overhead")) {
-    if (mode == "per-op") mk = measure([&] { return g.run(o).kernel_ms; }, req.steps, warmup, reps);
+    if (mode == "per-op") mk = measure([&] { return g.run(o).kernel_ms; }, steps, warmup, reps);
     GpuRunOptions t = o;
     t.trace = true;
-    const Timing tr = measure([&] { return g.run(t).kernel_ms; }, req.steps, warmup, reps);
+    const Timing tr = measure([&] { return g.run(t).kernel_ms; }, steps, warmup, reps);
     report("traced", tr);
     std::printf("tracing     overhead %+.2f%% (median per-token latency, tracing on vs off)\n",
                 (tr.median_ms / mk.median_ms - 1) * 100);

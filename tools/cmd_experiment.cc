@@ -9,14 +9,13 @@
 #include <cstdio>
 #include <map>
 
+#include "driver/compile.h"
+#include "driver/executor.h"
+#include "driver/record.h"
 #include "ir/error.h"
-#include "passes/pass_manager.h"
 #include "passes/pipeline.h"
 #include "passes/policies/policy.h"
 #include "tools/args.h"
-#include "tools/run_backends.h"
-#include "tools/run_compile.h"
-#include "tools/run_sim.h"
 #include "tools/subcommands.h"
 #include "traces/analysis.h"
 #include "traces/text_table.h"
@@ -111,28 +110,6 @@ class Progress {
   bool tty_;
 };
 
-// Runs a registered backend with its own report sent to /dev/null.
-void run_quietly(const RunBackend& b, const RunRequest& req) {
-  std::fflush(stdout);
-  const int saved = ::dup(1);
-  FILE* null = std::fopen("/dev/null", "w");
-  if (saved < 0 || !null) throw Error("cannot redirect the backend's output");
-  ::dup2(::fileno(null), 1);
-  std::fclose(null);
-  auto restore = [&] {
-    std::fflush(stdout);
-    ::dup2(saved, 1);
-    ::close(saved);
-  };
-  try {
-    b.run(req);
-  } catch (...) {
-    restore();
-    throw;
-  }
-  restore();
-}
-
 struct Row {
   std::string model, policy, sets;
   int64_t run = 0;
@@ -193,29 +170,28 @@ int cmd_experiment(int argc, char** argv) {
     if (!find_policy(p))
       throw Error("unknown policy '" + p + "' (known: " + known_policies() + ")");
   const std::string backend_name = args.get("backend", "sim");
-  const RunBackend* backend = nullptr;
   if (backend_name != "sim") {
     if (backend_name != "gpu")
       throw Error("option '--backend' expects sim or gpu, got '" + backend_name + "'");
-    for (const RunBackend& b : run_backends())
-      if (backend_name == b.name) backend = &b;
-    if (!backend) throw Error("the gpu backend is not part of this build (built without CUDA)");
-    if (backend->available && !backend->available())
-      throw Error("backend '" + backend_name + "' is not available on this machine");
+    if (!find_executor(backend_name))
+      throw Error("the gpu backend is not part of this build (built without CUDA)");
+    usable_executor(backend_name);
   }
-  RunRequest base;
-  base.steps = args.get_int("steps", base.steps, kStepsRange);
+  CompileRequest base;
+  ExecRequest exec;
+  exec.steps = args.get_int("steps", exec.steps, kStepsRange);
+  exec.record = true;
   base.batch = args.get_int("batch", base.batch, kBatchRange);
   base.max_seq_len = args.get_int("max-seq", base.max_seq_len, kMaxSeqRange);
   const std::string out = args.get("o", args.get("output", "trace.db"));
-  const std::string costs_path = args.get("costs");
+  ExecutorOptions options;
+  options.costs = args.get("costs");
   std::vector<Axis> axes;
   for (const std::string& s : args.get_all("set")) axes.push_back(parse_axis(s));
   const auto combos = combinations(axes);
   // Check every pipeline (pass names, options, values) before the first run.
   for (const auto& combo : combos)
-    for (const std::string& p : policies)
-      PassManager check(parse_pipeline(pipeline_for(p, axes, combo, costs_path)));
+    for (const std::string& p : policies) PassPipeline check(pipeline_for(p, axes, combo, options.costs));
   { const TraceWriter check(out); }  // fail early on a file that is not a trace.db
 
   const size_t total = models.size() * combos.size() * policies.size();
@@ -223,28 +199,20 @@ int cmd_experiment(int argc, char** argv) {
   std::vector<Row> rows;
   const auto t0 = std::chrono::steady_clock::now();
   for (const std::string& model : models) {
-    RunRequest req = base;
+    CompileRequest req = base;
     req.model = model;
-    const Module imported = backend ? Module{} : import_for_run(req);
+    const Module imported = import_source(req);
     for (const auto& combo : combos) {
       const std::string sets = combo_label(axes, combo);
       for (const std::string& policy : policies) {
         progress.show(rows.size(), model + " " + policy + (sets.empty() ? "" : " " + sets));
-        const std::string pipeline = pipeline_for(policy, axes, combo, costs_path);
         Row row{model, policy, sets, 0, {}};
         try {
-          if (backend) {
-            req.pipeline = pipeline;
-            req.trace = out;
-            run_quietly(*backend, req);
-            row.run = TraceReader(out).last_run();
-          } else {
-            Module m = imported;
-            schedule_for_run(m, pipeline);
-            const std::string options =
-                sets + (sets.empty() ? "" : " ") + "costs=" + (costs_path.empty() ? "machine-model" : costs_path);
-            row.run = simulate_and_record(m, sim_costs(m, costs_path), base.steps, model, options, out).run;
-          }
+          Module m = imported;
+          run_pipeline(m, pipeline_for(policy, axes, combo, options.costs));
+          check_steps_fit(m, exec.steps);
+          const std::unique_ptr<Executor> ex = make_executor(backend_name, m, options);
+          row.run = record_run(out, m, *ex, ex->run(exec), {model, sets, ""});
         } catch (const Error& e) {
           progress.finish();
           throw Error(model + ", " + policy + (sets.empty() ? "" : ", " + sets) + ": " + e.what());
@@ -258,8 +226,8 @@ int cmd_experiment(int argc, char** argv) {
                                                         std::chrono::steady_clock::now() - t0).count()));
   progress.finish();
 
-  std::printf("%s, %lld steps, batch %lld -> %s\n\n", backend ? backend_name.c_str() : "sim",
-              static_cast<long long>(base.steps), static_cast<long long>(base.batch), out.c_str());
+  std::printf("%s, %lld steps, batch %lld -> %s\n\n", backend_name.c_str(),
+              static_cast<long long>(exec.steps), static_cast<long long>(base.batch), out.c_str());
   std::fputs(comparison_table(rows, !axes.empty()).str(0).c_str(), stdout);
   std::printf("\ncompare two runs: mpk trace diff %s --run A --run B   (studio: mpk-studio %s)\n",
               out.c_str(), out.c_str());

@@ -1,42 +1,34 @@
-// `mpk run`: compile a model and decode on one backend (cpu, sim, gpu). Parses the
-// options into a RunRequest, picks the backend (--backend, else gpu when registered and
-// available, else sim when registered, else cpu) and dispatches to it. `--graph FILE`
-// runs a saved schedule (e.g. one edited in mpk-studio) as it is. Also holds the
-// run-backend registry (tools/run_backends.h).
-#include <algorithm>
+// `mpk run`: compile a model and decode on one backend (cpu, sim, gpu), a thin loop over
+// the driver: parse the options, compile (driver/compile.h), make the executor (--backend,
+// else gpu when built and available, else sim, else cpu; driver/executor.h), run it,
+// print (tools/run_report.h), record the run (driver/record.h). `--graph FILE` runs a
+// saved schedule (e.g. one edited in mpk-studio) as it is.
+#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 
+#include "driver/compile.h"
+#include "driver/executor.h"
+#include "driver/record.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
 #include "runtime/cpu/memory_budget.h"
 #include "tools/args.h"
-#include "tools/run_backends.h"
+#include "tools/run_report.h"
 #include "tools/subcommands.h"
 
 namespace mpk {
-
 namespace {
 
-std::vector<RunBackend>& backend_table() {
-  static std::vector<RunBackend> t;
-  return t;
-}
-
-}  // namespace
-
-bool register_run_backend(const RunBackend& b) {
-  backend_table().push_back(b);
-  std::sort(backend_table().begin(), backend_table().end(),
-            [](const RunBackend& x, const RunBackend& y) { return std::strcmp(x.name, y.name) < 0; });
-  return true;
-}
-
-const std::vector<RunBackend>& run_backends() { return backend_table(); }
-
-namespace {
+// What `mpk run` was asked for.
+struct RunRequest {
+  CompileRequest compile;
+  ExecutorOptions executor;
+  ExecRequest exec;
+  std::string dump_logits;  // path, "" = none
+  std::string trace;        // trace.db path, "" = none (sim: trace.db)
+};
 
 constexpr const char* kUsage =
     "usage: mpk run [--backend cpu|sim|gpu] [--model PRESET|HF_DIR|config.json|FILE.mpk]\n"
@@ -78,29 +70,11 @@ void print_limits() {
               kMemoryBudgetEnv);
 }
 
-const RunBackend* find_backend(const std::string& name) {
-  for (const RunBackend& b : run_backends())
-    if (name == b.name) return &b;
-  return nullptr;
-}
-
-bool is_available(const RunBackend& b) { return !b.available || b.available(); }
-
-const RunBackend& choose_backend(const Args& args) {
-  if (args.has("backend")) {
-    const std::string name = args.get("backend");
-    const RunBackend* b = find_backend(name);
-    if (!b) {
-      std::string known;
-      for (const RunBackend& x : run_backends()) known += (known.empty() ? "" : ", ") + std::string(x.name);
-      throw Error("unknown backend '" + name + "' (known: " + known + ")");
-    }
-    if (!is_available(*b)) throw Error("backend '" + name + "' is not available on this machine");
-    return *b;
-  }
+const ExecutorKind& choose_backend(const Args& args) {
+  if (args.has("backend")) return usable_executor(args.get("backend"));
   for (const char* name : {"gpu", "sim", "cpu"}) {
-    const RunBackend* b = find_backend(name);
-    if (b && is_available(*b)) return *b;
+    const ExecutorKind* kind = find_executor(name);
+    if (kind && kind->available()) return *kind;
   }
   throw Error("no run backend is available");
 }
@@ -121,31 +95,74 @@ std::string scheduled_graph(const Args& args) {
 
 RunRequest parse_request(const Args& args) {
   RunRequest r;
-  r.model = args.has("graph") ? scheduled_graph(args) : args.get("model", r.model);
+  CompileRequest& c = r.compile;
+  c.model = args.has("graph") ? scheduled_graph(args) : args.get("model", c.model);
   if (args.has("policy") && args.has("pipeline"))
     throw Error("give --policy or --pipeline, not both (a pipeline names its policy in assign-sm)");
-  r.policy = args.get("policy", r.policy);
-  r.pipeline = args.get("pipeline", r.pipeline);
-  r.steps = args.get_int("steps", r.steps, kStepsRange);
-  r.batch = args.get_int("batch", r.batch, kBatchRange);
-  r.max_seq_len = args.get_int("max-seq", r.max_seq_len, kMaxSeqRange);
-  if (args.has("prompt")) r.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
-  if (r.prompt.empty()) throw Error("option '--prompt' needs at least one token");
-  if (static_cast<int64_t>(r.prompt.size()) > kMaxPromptTokens)
-    throw Error("option '--prompt' has " + std::to_string(r.prompt.size()) + " tokens, more than " +
+  c.policy = args.get("policy");
+  c.pipeline = args.get("pipeline");
+  ExecRequest& e = r.exec;
+  e.steps = args.get_int("steps", e.steps, kStepsRange);
+  c.batch = args.get_int("batch", c.batch, kBatchRange);
+  c.max_seq_len = args.get_int("max-seq", c.max_seq_len, kMaxSeqRange);
+  if (args.has("prompt")) e.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
+  if (e.prompt.empty()) throw Error("option '--prompt' needs at least one token");
+  if (static_cast<int64_t>(e.prompt.size()) > kMaxPromptTokens)
+    throw Error("option '--prompt' has " + std::to_string(e.prompt.size()) + " tokens, more than " +
                 std::to_string(kMaxPromptTokens));
-  r.order = args.get("order", r.order);
-  if (r.order != "schedule" && r.order != "random")
-    throw Error("option '--order' expects 'schedule' or 'random', got '" + r.order + "'");
-  r.seed = args.get_u64("seed", r.seed);
-  r.threads = args.get_int("threads", r.threads, kThreadsRange);
+  ExecutorOptions& x = r.executor;
+  x.order = args.get("order", x.order);
+  if (x.order != "schedule" && x.order != "random")
+    throw Error("option '--order' expects 'schedule' or 'random', got '" + x.order + "'");
+  x.seed = args.get_u64("seed", x.seed);
+  x.threads = args.get_int("threads", x.threads, kThreadsRange);
   r.dump_logits = args.get("dump-logits");
   r.trace = args.get("trace");
-  r.weights_seed = args.get("weights-seed", r.weights_seed);
-  parse_u64(r.weights_seed, "option '--weights-seed'");
-  r.watchdog_s = args.get_number("watchdog", r.watchdog_s, kWatchdogRange);
-  r.costs = args.get("costs");
+  x.weights_seed = parse_u64(args.get("weights-seed", "0"), "option '--weights-seed'");
+  x.watchdog_s = args.get_number("watchdog", x.watchdog_s, kWatchdogRange);
+  x.costs = c.costs = args.get("costs");
   return r;
+}
+
+// The sim backend: simulate, always store the run (default trace.db), report from it.
+int run_sim(const RunRequest& req, const Compiled& c, Executor& sim) {
+  const std::string trace = req.trace.empty() ? "trace.db" : req.trace;
+  const ExecResult r = sim.run(req.exec);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t run = record_run(trace, c.module, sim, r, {req.compile.model, "", ""});
+  print_sim_report(c, sim, r, req.exec.steps, trace, run, seconds_since(t0));
+  return 0;
+}
+
+// The cpu and gpu backends: decode, print the tokens, dump logits, store the run.
+int run_decode(const RunRequest& req, const Compiled& c, Executor& ex) {
+  const Module& m = c.module;
+  const bool gpu = std::string(ex.kind()) == "gpu";
+  const int64_t max_seq_len = attr_int_or(m.attrs, "max_seq_len", 0);
+  if (gpu) {  // the megakernel is ready: say so before the launch
+    print_run_header(c, ex, attr_int_or(m.attrs, "batch", 0), max_seq_len);
+    std::printf("\n");
+  }
+  const ExecResult r = ex.run(req.exec);
+  if (!gpu) {  // the cpu line names the threads the run used
+    print_run_header(c, ex, r.batch, max_seq_len);
+    std::printf("prepare  compile %.3f s, weights %.3f s\n\n", c.compile_s, ex.weights_seconds());
+  }
+  print_decode(ex, r, req.exec.prompt.size(), req.exec.record);
+  if (!req.dump_logits.empty()) {
+    write_logits(req.dump_logits, r.logits, r.batch, r.steps - 1, req.compile.model);
+    std::printf("logits: f32 [%lld, %lld] -> %s (+ .json)\n", static_cast<long long>(r.batch),
+                static_cast<long long>(r.logits.size()) / r.batch, req.dump_logits.c_str());
+  }
+  if (req.exec.record) {
+    const int64_t id = record_run(req.trace, m, ex, r, {req.compile.model, "", ""});
+    if (gpu)
+      std::printf("trace: run %lld (%zu executions%s) -> %s\n", static_cast<long long>(id),
+                  r.executions.size(), r.dropped ? ", some dropped: buffer full" : "", req.trace.c_str());
+    else
+      std::printf("trace: run %lld -> %s\n", static_cast<long long>(id), req.trace.c_str());
+  }
+  return 0;
 }
 
 int cmd_run(int argc, char** argv) {
@@ -157,15 +174,22 @@ int cmd_run(int argc, char** argv) {
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
     print_limits();
-    for (const RunBackend& b : run_backends())
-      std::printf("  %-5s %s%s\n", b.name, b.summary, is_available(b) ? "" : " (not available here)");
+    for (const ExecutorKind& k : executor_kinds())
+      std::printf("  %-5s %s%s\n", k.name, k.summary, k.available() ? "" : " (not available here)");
     return 0;
   }
   if (!args.positionals().empty())
     throw Error("unexpected argument '" + args.positionals().front() + "' (see --help)");
-  const RunRequest request = parse_request(args);
-  const RunBackend& backend = choose_backend(args);
-  return backend.run(request);
+  RunRequest req = parse_request(args);
+  const ExecutorKind& kind = choose_backend(args);
+  const std::string name = kind.name;
+  if (name == "cpu" && req.executor.order == "random" && !req.trace.empty())
+    throw Error("--trace records schedule-order runs; random order has no workers");
+  req.exec.record = !req.trace.empty() || name == "sim";
+  const Compiled c = compile(req.compile);
+  check_steps_fit(c.module, req.exec.steps);
+  const std::unique_ptr<Executor> ex = kind.make(c.module, req.executor);
+  return name == "sim" ? run_sim(req, c, *ex) : run_decode(req, c, *ex);
 }
 
 }  // namespace

@@ -56,6 +56,11 @@ SqliteStmt& SqliteStmt::bind(int i, std::string_view v) {
   return *this;
 }
 
+SqliteStmt& SqliteStmt::bind_blob(int i, std::string_view bytes) {
+  sqlite3_bind_blob64(stmt_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 SqliteStmt& SqliteStmt::bind_null(int i) {
   sqlite3_bind_null(stmt_, i);
   return *this;
@@ -87,6 +92,12 @@ std::string SqliteStmt::col_str(int i) const {
   const unsigned char* p = sqlite3_column_text(stmt_, i);
   return p ? std::string(reinterpret_cast<const char*>(p),
                          static_cast<size_t>(sqlite3_column_bytes(stmt_, i)))
+           : std::string();
+}
+
+std::string SqliteStmt::col_blob(int i) const {
+  const void* p = sqlite3_column_blob(stmt_, i);
+  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, i)))
            : std::string();
 }
 

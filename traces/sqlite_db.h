@@ -44,6 +44,7 @@ class SqliteStmt {
   SqliteStmt& bind(int i, double v);
   SqliteStmt& bind(int i, std::string_view v);
   SqliteStmt& bind_null(int i);
+  SqliteStmt& bind_blob(int i, std::string_view bytes);
   // True while a row is available; false when done. Throws on error.
   bool step();
   // step() for a statement without results, then reset().
@@ -56,6 +57,7 @@ class SqliteStmt {
   int64_t col_int(int i) const { return sqlite3_column_int64(stmt_, i); }
   double col_double(int i) const { return sqlite3_column_double(stmt_, i); }
   std::string col_str(int i) const;
+  std::string col_blob(int i) const;  // the bytes of a BLOB (or TEXT) column
   bool col_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
   int col_type(int i) const { return sqlite3_column_type(stmt_, i); }  // SQLITE_INTEGER, ...
 

@@ -1,8 +1,8 @@
 // trace.db: the SQLite file that records how scheduled task graphs ran (on the GPU, in
 // the simulator, on the CPU). TraceWriter appends one run per transaction (device +
-// graph + run row + task executions, with bubbles, steps and per-operator statistics
-// computed on the way in); TraceReader is the small query API that the studio and the
-// CLI share. docs/trace-schema.md describes the tables.
+// graph with its exact serialized module + run row + task executions, with bubbles,
+// steps and per-operator statistics computed on the way in); TraceReader is the small
+// query API that the studio and the CLI share. docs/trace-schema.md describes the tables.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,11 @@
 
 namespace mpk {
 
-inline constexpr int kTraceSchemaVersion = 1;
+// The schema this build writes. Schema 2 added the stored module of each graph
+// (graph_module); files of schema 1 are read (their runs have no stored module), and a
+// writer upgrades one in place before it appends.
+inline constexpr int kTraceSchemaVersion = 2;
+inline constexpr int kOldestTraceSchemaVersion = 1;
 
 // One task execution as a backend records it. Times are integer nanoseconds on any
 // clock (e.g. %globaltimer); the writer shifts them so that a run starts at 0.
@@ -77,6 +81,7 @@ struct Bubble {
 // Opens or creates `db_path` and appends runs. Each write_run is one transaction; a
 // crash while writing leaves the earlier runs intact. Throws mpk::Error for a file
 // that is not a trace.db, a newer schema, or executions that do not match the module.
+// The module is stored exactly as given (ir/serialize.h binary form), once per graph.
 class TraceWriter {
  public:
   explicit TraceWriter(const std::string& db_path);
@@ -192,6 +197,13 @@ class TraceReader {
   // tasks (kind, op, bytes, flops, waits/triggers), events, schedule, machine model
   // from the run's device. Enough for the simulator and the analyses.
   Module load_graph(int64_t run) const;
+
+  // The exact module the run was made from, as the writer stored it: parsed and verified
+  // (ir/serialize.h), and checked against the run's graph rows (tasks, events, schedule).
+  // nullopt for a run written before trace.db stored modules (schema 1). Throws
+  // mpk::Error naming the file and run when the stored module does not parse, verify
+  // or match.
+  std::optional<Module> stored_module(int64_t run) const;
 
  private:
   struct Impl;

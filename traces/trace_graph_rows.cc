@@ -1,5 +1,7 @@
-// Reading one stored graph back with every row checked (traces/trace_rows.h).
+// Reading one stored graph back with every row checked, and its stored module
+// (traces/trace_rows.h).
 #include "ir/error.h"
+#include "ir/serialize.h"
 #include "traces/trace_limits.h"
 #include "traces/trace_rows.h"
 
@@ -155,6 +157,43 @@ std::shared_ptr<const CheckedGraph> read_graph(SqliteDb& db, int64_t id) {
   read_events(db, where, g->module, id);
   g->index.emplace(g->module.graph);
   return g;
+}
+
+std::optional<Module> read_stored_module(SqliteDb& db, const CheckedRun& r) {
+  {  // schema 1 has no table of modules (a writer may have added it since the file was opened)
+    SqliteStmt t(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'graph_module'");
+    if (!t.step()) {
+      SqliteStmt v(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+      if (v.step() && v.col_str(0) != "1")
+        throw Error(db.path() + ": corrupt trace.db (schema " + v.col_str(0) + " without its graph_module table)");
+      return std::nullopt;
+    }
+  }
+  SqliteStmt q(db, "SELECT typeof(module), length(module) FROM graph_module WHERE graph = ?");
+  q.bind(1, r.run.graph);
+  if (!q.step()) return std::nullopt;
+  const std::string what = r.where + ": its stored module";
+  if (q.col_str(0) != "blob") throw Error(what + " is " + q.col_str(0) + ", not a blob");
+  if (q.col_int(1) > kMaxModuleBytes)
+    throw Error(what + " is " + std::to_string(q.col_int(1)) + " bytes, more than a module may be (" +
+                std::to_string(kMaxModuleBytes) + ")");
+  SqliteStmt b(db, "SELECT module FROM graph_module WHERE graph = ?");
+  b.bind(1, r.run.graph);
+  if (!b.step()) throw Error(what + " is gone");
+  Module m = module_from_binary(b.col_blob(0), what);  // parses and verifies
+  const TaskGraph& rows = r.graph->module.graph;
+  const auto mismatch = [&](const std::string& part, size_t stored, size_t in_rows) {
+    throw Error(what + " does not match the run's graph rows: " + std::to_string(stored) + " " + part +
+                ", the rows hold " + std::to_string(in_rows));
+  };
+  if (m.graph.tasks.size() != rows.tasks.size()) mismatch("tasks", m.graph.tasks.size(), rows.tasks.size());
+  if (m.graph.events.size() != rows.events.size())
+    mismatch("events", m.graph.events.size(), rows.events.size());
+  if (m.program.ops.size() != r.graph->module.program.ops.size())
+    mismatch("operators", m.program.ops.size(), r.graph->module.program.ops.size());
+  if (m.graph.schedule.workers != rows.schedule.workers)
+    throw Error(what + " does not match the run's graph rows: another schedule");
+  return m;
 }
 
 }  // namespace mpk

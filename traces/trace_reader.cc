@@ -173,4 +173,8 @@ std::vector<DependencyRecord> TraceReader::consumers_of(int64_t graph, TaskId ta
 
 Module TraceReader::load_graph(int64_t run) const { return run_module(impl_->run(run)); }
 
+std::optional<Module> TraceReader::stored_module(int64_t run) const {
+  return read_stored_module(impl_->db, impl_->run(run));
+}
+
 }  // namespace mpk

@@ -58,6 +58,12 @@ CheckedRun check_run(SqliteDb& db, const RunRecord& run, std::shared_ptr<const C
 // The run's graph as a Module with the machine model of the run's device.
 Module run_module(const CheckedRun& r);
 
+// The module stored with the run's graph (schema 2), parsed, verified and checked against
+// the graph's rows; nullopt when the graph has none (written by schema 1, or the file
+// is of schema 1 and has no table of modules). Throws
+// "<where>: its stored module: <problem>".
+std::optional<Module> read_stored_module(SqliteDb& db, const CheckedRun& r);
+
 // Whole tables of one run, with the table checks.
 std::vector<ExecutionRecord> read_executions(SqliteDb& db, const CheckedRun& r);
 std::vector<Bubble> read_bubbles(SqliteDb& db, const CheckedRun& r);

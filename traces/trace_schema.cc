@@ -34,6 +34,9 @@ CREATE TABLE graph(
   num_workers INTEGER NOT NULL, event_latency_ns INTEGER NOT NULL,
   task_overhead_ns INTEGER NOT NULL) STRICT;
 
+CREATE TABLE graph_module(
+  graph INTEGER PRIMARY KEY REFERENCES graph(id), module BLOB NOT NULL) STRICT;
+
 CREATE TABLE operator(
   graph INTEGER NOT NULL, id INTEGER NOT NULL, name INTEGER NOT NULL REFERENCES string(id),
   kind INTEGER NOT NULL REFERENCES string(id), layer INTEGER NOT NULL,
@@ -115,6 +118,13 @@ CREATE VIEW operator_stat_named AS
   JOIN string n ON n.id = op.name JOIN string k ON k.id = op.kind;
 )sql";
 
+// Schema 1 -> 2: the table of stored modules; graphs written before keep none.
+const char* kUpgradeFrom1 = R"sql(
+CREATE TABLE graph_module(
+  graph INTEGER PRIMARY KEY REFERENCES graph(id), module BLOB NOT NULL) STRICT;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+)sql";
+
 uint32_t be32(const unsigned char* p) {
   return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
 }
@@ -158,7 +168,7 @@ void check_trace_file(const std::string& path, bool may_be_new) {
   }
 }
 
-void prepare_trace_db(SqliteDb& db, bool create) {
+int prepare_trace_db(SqliteDb& db, bool create) {
   const std::string& path = db.path();
   int64_t app_id = 0;
   int64_t tables = 0;
@@ -195,7 +205,7 @@ void prepare_trace_db(SqliteDb& db, bool create) {
       sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
       throw;
     }
-    return;
+    return kTraceSchemaVersion;
   }
   if (app_id != kTraceApplicationId)
     throw Error(path + ": an SQLite database, but not a trace.db");
@@ -210,9 +220,22 @@ void prepare_trace_db(SqliteDb& db, bool create) {
   if (version > kTraceSchemaVersion)
     throw Error(path + ": written by a newer mpk (trace schema " + std::to_string(version) +
                 "; this build reads up to " + std::to_string(kTraceSchemaVersion) + ")");
-  if (version < kTraceSchemaVersion)
+  if (version < kOldestTraceSchemaVersion)
     throw Error(path + ": trace schema " + std::to_string(version) +
-                " is older than this build reads (" + std::to_string(kTraceSchemaVersion) + ")");
+                " is older than this build reads (" + std::to_string(kOldestTraceSchemaVersion) +
+                ".." + std::to_string(kTraceSchemaVersion) + ")");
+  if (version == 1 && create) {  // a writer appends in the current schema
+    db.exec("BEGIN IMMEDIATE", "upgrade trace schema 1 to 2");
+    try {
+      db.exec(kUpgradeFrom1, "upgrade trace schema 1 to 2");
+      db.exec("COMMIT", "upgrade trace schema 1 to 2");
+    } catch (...) {
+      sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+    return kTraceSchemaVersion;
+  }
+  return static_cast<int>(version);
 }
 
 }  // namespace mpk

@@ -17,7 +17,9 @@ inline constexpr int kTraceApplicationId = 0x6d706b74;
 void check_trace_file(const std::string& path, bool may_be_new);
 
 // For an open connection: creates the schema in an empty database (when `create`), or
-// checks that it is a trace.db of a schema version this build reads.
-void prepare_trace_db(SqliteDb& db, bool create);
+// checks that it is a trace.db of a schema version this build reads
+// (kOldestTraceSchemaVersion..kTraceSchemaVersion, traces/trace_db.h); with `create`
+// (a writer) an older schema is upgraded in place. Returns the file's schema version.
+int prepare_trace_db(SqliteDb& db, bool create);
 
 }  // namespace mpk

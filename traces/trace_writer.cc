@@ -1,6 +1,6 @@
 // TraceWriter: appends one run per transaction to a trace.db. Graphs and devices are
 // stored once and shared by the runs that use them (a graph is keyed by a digest of
-// its scheduled content).
+// its scheduled content and its serialized module, which is stored with it).
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "ir/checked.h"
 #include "ir/error.h"
 #include "ir/machine_check.h"
+#include "ir/serialize.h"
 #include "traces/run_derive.h"
 #include "traces/sqlite_db.h"
 #include "traces/trace_db.h"
@@ -65,8 +66,9 @@ class Digest {
   uint64_t h_ = 1469598103934665603ull;
 };
 
-std::string graph_digest(const Module& m) {
+std::string graph_digest(const Module& m, const std::string& module_bytes) {
   Digest d;
+  d.add(module_bytes);
   d.add(m.name);
   d.add(m.provenance.source);
   d.add(m.provenance.pipeline);
@@ -135,7 +137,8 @@ struct TraceWriter::Impl {
   }
 
   int64_t device_id(const DeviceInfo& d);
-  int64_t graph_id(const Module& m, const std::vector<SchedulePlace>& places);
+  int64_t graph_id(const Module& m, const std::string& module_bytes,
+                   const std::vector<SchedulePlace>& places);
   int64_t write(const Module& m, const RunInfo& info, const std::vector<Execution>& input);
 
   std::unique_ptr<SqliteStmt> insert_string;
@@ -158,8 +161,9 @@ int64_t TraceWriter::Impl::device_id(const DeviceInfo& d) {
   return q.col_int(0);
 }
 
-int64_t TraceWriter::Impl::graph_id(const Module& m, const std::vector<SchedulePlace>& places) {
-  const std::string digest = graph_digest(m);
+int64_t TraceWriter::Impl::graph_id(const Module& m, const std::string& module_bytes,
+                                    const std::vector<SchedulePlace>& places) {
+  const std::string digest = graph_digest(m, module_bytes);
   {
     SqliteStmt q(db, "SELECT id FROM graph WHERE digest = ?");
     q.bind(1, std::string_view(digest));
@@ -179,6 +183,8 @@ int64_t TraceWriter::Impl::graph_id(const Module& m, const std::vector<ScheduleP
   if (!g.step()) db.fail("store the graph");
   const int64_t gid = g.col_int(0);
   g.reset();
+  SqliteStmt mod(db, "INSERT INTO graph_module(graph, module) VALUES(?, ?)");
+  mod.bind(1, gid).bind_blob(2, module_bytes).run();
 
   SqliteStmt op(db, "INSERT INTO operator(graph, id, name, kind, layer) VALUES(?, ?, ?, ?, ?)");
   for (size_t i = 0; i < m.program.ops.size(); ++i) {
@@ -229,6 +235,10 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
     for (const Execution& x : execs) steps = std::max(steps, x.step + 1);
   const int64_t origin = validate_and_normalize(m, execs, steps);
   const DerivedRun derived = derive_run(m, execs, steps);
+  const std::string module_bytes = module_to_binary(m);
+  if (static_cast<int64_t>(module_bytes.size()) > kMaxModuleBytes)
+    throw Error("trace: module '" + m.name + "' is " + std::to_string(module_bytes.size()) +
+                " bytes serialized, more than a trace.db stores (" + std::to_string(kMaxModuleBytes) + ")");
   const std::vector<SchedulePlace> places = schedule_places(m);
   std::sort(execs.begin(), execs.end(), [](const Execution& a, const Execution& b) {
     if (a.worker != b.worker) return a.worker < b.worker;
@@ -241,7 +251,7 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
   try {
     const int64_t device = device_id(info.device.name.empty() ? device_from_machine(m.machine)
                                                               : info.device);
-    const int64_t graph = graph_id(m, places);
+    const int64_t graph = graph_id(m, module_bytes, places);
     const std::string model = info.model.empty() ? m.provenance.source : info.model;
     const std::string policy = info.policy.empty() ? m.graph.schedule.policy : info.policy;
     const std::string params =

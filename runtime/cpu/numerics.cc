@@ -24,7 +24,7 @@ int64_t now_ns() {
 
 // Scratch that one thread reuses across calls.
 std::vector<float>& scratch(int which, size_t n) {
-  thread_local std::vector<float> buf[3];
+  thread_local std::vector<float> buf[5];
   if (buf[which].size() < n) buf[which].resize(n);
   return buf[which];
 }
@@ -46,14 +46,22 @@ void linear_typed(const float* xs, int64_t rows, int64_t k_len, const T* w, int6
 
 // Scores, softmax statistics and the normalized output of one query head over
 // positions [t0, t1) (t1 > t0): o[0:hd], m, l as docs/ir.md defines for partials.
+// Position `cur` (when >= 0) comes from cur_k / cur_v instead of the caches.
 void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int64_t b, int64_t h,
-            int64_t t0, int64_t t1, int64_t hd, float scale, float* o, float* m_out, float* l_out) {
+            int64_t t0, int64_t t1, int64_t hd, float scale, float* o, float* m_out, float* l_out,
+            int64_t cur = -1, const float* cur_k = nullptr, const float* cur_v = nullptr) {
   const int64_t seq = kc.shape[1], nkv = kc.shape[2];
   std::vector<float>& s = scratch(1, static_cast<size_t>(t1 - t0));
   std::vector<float>& row = scratch(2, static_cast<size_t>(hd));
+  auto load = [&](const TensorBuffer& cache, const float* current, int64_t t) {
+    if (current && t == cur)
+      std::copy(current, current + hd, row.begin());
+    else
+      cache.load_row(((b * seq + t) * nkv + h) * hd, hd, row.data());
+  };
   float m = kNegInf;
   for (int64_t t = t0; t < t1; ++t) {
-    kc.load_row(((b * seq + t) * nkv + h) * hd, hd, row.data());
+    load(kc, cur_k, t);
     const float sc = scale * lane_dot(q, row.data(), hd);
     s[t - t0] = sc;
     if (sc > m) m = sc;
@@ -63,7 +71,7 @@ void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int6
   for (int64_t t = t0; t < t1; ++t) {
     const float p = std::exp(s[t - t0] - m);
     l += p;
-    vc.load_row(((b * seq + t) * nkv + h) * hd, hd, row.data());
+    load(vc, cur_v, t);
     for (int64_t d = 0; d < hd; ++d) o[d] += p * row[d];
   }
   for (int64_t d = 0; d < hd; ++d) o[d] = o[d] / l;
@@ -254,6 +262,19 @@ void prep_angles(const HeadPrep& prep, int64_t pos, std::vector<float>& cs) {
   if (prep.rope_inv) rope_cos_sin_at(*prep.rope_inv, pos, cs.data());
 }
 
+// Kv head h of batch row b at pos as kv_append stores it, before the caches' rounding:
+// k prepared into k_out, v as it is into v_out ([hd] each).
+void appended_row(const TensorBuffer& k, const TensorBuffer& v, int64_t b, int64_t h, int64_t hd, int64_t pos,
+                  const HeadPrep& prep, float* k_out, float* v_out) {
+  std::vector<float>& cs = scratch(3, static_cast<size_t>(hd));
+  std::vector<float>& row = scratch(4, static_cast<size_t>(hd));
+  prep_angles(prep, pos, cs);
+  const int64_t src = b * k.shape[1] + h * hd;
+  k.load_row(src, hd, row.data());
+  prep_head(row.data(), hd, prep, cs, k_out);
+  v.load_row(src, hd, v_out);
+}
+
 }  // namespace
 
 void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
@@ -275,22 +296,18 @@ void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, 
 void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
                      TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos,
                      const HeadPrep& prep) {
-  const int64_t seq = kc.shape[1], nkv = kc.shape[2], hd = kc.shape[3], width = k.shape[1];
+  const int64_t seq = kc.shape[1], nkv = kc.shape[2], hd = kc.shape[3];
   if (pos < 0 || pos >= seq)
     throw Error("kv_append: position " + std::to_string(pos) + " is past max_seq_len " +
                 std::to_string(seq));
-  std::vector<float>& cs = scratch(1, static_cast<size_t>(hd));
-  std::vector<float>& row = scratch(0, static_cast<size_t>(hd));
-  std::vector<float>& out = scratch(2, static_cast<size_t>(hd));
-  prep_angles(prep, pos, cs);
+  std::vector<float> k_row(static_cast<size_t>(hd)), v_row(static_cast<size_t>(hd));
   for (int64_t b = b0; b < b1; ++b)
     for (int64_t h = h0; h < h1; ++h) {
-      const int64_t dst = ((b * seq + pos) * nkv + h) * hd, src = b * width + h * hd;
-      k.load_row(src, hd, row.data());
-      prep_head(row.data(), hd, prep, cs, out.data());
+      appended_row(k, v, b, h, hd, pos, prep, k_row.data(), v_row.data());
+      const int64_t dst = ((b * seq + pos) * nkv + h) * hd;
       for (int64_t d = 0; d < hd; ++d) {
-        kc.store(dst + d, out[d]);
-        vc.store(dst + d, v.load(src + d));
+        kc.store(dst + d, k_row[d]);
+        vc.store(dst + d, v_row[d]);
       }
     }
 }
@@ -311,21 +328,27 @@ void load_q_heads(const TensorBuffer& q, int64_t b, int64_t j0, int64_t j1, int6
 }
 
 void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
-                     TensorBuffer& y, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
-                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep) {
+                     TensorBuffer& y, int64_t b0, int64_t b1, int64_t j0, int64_t j1,
+                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep, const CurrentKv* current) {
   const int64_t hd = a.head_dim, width = q.shape[1];
   if (pos < 0 || pos >= kc.shape[1])
     throw Error("attention: position " + std::to_string(pos) + " is past max_seq_len " +
                 std::to_string(kc.shape[1]));
   std::vector<float> qrow(static_cast<size_t>(hd)), o(static_cast<size_t>(hd));
+  std::vector<float> cur_k(static_cast<size_t>(hd)), cur_v(static_cast<size_t>(hd));
   for (int64_t b = b0; b < b1; ++b)
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t j = h * a.group; j < (h + 1) * a.group; ++j) {
-        load_q_heads(q, b, j, j + 1, hd, q_prep, pos, qrow.data());
-        float m, l;
-        attend(qrow.data(), kc, vc, b, h, 0, pos + 1, hd, a.scale, o.data(), &m, &l);
-        for (int64_t d = 0; d < hd; ++d) y.store(b * width + j * hd + d, o[d]);
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t h = j / a.group;
+      if (current && (j == j0 || j % a.group == 0)) {  // kv head h's row at pos, as the caches keep it
+        appended_row(*current->k, *current->v, b, h, hd, pos, current->prep, cur_k.data(), cur_v.data());
+        for (int64_t d = 0; d < hd; ++d) cur_k[d] = kc.rounded(cur_k[d]), cur_v[d] = vc.rounded(cur_v[d]);
       }
+      load_q_heads(q, b, j, j + 1, hd, q_prep, pos, qrow.data());
+      float m, l;
+      attend(qrow.data(), kc, vc, b, h, 0, pos + 1, hd, a.scale, o.data(), &m, &l, current ? pos : -1, cur_k.data(),
+             cur_v.data());
+      for (int64_t d = 0; d < hd; ++d) y.store(b * width + j * hd + d, o[d]);
+    }
 }
 
 void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,

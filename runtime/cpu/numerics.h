@@ -107,11 +107,21 @@ struct AttentionShape {
   int64_t head_dim = 0;
   float scale = 1;
 };
-// Whole attention over positions 0..pos for kv heads h0:h1 (query heads h0*G:h1*G); q
-// heads as load_q_heads gives them.
+// Where an attention task that does not append takes position pos's k and v from: k and
+// v (the raw heads) prepared by `prep` and rounded as kv_append_block stores them, so
+// the result is the one reading the appended row would give (docs/ir.md, "Tasks").
+struct CurrentKv {
+  const TensorBuffer* k = nullptr;
+  const TensorBuffer* v = nullptr;
+  HeadPrep prep;
+};
+// Whole attention over positions 0..pos for query heads j0:j1 (kv head j / group); q
+// heads as load_q_heads gives them; position pos from `current` when given, else from
+// the caches.
 void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
-                     TensorBuffer& y, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
-                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep = nullptr);
+                     TensorBuffer& y, int64_t b0, int64_t b1, int64_t j0, int64_t j1,
+                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep = nullptr,
+                     const CurrentKv* current = nullptr);
 // Positions [s0, s1) ∩ [0, pos] into part[b, j, split, 0:hd+2] = (o, m, l).
 void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                              TensorBuffer& part, int64_t b0, int64_t b1, int64_t h0, int64_t h1,

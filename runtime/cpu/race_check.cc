@@ -11,16 +11,6 @@
 namespace mpk {
 namespace {
 
-// Position in sequential order within one step: (op, phase). A fused attention appends
-// before its partials, which come before the merge; an argmax's (or an lm_head's)
-// partials come before the reduce.
-int64_t rank_of(const Module& m, const Task& t) {
-  int64_t phase = 1;
-  if (t.kind == TaskKind::kKvAppend && m.program.ops[t.op].kind == OpKind::kAttention) phase = 0;
-  if (t.kind == TaskKind::kAttentionMerge || t.kind == TaskKind::kArgmaxReduce) phase = 2;
-  return 3 * static_cast<int64_t>(t.op) + phase;
-}
-
 struct Access {
   TaskId task;
   const Region* region;
@@ -32,6 +22,9 @@ struct Access {
 RaceChecker::RaceChecker(const Module& m) {
   const auto& tasks = m.graph.tasks;
   conflicts_.resize(tasks.size());
+  // Position in sequential order within one step: (operator, phase).
+  const std::vector<int> phase = task_phases(m);
+  auto rank_of = [&](TaskId t) { return 4 * static_cast<int64_t>(tasks[t].op) + phase[t]; };
   std::vector<std::vector<Access>> by_tensor(m.program.tensors.size());
   for (TaskId t = 0; t < static_cast<TaskId>(tasks.size()); ++t) {
     for (const Region& r : tasks[t].reads) by_tensor.at(r.tensor).push_back({t, &r, false});
@@ -46,7 +39,7 @@ RaceChecker::RaceChecker(const Module& m) {
       for (size_t j = 0; j < acc.size(); ++j) {
         if (j == i || (acc[j].write && j < i)) continue;  // each write pair once
         const TaskId a = acc[i].task, b = acc[j].task;
-        const int64_t ra = rank_of(m, tasks[a]), rb = rank_of(m, tasks[b]);
+        const int64_t ra = rank_of(a), rb = rank_of(b);
         if (a == b || ra == rb || !acc[i].region->overlaps(*acc[j].region)) continue;
         if (++pairs > max_pairs)
           check_host_memory(pairs * static_cast<int64_t>(2 * sizeof(Conflict)),

@@ -17,9 +17,8 @@ namespace mpk {
 
 class RaceChecker {
  public:
-  // Region overlaps are found per tensor; tasks of one operator (and phase: a fused
-  // attention's kv_append before its partials, partials before merge / reduce) never
-  // conflict with each other.
+  // Region overlaps are found per tensor; tasks of one operator and phase (ir/module.h
+  // task_phases) never conflict with each other.
   explicit RaceChecker(const Module& m);
 
   // Throws mpk::Error naming both tasks when `task` may not start step `step` given

@@ -97,7 +97,7 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       TensorBuffer& kc = st.at(f.k_cache);
       TensorBuffer& vc = st.at(f.v_cache);
       if (!f.fused()) {
-        attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, kc.shape[2], a, ctx.step);
+        attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, a.group * kc.shape[2], a, ctx.step);
         return;
       }
       // fuse-attention: k (normed, roped) and v appended, then attention with q normed and roped.
@@ -106,7 +106,7 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
       HeadPrep q_prep{&inv, nullptr, eps}, k_prep{&inv, nullptr, eps};
       if (f.q_norm >= 0) q_prep.norm = &st.at(f.q_norm), k_prep.norm = &st.at(f.k_norm);
       kv_append_block(st.at(f.k), st.at(f.v), kc, vc, 0, rows, 0, kc.shape[2], ctx.step, k_prep);
-      attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, kc.shape[2], a, ctx.step, &q_prep);
+      attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, a.group * kc.shape[2], a, ctx.step, &q_prep);
       return;
     }
     case OpKind::kSiluMul:

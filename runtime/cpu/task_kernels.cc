@@ -55,6 +55,9 @@ class TaskResolver {
     if (!found) fail("does not write tensor '" + tensor(t).name + "'");
     return *found;
   }
+  bool writes(TensorId t) const {
+    return std::any_of(task_.writes.begin(), task_.writes.end(), [&](const Region& r) { return r.tensor == t; });
+  }
   // The first read region on tensor t.
   const Region& read_on(TensorId t) const {
     for (const Region& r : task_.reads)
@@ -290,8 +293,8 @@ class Planner {
     if (task_.kind == TaskKind::kAttention) {
       plan_.out0 = f.y;
       const Region& w = r_.write_on(plan_.out0);
-      r_.require(w.dims[1].lo % (g * hd) == 0 && w.dims[1].hi % (g * hd) == 0,
-                 "must write whole kv-head groups of query heads");
+      r_.require(w.dims[1].lo % hd == 0 && w.dims[1].hi % hd == 0 && !w.dims[1].empty(),
+                 "must write whole query heads");
       plan_.b0 = w.dims[0].lo;
       plan_.b1 = w.dims[0].hi;
       j0 = w.dims[1].lo / hd;
@@ -317,16 +320,29 @@ class Planner {
       plan_.s0 = kr.dims[1].lo;
       plan_.s1 = kr.dims[1].hi;
     }
-    plan_.c0 = j0 / g;
-    plan_.c1 = j1 / g;
+    const Range kv_heads{j0 / g, (j1 - 1) / g + 1};
     r_.need(box(plan_.in0, {{plan_.b0, plan_.b1}, {j0 * hd, j1 * hd}}));
     for (TensorId cache : {plan_.in1, plan_.in2})
-      r_.need(box(cache, {{plan_.b0, plan_.b1}, {plan_.s0, plan_.s1}, {plan_.c0, plan_.c1}, {0, hd}}));
-    if (task_.kind == TaskKind::kAttention && f.fused()) {  // appends its heads first (one split)
-      plan_.k = f.k, plan_.v = f.v, plan_.k_norm = f.k_norm;
+      r_.need(box(cache, {{plan_.b0, plan_.b1}, {plan_.s0, plan_.s1}, kv_heads, {0, hd}}));
+    if (task_.kind == TaskKind::kAttentionPartial) {
+      plan_.c0 = kv_heads.lo, plan_.c1 = kv_heads.hi;
+      return;
+    }
+    plan_.c0 = j0, plan_.c1 = j1;
+    if (!f.fused()) return;
+    // One split: the task appends its kv heads first (whole groups), or prepares position
+    // pos's k and v itself (the operator's kv_append tasks store them after it).
+    plan_.k = f.k, plan_.v = f.v, plan_.k_norm = f.k_norm;
+    plan_.appends = r_.writes(f.k_cache);
+    if (plan_.appends) {
       const auto [rows, heads] = appended(r_, f.k, f.v, f.k_cache, f.v_cache, f.k_norm);
-      r_.require(rows == Range{plan_.b0, plan_.b1} && heads == Range{plan_.c0, plan_.c1},
-                 "must append the rows and kv heads it attends with");
+      r_.require(rows == Range{plan_.b0, plan_.b1} && heads == kv_heads && j0 % g == 0 && j1 % g == 0,
+                 "must append the rows and kv heads it attends with, for all of their query heads");
+    } else {
+      const Range cols{kv_heads.lo * hd, kv_heads.hi * hd};
+      r_.need(box(f.k, {{plan_.b0, plan_.b1}, cols}));
+      r_.need(box(f.v, {{plan_.b0, plan_.b1}, cols}));
+      if (f.k_norm >= 0) r_.need(box(f.k_norm, {{0, hd}}));
     }
   }
 
@@ -454,11 +470,15 @@ void run_task(const TaskPlan& p, TensorStore& st, const StepContext& ctx) {
       return;
     case TaskKind::kAttention: {
       const HeadPrep q_prep = head_prep(p, st, p.norm);
-      if (p.k >= 0)  // a fused attention appends its kv heads first
-        kv_append_block(st.at(p.k), st.at(p.v), st.at(p.in1), st.at(p.in2), p.b0, p.b1, p.c0, p.c1, ctx.step,
-                        head_prep(p, st, p.k_norm));
+      const int64_t g = p.attention.group;
+      CurrentKv current;
+      if (p.k >= 0) current = {&st.at(p.k), &st.at(p.v), head_prep(p, st, p.k_norm)};
+      if (p.appends)  // a fused attention over whole groups appends their kv heads first
+        kv_append_block(*current.k, *current.v, st.at(p.in1), st.at(p.in2), p.b0, p.b1, p.c0 / g, p.c1 / g, ctx.step,
+                        current.prep);
       attention_block(st.at(p.in0), st.at(p.in1), st.at(p.in2), st.at(p.out0), p.b0, p.b1, p.c0, p.c1,
-                      p.attention, ctx.step, p.inv_freq.empty() ? nullptr : &q_prep);
+                      p.attention, ctx.step, p.inv_freq.empty() ? nullptr : &q_prep,
+                      p.k >= 0 && !p.appends ? &current : nullptr);
       return;
     }
     case TaskKind::kAttentionPartial: {

@@ -41,6 +41,16 @@ struct TensorBuffer {
       case DType::kI32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(v); return;
     }
   }
+  // v as store() would keep it, read back.
+  float rounded(float v) const {
+    switch (dtype) {
+      case DType::kBF16: return bf16_to_f32(f32_to_bf16(v));
+      case DType::kF16: return f16_to_f32(f32_to_f16(v));
+      case DType::kF32: return v;
+      case DType::kI32: return static_cast<float>(static_cast<int32_t>(v));
+    }
+    return 0;
+  }
   int32_t load_i32(int64_t i) const { return static_cast<const int32_t*>(data)[i]; }
   void store_i32(int64_t i, int32_t v) { static_cast<int32_t*>(data)[i] = v; }
   // Loads n consecutive elements starting at i as f32.

@@ -80,12 +80,13 @@ struct HeadScratch {
 };
 
 // Preparing one batch row's heads at position pos: the G query heads normed (EPS_BITS !=
-// 0: the f32 bits of eps) and roped into qs (f32, [G][HD]); with KV also the k head,
-// into k_cache and, with v, into v_cache at pos. issue() requests everything a thread
-// needs at once (its rotate-half pairs' raw values, norm weights and angles, its
-// elements of v); finish() computes and stores, and ends with the body threads
-// synchronized (qs, the cache rows and HeadScratch::current visible to the block).
-template <int HD, int G, int S, int NKV, int EPS_BITS, bool KV>
+// 0: the f32 bits of eps) and roped into qs (f32, [G][HD]); with KV also the k head and
+// v, into HeadScratch::current and, with STORE, into k_cache and v_cache at pos. issue()
+// requests everything a thread needs at once (its rotate-half pairs' raw values, norm
+// weights and angles, its elements of v); finish() computes and stores, and ends with
+// the body threads synchronized (qs, the cache rows and HeadScratch::current visible to
+// the block).
+template <int HD, int G, int S, int NKV, int EPS_BITS, bool KV, bool STORE = KV>
 struct HeadPrep {
   static constexpr int H = G + (KV ? 1 : 0), kHalf = HD / 2;
   static constexpr int kPer = (H * kHalf + kThreads - 1) / kThreads;
@@ -141,7 +142,7 @@ struct HeadPrep {
       }
       body_sync();
     }
-    const bool in_cache = pos < S;  // the host never runs past max_seq_len
+    const bool in_cache = STORE && pos < S;  // the host never runs past max_seq_len
     const int64_t row = (static_cast<int64_t>(b) * S + pos) * NKV * HD;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {

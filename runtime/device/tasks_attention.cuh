@@ -1,6 +1,6 @@
 // Decode attention with grouped-query heads, in the CPU executor's exact order. One
-// task serves the G = nq/nkv query heads of one KV head h over positions [t0, t1) of
-// the cache (t1 <= pos + 1). Per query head: scores s_t = scale * (q . k_t) (the dot
+// task serves G query heads of one KV head h (all nq/nkv of them, or fewer with
+// decompose's attention-heads) over positions [t0, t1) of the cache (t1 <= pos + 1). Per query head: scores s_t = scale * (q . k_t) (the dot
 // ascending over the head dimension), m = max s_t, p_t = exp(s_t - m), l = sum p_t and
 // o = sum p_t v_t ascending over t, then o / l. Scores are computed in parallel over
 // (position, 16-byte piece), each K piece loaded once for the G heads; the sums run one
@@ -10,8 +10,9 @@
 // over non-empty splits, w_s = l_s exp(m_s - M), y = sum_s w_s o_s / sum_s w_s.
 // An attention operator fused with its q/k norms, RoPE and KV append (fuse-attention)
 // prepares its heads first (heads.cuh): its attention task norms and ropes the G query
-// heads and the k head, appends k and v at pos and attends (position pos from shared
-// memory); its partial tasks prepare their query heads (its kv_append tasks the k head).
+// heads and the k head, appends k and v at pos (or leaves that to the kv_append task
+// that follows it) and attends (position pos from shared memory); its partial tasks
+// prepare their query heads (its kv_append tasks, before them, the k head).
 #pragma once
 
 #include <cstdint>
@@ -38,14 +39,14 @@ struct AttnScratch {
   static constexpr int kBytes = kQ + kS + kV + ((G * 4 + 15) / 16) * 16;
 };
 
-// The G query heads of batch row b (rows of NKV * G * HD) into qs (the start of the
-// scratch, f32), as Attend expects them; ends with the body threads synchronized.
-template <int HD, int G, int NKV>
+// The G query heads of batch row b (rows of NQ * HD) into qs (the start of the scratch,
+// f32), as Attend expects them; ends with the body threads synchronized.
+template <int HD, int G, int NQ>
 __device__ __forceinline__ void load_q(const bf16_t* q, int b, unsigned char* scratch) {
   float* qs = reinterpret_cast<float*>(scratch);
 #pragma unroll 4
   for (int u = threadIdx.x; u < G * HD; u += kThreads)
-    qs[u] = bf16_to_f32(ld_cg_bf16(q + static_cast<int64_t>(b) * NKV * G * HD + u));
+    qs[u] = bf16_to_f32(ld_cg_bf16(q + static_cast<int64_t>(b) * NQ * HD + u));
   body_sync();
 }
 
@@ -67,13 +68,13 @@ __device__ __forceinline__ void bf16_row(const bf16_t* src, float (&f)[N]) {
 }
 
 // Where a fused attention's heads come from (heads.cuh), for its tasks' pointer slots:
-// raw q at ptr0, k and v at ptr4 / ptr5, the rope table at ptr6, the q / k norm
-// weights at ptr7 / ptr8.
-template <int HD, int G, int NKV>
+// raw q at ptr0 (rows of NQ heads), k and v at ptr4 / ptr5, the rope table at ptr6, the
+// q / k norm weights at ptr7 / ptr8.
+template <int HD, int NQ, int NKV>
 __device__ __forceinline__ HeadIo fused_heads(const TaskDesc& d) {
   return HeadIo{dptr<const bf16_t>(d, 0), dptr<const bf16_t>(d, 4), dptr<const bf16_t>(d, 5),
                 dptr<const bf16_t>(d, 7), dptr<const bf16_t>(d, 8), dptr<const float2>(d, 6),
-                dptr<bf16_t>(d, 1),       dptr<bf16_t>(d, 2),       NKV * G * HD,
+                dptr<bf16_t>(d, 1),       dptr<bf16_t>(d, 2),       NQ * HD,
                 NKV * HD};
 }
 
@@ -302,16 +303,20 @@ __device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t st
     }
 }
 
-// ptr: q + h*G*HD (rows of NQ*HD), k_cache + h*HD, v_cache + h*HD, y + h*G*HD.
-// arg0: scale (f32 bits). Positions [0, pos]. FUSED (an attention that norms, ropes and
-// appends its heads; EPS_BITS != 0 with q/k norms): q is raw, and ptr4.. as fused_heads;
-// the cache loads of the positions before pos overlap the preparing of the heads.
-template <int HD, int G, int B, int S, int NKV, bool FUSED, int EPS_BITS>
+// G query heads j0.. of one kv head h (NQ query heads in all). ptr: q + j0*HD (rows of
+// NQ*HD), k_cache + h*HD, v_cache + h*HD, y + j0*HD. arg0: scale (f32 bits). Positions
+// [0, pos]. FUSED (an attention that norms and ropes its heads; EPS_BITS != 0 with q/k
+// norms): q is raw, ptr4.. as fused_heads, and position pos's k and v are prepared here
+// and read from shared memory; APPEND: they are also stored into the caches (else the
+// operator's kv_append tasks store them, after this task). The cache loads of the
+// positions before pos overlap the preparing of the heads.
+template <int HD, int G, int B, int S, int NKV, int NQ, bool FUSED, int EPS_BITS, bool APPEND>
 __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
   using Sh = AttnScratch<HD, G, S>;
   using Hs = HeadScratch<HD, G, true>;
   static_assert(Sh::kBytes + (FUSED ? Hs::kBytes : 0) <= kScratchBytes, "attention: scratch too small");
-  constexpr int kQStride = NKV * G * HD;
+  static_assert(FUSED || !APPEND, "attention: only a fused attention appends");
+  constexpr int kQStride = NQ * HD;
   bf16_t* y = dptr<bf16_t>(d, 3);
   const int t1 = c.step + 1 < S ? c.step + 1 : S;
   unsigned char* heads = c.scratch + Sh::kBytes;
@@ -321,12 +326,12 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
                                 FUSED && c.step < S ? c.step : -1);
     at.issue();
     if constexpr (FUSED) {
-      HeadPrep<HD, G, S, NKV, EPS_BITS, true> prep;
-      const HeadIo io = fused_heads<HD, G, NKV>(d);
+      HeadPrep<HD, G, S, NKV, EPS_BITS, true, APPEND> prep;
+      const HeadIo io = fused_heads<HD, NQ, NKV>(d);
       prep.issue(io, b, c.step);
       prep.finish(io, b, c.step, reinterpret_cast<float*>(c.scratch), heads);
     } else {
-      load_q<HD, G, NKV>(dptr<const bf16_t>(d, 0), b, c.scratch);
+      load_q<HD, G, NQ>(dptr<const bf16_t>(d, 0), b, c.scratch);
     }
     at.run(arg_float(d, 0), Hs::current(heads), c.scratch, [&](int g, int i, float o, float, float) {
       y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(o);
@@ -353,11 +358,11 @@ __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
     at.issue();
     if constexpr (FUSED) {
       HeadPrep<HD, G, S, NKV, EPS_BITS, false> prep;
-      const HeadIo io = fused_heads<HD, G, NKV>(d);
+      const HeadIo io = fused_heads<HD, NKV * G, NKV>(d);
       prep.issue(io, b, c.step);
       prep.finish(io, b, c.step, reinterpret_cast<float*>(c.scratch), c.scratch + Sh::kBytes);
     } else {
-      load_q<HD, G, NKV>(dptr<const bf16_t>(d, 0), b, c.scratch);
+      load_q<HD, G, NKV * G>(dptr<const bf16_t>(d, 0), b, c.scratch);
     }
     at.run(arg_float(d, 0), nullptr, c.scratch, [&](int g, int i, float o, float m, float l) {
       float* dst = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);

@@ -4,9 +4,11 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [qtrace] [path] [qwen]
-#        [micro] [long] [variants] [sanitize]   (sections run in this order; path: the
-#        critical-path tables of 128-step traces of both models, as long as the bench)   (env: GTEST_FILTER for tests; VARIANTS,
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [qtrace] [path] [attn]
+#        [qwen] [micro] [long] [variants] [sanitize]   (sections run in this order; path: the
+#        critical-path tables of 128-step traces of both models, as long as the bench, and
+#        their attention time by position; attn: attention of qwen3-8b's shape with little
+#        else running, by position)   (env: GTEST_FILTER for tests; VARIANTS,
 #        QVARIANTS: ';'-separated bench arguments for llama-3.2-1b, qwen3-8b; REPS: bench repetitions, default 7)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
@@ -75,9 +77,20 @@ if want path; then
       step "critical path: $m, a trace of 128 steps (the bench's length; the trace stays on the device)"
       timeout 300 "$BIN/mpk" run --backend gpu --model $m --steps 128 --max-seq 128 --trace /tmp/path.db | tail -2
       "$BIN/mpk" trace path /tmp/path.db --layers | sed 1,2d
+      python3 scripts/gpu/attention_positions.py /tmp/path.db
       rm -f /tmp/path.db
     } 2>&1 | tee -a "$LOG"
   done
+fi
+
+if want attn; then
+  {
+    step "attention alone: qwen3-8b's heads (32 q, 8 kv, head_dim 128) over a 512-wide model, 128 steps"
+    rm -f /tmp/attn.db
+    timeout 200 "$BIN/mpk" run --backend gpu --model scripts/gpu/models/qwen3-attention.json --steps 128 \
+      --max-seq 128 --trace /tmp/attn.db | tail -2
+    python3 scripts/gpu/attention_positions.py /tmp/attn.db
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want qwen; then

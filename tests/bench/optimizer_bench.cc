@@ -1,6 +1,6 @@
 // The visual optimizer's latencies, as mpk-studio's pipeline panel sees them: the time
-// from Apply (PipelineRunner::start) to the new run being ready (re-import the viewed
-// run's model, run the pipeline pass by pass, verify, simulate, store in trace.db),
+// from Apply (PipelineRunner::start) to the new run being ready (read the viewed run's
+// stored module back, run the pipeline pass by pass, verify, simulate, store in trace.db),
 // and for a hand edit the time to check a move with the verifier and re-simulate, then
 // to store the edited schedule as a pinned run; and what the UI does next, load the new
 // run's TraceModel for the timeline. A plain main: prints the median of --repeat runs
@@ -18,8 +18,8 @@
 #include "ir/error.h"
 #include "ir/import/import.h"
 #include "passes/pipeline.h"
+#include "driver/schedule_edit.h"
 #include "studio/pipeline_runner.h"
-#include "studio/schedule_edit.h"
 #include "studio/trace_model.h"
 
 namespace {
@@ -104,12 +104,12 @@ Row bench_model(const std::string& preset, int32_t steps, int repeat, const fs::
   // A hand edit: one task to the next worker (placed by time), checked and re-simulated;
   // then the edited schedule stored as a pinned run.
   const mpk::CostParams costs = mpk::CostParams::from_machine(last.module->machine);
-  mpk::studio::ScheduleEditor editor(*last.module, costs, steps, last.executions);
+  mpk::ScheduleEditor editor(*last.module, costs, steps, last.executions);
   const int32_t workers = static_cast<int32_t>(last.module->graph.schedule.workers.size());
   for (int i = 0; i < repeat; ++i) {
     const mpk::TaskId t = static_cast<mpk::TaskId>(row.tasks * (i + 1) / (repeat + 1));
     auto t0 = Clock::now();
-    const mpk::studio::EditOutcome moved =
+    const mpk::EditOutcome moved =
         editor.move_to_worker(t, (editor.worker_of(t) + 1) % workers);
     row.edit.push_back(seconds_since(t0));
     if (!moved.accepted) throw mpk::Error(moved.message);
@@ -120,10 +120,8 @@ Row bench_model(const std::string& preset, int32_t steps, int repeat, const fs::
     store.steps = steps;
     store.model = preset;
     const mpk::Schedule original = editor.original_schedule();
-    const std::vector<mpk::PinnedMove> moves = editor.moves();
-    store.finish = [original, moves](mpk::Module& m) {
-      mpk::studio::pin_schedule(m, original, moves);
-    };
+    const std::string moves = editor.moves();
+    store.finish = [original, moves](mpk::Module& m) { mpk::pin_schedule(m, original, moves); };
     apply(runner, store, wall);
     row.edit_store.push_back(wall);
   }
@@ -155,11 +153,11 @@ int main(int argc, char** argv) {
   const fs::path dir = fs::temp_directory_path() / "mpk_optimizer_bench";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::printf("Apply -> new run ready (re-import, passes + verify, simulate %d steps, store), "
+  std::printf("Apply -> new run ready (read the module back, passes + verify, simulate %d steps, store), "
               "median of %d; pipeline %s\n\n",
               steps, repeat, mpk::default_pipeline_with("locality").c_str());
   std::printf("%-14s %7s %10s %8s %8s %9s %8s %8s | %9s | %11s %11s\n", "model", "tasks",
-              "executions", "import", "passes", "simulate", "store", "total", "open run",
+              "executions", "load", "passes", "simulate", "store", "total", "open run",
               "edit+resim", "edit store");
   try {
     for (const std::string& preset : presets) {

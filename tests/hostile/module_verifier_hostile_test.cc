@@ -115,7 +115,7 @@ TEST_F(ModuleVerifierHostileTest, ShrunkWriteRegionIsRefused) {
       t.writes[0].dims[1].hi -= 4;  // logits[0:1, 0:8] -> [0:1, 0:4]; its W rows still 0:8
       break;
     }
-  expect_refused(run_graph(m), "structure.task-regions: task 389 (lm_head:lm_head) has reads(");
+  expect_refused(run_graph(m), "structure.task-regions: task 397 (lm_head:lm_head) has reads(");
 }
 
 TEST_F(ModuleVerifierHostileTest, EmptiedWriteRegionIsRefused) {
@@ -125,7 +125,7 @@ TEST_F(ModuleVerifierHostileTest, EmptiedWriteRegionIsRefused) {
       t.writes[0].dims[1].hi = t.writes[0].dims[1].lo;
       break;
     }
-  expect_refused(run_graph(m), "task 389 (lm_head:lm_head) has an empty region logits[0:1, 0:0]");
+  expect_refused(run_graph(m), "task 397 (lm_head:lm_head) has an empty region logits[0:1, 0:0]");
 }
 
 TEST_F(ModuleVerifierHostileTest, TokensDeclaredWeightAreRefused) {

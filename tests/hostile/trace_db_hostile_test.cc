@@ -90,7 +90,7 @@ const std::string kFirstExecution =
 
 TEST_F(TraceDbHostile, ExecutionTaskOutOfRangeIsRefused) {
   const std::string db = trace("UPDATE execution SET task = 100000000" + kFirstExecution);
-  expect_every_reader_refuses(db, "run 1: execution row 0: task 100000000 is not a task of the run's graph (0..453)");
+  expect_every_reader_refuses(db, "run 1: execution row 0: task 100000000 is not a task of the run's graph (0..461)");
 }
 
 TEST_F(TraceDbHostile, ExecutionStepBeyondTheRunIsRefused) {
@@ -99,9 +99,9 @@ TEST_F(TraceDbHostile, ExecutionStepBeyondTheRunIsRefused) {
 }
 
 TEST_F(TraceDbHostile, TaskIdsWithAGapAreRefusedBeforeTheSimulator) {
-  const std::string db = trace("UPDATE task SET id = 100000 WHERE id = 453");
+  const std::string db = trace("UPDATE task SET id = 100000 WHERE id = 461");
   expect_refused(run("mpk", "calibrate '" + db + "' -o '" + path("c.json") + "'"),
-                 "graph 1: task row 453: id 100000 where 453 was expected");
+                 "graph 1: task row 461: id 100000 where 461 was expected");
 }
 
 TEST_F(TraceDbHostile, TwoBillionWorkersInTheGraphAreRefusedNotAllocated) {

@@ -121,6 +121,35 @@ TEST(TextForm, ScheduleLineOnlyWhenScheduled) {
   expect_modules_equal(m, parse_module(text, "pending.txt"));
 }
 
+TEST(TextForm, PrintOptionsLeaveOutToolVersionAndMachineDefaults) {
+  Module m = tiny_module();  // machine: name, sm_count, clock_ghz and mem_bandwidth set
+  const PrintOptions brief{.tool_version = false, .machine_defaults = false};
+  std::string text = print_module(m, brief);
+  EXPECT_TRUE(has_line(text, "provenance source=\"preset:toy\" pipeline=\"decompose,infer-deps\"")) << text;
+  EXPECT_TRUE(has_line(text, "machine name=\"toy GPU\" sm_count=4 mem_bandwidth=3350000000000.0 "
+                               "clock_ghz=1.7549999999999999"))
+      << text;
+  // Parsed back: the same module but for the tool version; printed again, the same text.
+  Module back = parse_module(text, "brief.txt");
+  EXPECT_EQ(back.provenance.tool_version, "");
+  EXPECT_EQ(print_module(back, brief), text);
+  back.provenance.tool_version = m.provenance.tool_version;
+  expect_modules_equal(m, back);
+
+  m.machine = MachineModel{};  // all defaults: no machine line at all
+  text = print_module(m, brief);
+  EXPECT_EQ(text.find("\nmachine"), std::string::npos) << text;
+  expect_modules_equal(m, [&] {
+    Module b = parse_module(text, "defaults.txt");
+    b.provenance.tool_version = m.provenance.tool_version;
+    return b;
+  }());
+  // The default options print every field.
+  EXPECT_TRUE(has_line(print_module(m), "machine name=\"H100-SXM\" sm_count=132 smem_per_sm=232448 "
+                                        "mem_bandwidth=3000000000000.0 clock_ghz=1.98 "
+                                        "event_latency_ns=1000.0 task_overhead_ns=500.0"));
+}
+
 TEST(TextForm, ParsesCommentsBlankLinesAndLooseSpacing) {
   const std::string text =
       "# a module written by hand\n"

@@ -227,8 +227,8 @@ TEST(VerifierRules, TaskRegionsAreTheirKinds) {
        "task 16 (L0.silu_mul:silu_mul) writes no region of its output 'act.0'"},
       {"partial_head", [](Module& m) { task_of(m, "L0.q_rope").writes[0].dims[1] = {0, 6}; },
        "task 7 (L0.q_rope:rope) writes qr.0[0:1, 0:6]: not whole heads of 4"},
-      {"attention_heads", [](Module& m) { task_of(m, "L0.attention").writes[0].dims[1] = {0, 4}; },
-       "task 10 (L0.attention:attention) writes attn.0[0:1, 0:4]: not the 8 columns of one kv head's query heads"},
+      {"attention_heads", [](Module& m) { task_of(m, "L0.attention").writes[0].dims[1] = {2, 6}; },
+       "task 10 (L0.attention:attention) writes attn.0[0:1, 2:6]: not whole query heads of one kv head"},
       {"empty", [](Module& m) { task_of(m, "L0.k_proj").reads[1].dims[0] = {2, 2}; },
        "task 3 (L0.k_proj:linear) has an empty region model.layers.0.self_attn.k_proj.weight[2:2, 0:8]"},
   };

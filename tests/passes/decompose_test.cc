@@ -86,11 +86,18 @@ Expected expected_attention_regions(const Module& m, const Task& t) {
   }
   std::vector<Region> reads = {reg(f.q, {{0, b}, qc})};
   if (t.kind == TaskKind::kAttention) {
-    std::vector<Region> writes = {reg(f.y, {{0, b}, qc})};
+    // Whole query heads of kv head h: all of its group (a fused task then appends the kv
+    // head itself) or some of them (the operator's kv_append tasks append it).
+    const Range heads = w0.dims.at(1);
+    EXPECT_EQ(heads.lo % hd, 0) << op.name << ": not whole query heads";
+    EXPECT_EQ(heads.hi % hd, 0) << op.name << ": not whole query heads";
+    EXPECT_TRUE(heads.lo >= qc.lo && heads.hi <= qc.hi && !heads.empty()) << op.name << ": not one kv head's";
+    reads = {reg(f.q, {{0, b}, heads})};
+    std::vector<Region> writes = {reg(f.y, {{0, b}, heads})};
     if (f.fused()) {
       reads.insert(reads.end(), {reg(f.k, {{0, b}, kcols}), reg(f.v, {{0, b}, kcols})});
       if (f.q_norm >= 0) reads.insert(reads.end(), {norm(f.q_norm), norm(f.k_norm)});
-      writes.insert(writes.end(), {cache(kc, h, {0, s}), cache(vc, h, {0, s})});
+      if (heads == qc) writes.insert(writes.end(), {cache(kc, h, {0, s}), cache(vc, h, {0, s})});
     }
     reads.insert(reads.end(), {cache(kc, h, {0, s}), cache(vc, h, {0, s})});
     return {reads, writes};
@@ -361,12 +368,16 @@ TEST(Decompose, AttentionSplitsIntoPartialsAndMerges) {
   EXPECT_EQ(tasks[9]->kind, TaskKind::kAttentionMerge);
   EXPECT_EQ(tasks[1]->reads[1].dims[1], (Range{32, 64}));  // S = 128 in 4 splits
 
-  // No splits: one attention task per kv head, no scratch.
+  // No splits: no scratch, one attention task per query head (tiny-qwen3 has 4, in 2
+  // kv heads), or per kv head when asked for the whole group.
   Module u = imported("tiny-qwen3", 2);
   decompose(u);
   EXPECT_LT(u.program.find_tensor("attn_part.0"), 0);
   for (const Task* t : tasks_of(u, "L0.attention")) EXPECT_EQ(t->kind, TaskKind::kAttention);
+  EXPECT_EQ(tasks_of(u, "L0.attention").size(), 4u);
+  decompose(u, {{"attention-heads", "2"}});
   EXPECT_EQ(tasks_of(u, "L0.attention").size(), 2u);
+  EXPECT_THROW(decompose(u, {{"attention-heads", "3"}}), Error);  // does not divide 2
 }
 
 TEST(Decompose, AutoAttentionSplitsFollowSequenceLength) {
@@ -411,10 +422,10 @@ TEST(Decompose, DecomposedModulePassesStructureVerifier) {
 }
 
 TEST(Decompose, FusedAttentionAppendsInItsTasks) {
-  // One split: one attention task per kv head that also writes its cache rows.
+  // One split, a kv head's whole group per task: the task also writes its cache rows.
   Module one = imported("tiny-qwen3", 2);
   fuse(one, kAllFusions);
-  decompose(one, {{"attention-splits", "1"}});
+  decompose(one, {{"attention-splits", "1"}, {"attention-heads", "2"}});
   const auto tasks = tasks_of(one, "L0.attention");
   ASSERT_EQ(tasks.size(), 2u);
   const Program& p = one.program;
@@ -426,6 +437,24 @@ TEST(Decompose, FusedAttentionAppendsInItsTasks) {
     EXPECT_EQ(t->writes[1], t->reads[5]);
     EXPECT_EQ(t->writes[2], t->reads[6]);
   }
+  // One split, one query head per task: the 4 tasks write only their heads' output, and
+  // one kv_append task per kv head, after them, writes the cache rows.
+  Module heads = imported("tiny-qwen3", 2);
+  fuse(heads, kAllFusions);
+  decompose(heads, {{"attention-splits", "1"}, {"attention-heads", "1"}});
+  const auto per_head = tasks_of(heads, "L0.attention");
+  ASSERT_EQ(per_head.size(), 4u + 2);
+  for (size_t i = 0; i < per_head.size(); ++i) {
+    EXPECT_EQ(per_head[i]->kind, i < 4 ? TaskKind::kAttention : TaskKind::kKvAppend) << i;
+    if (i >= 4) continue;
+    EXPECT_EQ(per_head[i]->reads.size(), 7u) << i;  // q head, k, v, q_norm_w, k_norm_w, k_cache, v_cache
+    ASSERT_EQ(per_head[i]->writes.size(), 1u) << i;  // its head of y
+    const int64_t j = static_cast<int64_t>(i);  // query head j (head_dim 64) of kv head j / 2
+    EXPECT_EQ(per_head[i]->writes[0].dims[1], (Range{j * 64, (j + 1) * 64}));
+    EXPECT_EQ(per_head[i]->reads[5].dims[2], (Range{j / 2, j / 2 + 1}));
+  }
+  EXPECT_EQ(per_head[4]->writes[0].dims[2], (Range{0, 1}));
+  EXPECT_EQ(per_head[5]->writes[0].dims[2], (Range{1, 2}));
   // Four splits: per kv head one kv_append task, then the partials, then the merges.
   Module four = imported("tiny-qwen3", 2);
   fuse(four, kAllFusions);
@@ -498,7 +527,7 @@ TEST(Decompose, RegistryListsEveryOption) {
     EXPECT_FALSE(o.help.empty()) << o.name;
   }
   EXPECT_EQ(keys, (std::vector<std::string>{"tile", "lm-head-tile", "elementwise-tile", "attention-splits",
-                                            "argmax-tile", "coop", "coop-unit"}));
+                                            "attention-heads", "argmax-tile", "coop", "coop-unit"}));
 }
 
 // Cooperative linears (docs/ir.md): with the default fusions on llama-3.2-1b, auto makes

@@ -1,8 +1,9 @@
-// Golden tests of the passes. Each case is a pair of files in tests/passes/golden/:
-// `<case>.mpkt` holds a first line `// RUN: <pipeline>` and then a module in the text
-// form (ir/text.h); `<case>.expected.mpkt` holds the text form after running the
-// pipeline with verify-each, or `error: <message>` when the pipeline must fail. A
-// mismatch prints a line diff; MPK_UPDATE_GOLDEN=1 rewrites the expected files.
+// Golden tests of the passes: every `tests/passes/golden/<pass>.mpkt` holds cases
+// separated by `// -----` (golden_check.h; docs/passes.md, "Golden tests"). Each case's
+// module is verified and run through its `// RUN:` pipeline with verify-each, printed
+// without the tool version and the machine defaults (ir/text.h PrintOptions), and its
+// CHECK / ERROR lines are matched against the result; a failure names the file, the
+// line and the case. MPK_UPDATE_GOLDEN=1 rewrites the expectations of failing cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,30 +16,24 @@
 #include "ir/text.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "tests/passes/golden_check.h"
 
 namespace mpk {
 namespace {
 
 namespace fs = std::filesystem;
+using golden::Case;
+using golden::Outcome;
 
 const fs::path kGoldenDir = fs::path(MPK_SOURCE_DIR) / "tests" / "passes" / "golden";
-constexpr const char* kRunPrefix = "// RUN: ";
-constexpr const char* kInputSuffix = ".mpkt";
-constexpr const char* kExpectedSuffix = ".expected.mpkt";
+constexpr const char* kSuffix = ".mpkt";
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::vector<std::string> case_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(kGoldenDir)) {
-    const std::string file = entry.path().filename().string();
-    if (ends_with(file, kInputSuffix) && !ends_with(file, kExpectedSuffix))
-      names.push_back(file.substr(0, file.size() - std::string(kInputSuffix).size()));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+std::vector<std::string> case_files() {
+  std::vector<std::string> stems;
+  for (const auto& entry : fs::directory_iterator(kGoldenDir))
+    if (entry.path().extension() == kSuffix) stems.push_back(entry.path().stem().string());
+  std::sort(stems.begin(), stems.end());
+  return stems;
 }
 
 std::string read_file(const fs::path& p) {
@@ -49,102 +44,59 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// A line diff from the longest common subsequence: "-" expected only, "+" actual only.
-std::string line_diff(const std::string& expected, const std::string& actual) {
-  const std::vector<std::string> a = lines_of(expected), b = lines_of(actual);
-  std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1, 0));
-  for (size_t i = a.size(); i-- > 0;)
-    for (size_t j = b.size(); j-- > 0;)
-      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-  std::string out;
-  size_t i = 0, j = 0;
-  while (i < a.size() || j < b.size()) {
-    if (i < a.size() && j < b.size() && a[i] == b[j]) {
-      ++i, ++j;
-    } else if (i < a.size() && (j == b.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
-      out += "-" + a[i++] + "\n";
-    } else {
-      out += "+" + b[j++] + "\n";
-    }
-  }
-  return out;
-}
-
-// Runs the case's pipeline; the result text, or "error: ..." when it fails.
-std::string run_case(const std::string& name) {
-  const fs::path input = kGoldenDir / (name + kInputSuffix);
-  std::string text = read_file(input);
-  const size_t eol = text.find('\n');
-  if (text.rfind(kRunPrefix, 0) != 0)
-    throw Error(input.string() + ": the first line must be '" + kRunPrefix + "<pipeline>'");
-  const size_t prefix = std::string(kRunPrefix).size();
-  const std::string pipeline =
-      text.substr(prefix, eol == std::string::npos ? eol : eol - prefix);
-  text.replace(0, eol == std::string::npos ? text.size() : eol, "");  // keep line numbers
-  Module m = parse_module(text, input.filename().string());
+// Verifies the case's module and runs its pipeline. A module that does not parse is a
+// broken case file, not an outcome: that throws.
+Outcome run_case(const Case& c, const std::string& file) {
+  Module m = parse_module(c.input, file);
   PassManagerConfig config;
   config.verify_each = true;
   try {
     verify_or_throw(m);
-    PassManager pm(parse_pipeline(pipeline), config);
+    PassManager pm(parse_pipeline(c.pipeline), config);
     pm.run(m);
   } catch (const Error& e) {
-    return std::string("error: ") + e.what() + "\n";
+    return {true, e.what()};
   }
-  return print_module(m);
+  return {false, print_module(m, PrintOptions{.tool_version = false, .machine_defaults = false})};
+}
+
+bool updating() {
+  const char* update = std::getenv("MPK_UPDATE_GOLDEN");
+  return update && std::string(update) == "1";
 }
 
 class Golden : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Golden, MatchesExpected) {
-  const std::string& name = GetParam();
-  const std::string actual = run_case(name);
-  const fs::path expected_path = kGoldenDir / (name + kExpectedSuffix);
-  const char* update = std::getenv("MPK_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(expected_path, std::ios::binary) << actual;
-    return;
+TEST_P(Golden, CasesMatchTheirExpectations) {
+  const std::string file = GetParam() + kSuffix;
+  const fs::path path = kGoldenDir / file;
+  std::string text = read_file(path);
+  const std::vector<Case> cases = golden::parse_case_file(text, file);
+  // Backwards, so that rewriting a case leaves the line numbers of earlier cases valid.
+  for (auto c = cases.rbegin(); c != cases.rend(); ++c) {
+    const Outcome outcome = run_case(*c, file);
+    const std::string failures = golden::match_case(*c, outcome, file);
+    if (failures.empty()) continue;
+    if (updating())
+      text = golden::replace_expectations(text, *c, golden::fresh_expectations(*c, outcome));
+    else
+      ADD_FAILURE() << failures << "(MPK_UPDATE_GOLDEN=1 rewrites the expectations of failing cases)";
   }
-  ASSERT_TRUE(fs::exists(expected_path))
-      << expected_path << " is missing (MPK_UPDATE_GOLDEN=1 writes it)";
-  const std::string expected = read_file(expected_path);
-  EXPECT_TRUE(expected == actual) << name << ": output differs from " << expected_path
-                                  << " (-expected +actual):\n"
-                                  << line_diff(expected, actual);
+  if (updating()) std::ofstream(path, std::ios::binary) << text;
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string s = info.param;
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return s;
-}
+INSTANTIATE_TEST_SUITE_P(Passes, Golden, ::testing::ValuesIn(case_files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
-INSTANTIATE_TEST_SUITE_P(Passes, Golden, ::testing::ValuesIn(case_names()), test_name);
-
-TEST(GoldenFiles, EveryExpectedFileHasAnInput) {
-  const std::vector<std::string> names = case_names();
-  EXPECT_GE(names.size(), 12u);
+TEST(GoldenFiles, OneCaseFilePerPassAndNothingElse) {
+  size_t cases = 0;
   for (const auto& entry : fs::directory_iterator(kGoldenDir)) {
     const std::string file = entry.path().filename().string();
-    ASSERT_TRUE(ends_with(file, kInputSuffix)) << "stray file " << file;
-    if (!ends_with(file, kExpectedSuffix)) continue;
-    const std::string name = file.substr(0, file.size() - std::string(kExpectedSuffix).size());
-    EXPECT_TRUE(std::count(names.begin(), names.end(), name)) << file << " has no input";
+    ASSERT_EQ(entry.path().extension(), kSuffix) << "stray file " << file;
+    cases += golden::parse_case_file(read_file(entry.path()), file).size();
   }
-}
-
-TEST(GoldenFiles, DiffShowsChangedLines) {
-  EXPECT_EQ(line_diff("a\nb\nc\n", "a\nx\nc\n"), "-b\n+x\n");
-  EXPECT_EQ(line_diff("a\n", "a\nb\n"), "+b\n");
-  EXPECT_EQ(line_diff("a\nb\n", "b\n"), "-a\n");
+  EXPECT_GE(case_files().size(), 9u);
+  EXPECT_GE(cases, 38u);
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ std::string parse_error(const PassOptions& o) {
 TEST(OptionSchema, DefaultsComeFromTheStruct) {
   std::map<std::string, std::string> defaults;
   std::map<std::string, OptionKind> kinds;
-  for (const PassOptionInfo& o : schema().infos()) {
+  const OptionSchema<Opts> s = schema();  // kept alive: the range of a range-for over s.infos()
+  for (const PassOptionInfo& o : s.infos()) {
     defaults[o.name] = o.default_value;
     kinds[o.name] = o.kind;
     EXPECT_EQ(o.accepts_auto, o.name == "tile" || o.name == "latency") << o.name;

@@ -110,6 +110,34 @@ TEST(FusedKernels, FusedAttentionOneSplit) {
     }
 }
 
+// Fewer query heads per task than a kv head has: each task prepares position pos's k and
+// v itself, reads older rows from the caches, and kv_append tasks after all of them store
+// the row (docs/ir.md); the tasks may also span kv heads.
+TEST(FusedKernels, FusedAttentionQueryHeadsThenAppends) {
+  for (bool normed : {false, true})
+    for (auto [rt, jt] : {std::pair{3, 1}, {1, 3}, {2, 2}}) {
+      FusedAttentionBench a(normed);
+      for (int64_t b = 0; b < kB; b += rt)
+        for (int64_t j = 0; j < 4; j += jt) {
+          const int64_t j1 = std::min<int64_t>(j + jt, 4);
+          const Range rows{b, std::min<int64_t>(b + rt, kB)}, heads{j / 2, (j1 - 1) / 2 + 1};
+          const Range qcols{j * 16, j1 * 16}, kcols{heads.lo * 16, heads.hi * 16};
+          std::vector<Region> reads = {R(a.q, {rows, qcols}), R(a.k, {rows, kcols}), R(a.v, {rows, kcols})};
+          for (const Region& n : a.norms(true, true)) reads.push_back(n);
+          reads.insert(reads.end(), {R(a.kc, {rows, {0, 8}, heads, {0, 16}}), R(a.vc, {rows, {0, 8}, heads, {0, 16}})});
+          a.o.task(TaskKind::kAttention, reads, {R(a.y, {rows, qcols})});
+        }
+      for (int64_t h = 0; h < 2; ++h) {
+        const Range cols{h * 16, h * 16 + 16};
+        std::vector<Region> reads = {R(a.k, {{0, kB}, cols}), R(a.v, {{0, kB}, cols})};
+        for (const Region& n : a.norms(false, true)) reads.push_back(n);
+        a.o.task(TaskKind::kKvAppend, reads,
+                 {R(a.kc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}}), R(a.vc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}})});
+      }
+      for (int64_t pos : {0, 3, 7}) a.o.expect_match(pos);
+    }
+}
+
 TEST(FusedKernels, FusedAttentionSplits) {
   for (bool normed : {false, true})
     for (int64_t splits : {1, 3}) {

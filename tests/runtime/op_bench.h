@@ -80,6 +80,7 @@ class OpBench {
   }
 
   Module& module() { return m_; }
+  const Weights& weights() const { return w_; }
   std::mt19937& rng() { return rng_; }
   std::vector<int32_t> token_values;
 

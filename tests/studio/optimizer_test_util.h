@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ir/import/import.h"
+#include "ir/serialize.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "traces/trace_db.h"
@@ -102,7 +103,8 @@ inline ::testing::AssertionResult same_executions(std::vector<Execution> a,
   return ::testing::AssertionSuccess();
 }
 
-// Expects two stored runs to hold the same scheduled graph and the same executions.
+// Expects two stored runs to hold the same scheduled graph (the same stored module, byte
+// for byte) and the same executions.
 inline void expect_same_run(const TraceReader& a, int64_t run_a, const TraceReader& b,
                             int64_t run_b) {
   const Module ga = a.load_graph(run_a), gb = b.load_graph(run_b);
@@ -117,6 +119,9 @@ inline void expect_same_run(const TraceReader& a, int64_t run_a, const TraceRead
   }
   EXPECT_EQ(a.run(run_a).policy_params, b.run(run_b).policy_params);
   EXPECT_TRUE(same_executions(a.executions(run_a), b.executions(run_b)));
+  const std::optional<Module> ma = a.stored_module(run_a), mb = b.stored_module(run_b);
+  ASSERT_TRUE(ma && mb);
+  EXPECT_TRUE(module_to_binary(*ma) == module_to_binary(*mb)) << "the stored modules differ";
 }
 
 }  // namespace mpk::studio::testing

@@ -4,8 +4,10 @@
 // with the original; Ctrl+Z / Ctrl+Y undo and redo; a refused Alt+Left that would
 // deadlock shows its message; Apply runs the pipeline off the UI thread and opens the
 // new run beside the previous one in the compare view; Save .mpk writes a pinned
-// schedule; the option widgets follow the declared options.
+// schedule; the option widgets follow the declared options; a trace written before
+// modules were stored is edited from rebuilt modules, which the status line says once.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "app_test_fixture.h"
 #include "ir/serialize.h"
@@ -42,7 +44,8 @@ TEST_F(PipelinePanel, AltDownMovesTheSelectedTaskAndCtrlZYUndoAndRedo) {
   press(ImGuiKey_DownArrow, false, true);
   EXPECT_EQ(editor().worker_of(13), 2) << s_.pipeline.edit_message;
   EXPECT_FALSE(s_.pipeline.edit_refused);
-  EXPECT_EQ(editor().moves().size(), 1u);
+  EXPECT_TRUE(editor().moves().rfind("13>w2@", 0) == 0 && editor().moves().find(';') == std::string::npos)
+      << editor().moves();  // one move: task 13 to worker 2
 
   // The edited schedule is stored as a run, made current and compared with the first.
   idle();
@@ -123,7 +126,8 @@ TEST_F(PipelinePanel, ApplyOpensTheNewRunBesideThePreviousOneInCompare) {
 TEST_F(PipelinePanel, SaveWritesAPinnedScheduleThatMpkRunGraphRuns) {
   select_task(13);
   press(ImGuiKey_DownArrow, false, true);
-  ASSERT_EQ(editor().moves().size(), 1u);
+  ASSERT_TRUE(editor().moves().rfind("13>w2@", 0) == 0 && editor().moves().find(';') == std::string::npos)
+      << editor().moves();  // one move: task 13 to worker 2
   s_.pipeline.save_path = path("edited.mpk");
   h_.run(frame_);
   click("save");
@@ -161,6 +165,38 @@ TEST_F(PipelinePanel, OptionWidgetsFollowTheDeclaredOptions) {
   h_.run(frame_, 2);
   EXPECT_EQ(p.entries.size(), 3u);
   EXPECT_TRUE(p.text_error.empty());
+}
+
+class OldTracePipeline : public testing::AppOnTinyRun {};
+
+TEST_F(OldTracePipeline, RunsWithoutAStoredModuleAreRebuiltSayingSoOnce) {
+  // The trace as schema 1 wrote it: no stored modules.
+  for (const char* sql : {"DROP TABLE graph_module",
+                          "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                          "UPDATE graph SET digest = 'schema 1'"}) {  // its digest had no module
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(trace_.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(db);
+  }
+  ASSERT_TRUE(open_trace(s_, trace_)) << s_.status;
+  s_.view = View::kPipeline;
+  s_.view_changed = true;
+  h_.run(frame_, 2);
+  run_until([&] { return has_edit_session(s_); });
+  ASSERT_TRUE(has_edit_session(s_)) << s_.pipeline.job_message;
+  EXPECT_NE(s_.status.find("was re-imported and its pipeline re-run"), std::string::npos) << s_.status;
+  EXPECT_FALSE(s_.status_error);
+
+  // Apply rebuilds the run again, silently now; the new run keeps its module.
+  s_.status.clear();
+  ASSERT_TRUE(apply_pipeline(s_)) << s_.pipeline.job_message << s_.pipeline.text_error;
+  run_until([&] { return s_.view == View::kCompare; });
+  ASSERT_NE(s_.run, first_) << s_.pipeline.job_message;
+  EXPECT_EQ(s_.status.find("re-imported"), std::string::npos) << s_.status;
+  const TraceReader reader(trace_);
+  EXPECT_FALSE(reader.stored_module(first_));
+  EXPECT_TRUE(reader.stored_module(s_.run));
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 // Tests of studio/pipeline_runner.h: the run a job stores equals (same schedule, same
-// graph, same simulated executions) what the built binaries store for the same
-// pipeline (`mpk-opt --pass-pipeline=P -o out.mpk`, then `mpk run --backend sim
-// --model out.mpk`), from a trace run (its model re-imported) and from a .mpk file;
-// progress names the pass running; a job can be cancelled and then stores nothing;
-// bad pipelines and sources fail with a message.
+// graph, same stored module, same simulated executions) what the built binaries store
+// for the same pipeline (`mpk-opt INPUT --pass-pipeline=P -o out.mpk`, then `mpk run
+// --backend sim --model out.mpk`), from a trace run (INPUT: the module the trace stored
+// with it) and from a .mpk file; an empty pipeline re-runs a run's stored module; a run
+// of a trace written before modules were stored is rebuilt, saying so; progress names
+// the pass running; a job can be cancelled and then stores nothing; bad pipelines and
+// sources fail with a message.
 #include "studio/pipeline_runner.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <future>
@@ -15,6 +18,7 @@
 #include "ir/error.h"
 #include "ir/serialize.h"
 #include "optimizer_test_util.h"
+#include "passes/pipeline.h"
 
 namespace mpk::studio {
 namespace {
@@ -55,8 +59,9 @@ TEST_F(PipelineRunnerTest, RunFromATraceRunEqualsTheCli) {
   CommandResult r =
       run_tool("mpk", "run --backend sim --model tiny --steps 4 --trace '" + trace + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string pipeline =
-      "decompose{tile=16},infer-deps,assign-sm{policy=locality,slack-scale=0.5}";
+  // The run's fusions, another decompose and policy: its task graph is re-derived.
+  const std::string pipeline = std::string(kDefaultFusions) +
+      ",decompose{tile=16},infer-deps,assign-sm{policy=locality,slack-scale=0.5}";
 
   PipelineRunner runner;
   PipelineRequest req;
@@ -84,9 +89,22 @@ TEST_F(PipelineRunnerTest, RunFromATraceRunEqualsTheCli) {
   EXPECT_EQ(rec.model, "tiny");
   EXPECT_EQ(rec.steps, 4);
   EXPECT_NE(rec.options.find("studio: from run 1"), std::string::npos) << rec.options;
+  // The very module that compiling the model with the pipeline gives.
   const TraceReader cli(cli_run("tiny", pipeline, 4));
   testing::expect_same_run(mine, 2, cli, cli.last_run());
   EXPECT_EQ(mine.load_graph(2).graph.schedule.workers, result->module->graph.schedule.workers);
+
+  // Other passes before decompose would need the model's program un-fused: refused.
+  req.pipeline = "decompose{tile=16},infer-deps,assign-sm{policy=locality}";
+  const RunnerProgress refused = run_job(runner, req);
+  EXPECT_EQ(refused.stage, RunnerStage::kFailed);
+  EXPECT_NE(refused.error.find("the pipeline's passes before decompose (none) are not the "
+                               "module's ('fuse-residual,"), std::string::npos) << refused.error;
+
+  // A pipeline without decompose runs over the run's task graph as it is.
+  req.pipeline = "assign-sm{policy=round-robin}";
+  ASSERT_EQ(run_job(runner, req).stage, RunnerStage::kDone) << runner.progress().text();
+  EXPECT_EQ(TraceReader(trace).run(3).pipeline, mine.run(1).pipeline + ",assign-sm{policy=round-robin}");
 }
 
 TEST_F(PipelineRunnerTest, RunFromAModuleFileEqualsTheCliAndMpkRunGraph) {
@@ -117,7 +135,7 @@ TEST_F(PipelineRunnerTest, RunFromAModuleFileEqualsTheCliAndMpkRunGraph) {
   testing::expect_same_run(mine, 1, graph, 1);
 }
 
-TEST_F(PipelineRunnerTest, EmptyPipelineRebuildsTheRunsOwnGraph) {
+TEST_F(PipelineRunnerTest, EmptyPipelineReRunsTheStoredModule) {
   const std::string trace = path("trace.db");
   ASSERT_EQ(run_tool("mpk", "run --backend sim --model tiny --policy round-robin --steps 2 "
                             "--trace '" + trace + "'").status, 0);
@@ -128,6 +146,7 @@ TEST_F(PipelineRunnerTest, EmptyPipelineRebuildsTheRunsOwnGraph) {
   req.steps = 2;
   const RunnerProgress p = run_job(runner, req);
   ASSERT_EQ(p.stage, RunnerStage::kDone) << p.text();
+  EXPECT_EQ(runner.take_result()->note, "");
   const TraceReader reader(trace);
   testing::expect_same_run(reader, 1, reader, 2);
   EXPECT_EQ(reader.run(2).graph, reader.run(1).graph);  // the very same graph row
@@ -137,6 +156,33 @@ TEST_F(PipelineRunnerTest, EmptyPipelineRebuildsTheRunsOwnGraph) {
   ASSERT_EQ(run_job(runner, req).stage, RunnerStage::kDone);
   EXPECT_EQ(runner.take_result()->run, -1);
   EXPECT_EQ(TraceReader(trace).runs().size(), 2u);
+}
+
+TEST_F(PipelineRunnerTest, RunOfAnOldTraceIsRebuiltSayingSo) {
+  // A trace as schema 1 wrote it: no stored modules.
+  const std::string trace = path("old.db");
+  ASSERT_EQ(run_tool("mpk", "run --backend sim --model tiny --policy locality --steps 2 "
+                            "--trace '" + trace + "'").status, 0);
+  for (const char* sql : {"DROP TABLE graph_module",
+                          "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                          "UPDATE graph SET digest = 'schema 1'"}) {  // its digest had no module
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(trace.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(db);
+  }
+  PipelineRunner runner;
+  PipelineRequest req;
+  req.source = {"", trace, 1, nullptr};
+  req.trace_path = trace;
+  req.steps = 2;
+  ASSERT_EQ(run_job(runner, req).stage, RunnerStage::kDone) << runner.progress().text();
+  const std::optional<RunnerResult> r = runner.take_result();
+  EXPECT_NE(r->note.find("re-imported"), std::string::npos) << r->note;
+  const TraceReader reader(trace);
+  EXPECT_EQ(reader.load_graph(2).graph.schedule.workers, reader.load_graph(1).graph.schedule.workers);
+  EXPECT_FALSE(reader.stored_module(1));
+  EXPECT_TRUE(reader.stored_module(2));
 }
 
 TEST_F(PipelineRunnerTest, ProgressNamesThePassAndCancelStoresNothing) {

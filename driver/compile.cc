@@ -1,0 +1,127 @@
+// compile(): import through ir/import/model_source.h, the pass manager, the verifier.
+#include "driver/compile.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "ir/import/model_source.h"
+#include "ir/verifier.h"
+#include "passes/pass_manager.h"
+#include "passes/pipeline.h"
+#include "passes/policies/policy.h"
+#include "runtime/cpu/run_common.h"
+
+namespace mpk {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string pipeline_of(const CompileRequest& r) {
+  if (!r.pipeline.empty()) return r.pipeline;
+  return default_pipeline_with(r.policy.empty() ? kDefaultPolicy : r.policy, "decompose", r.costs);
+}
+
+Module import_source(const CompileRequest& r) {
+  ImportOptions io;
+  io.batch = r.batch;
+  io.max_seq_len = r.max_seq_len;
+  return load_model_source(resolve_model_source(r.model, r.relative_to), io);
+}
+
+namespace {
+
+// Calls the hook before each pass, counting them from `first`.
+class BeforeEachPass : public PassInstrument {
+ public:
+  BeforeEachPass(std::function<void(size_t)> hook, size_t first) : hook_(std::move(hook)), next_(first) {}
+  void before_pass(const std::string&, const Module&) override { hook_(next_++); }
+
+ private:
+  std::function<void(size_t)> hook_;
+  size_t next_;
+};
+
+// The index of the first decompose (the end when there is none): the entries before it
+// are the program passes.
+size_t first_decompose(const Pipeline& p) {
+  return static_cast<size_t>(std::find_if(p.begin(), p.end(),
+                                          [](const PipelineEntry& e) { return e.pass == "decompose"; }) -
+                             p.begin());
+}
+
+void run_entries(Module& m, Pipeline entries, size_t first, const std::function<void(size_t)>& before) {
+  PassManager pm(std::move(entries));
+  if (before) pm.add_instrument(std::make_unique<BeforeEachPass>(before, first));
+  pm.run(m);
+}
+
+}  // namespace
+
+struct PassPipeline::Impl {
+  explicit Impl(const std::string& text) : pipeline(parse_pipeline(text)), check(pipeline) {}
+  Pipeline pipeline;
+  PassManager check;  // resolves the names and options now
+};
+
+PassPipeline::PassPipeline(const std::string& text) : impl_(std::make_unique<Impl>(text)) {}
+PassPipeline::~PassPipeline() = default;
+PassPipeline::PassPipeline(PassPipeline&&) noexcept = default;
+PassPipeline& PassPipeline::operator=(PassPipeline&&) noexcept = default;
+
+size_t PassPipeline::size() const { return impl_->pipeline.size(); }
+const std::string& PassPipeline::pass(size_t i) const { return impl_->pipeline.at(i).pass; }
+
+void PassPipeline::run(Module& m, const std::function<void(size_t)>& before) {
+  run_entries(m, impl_->pipeline, 0, before);
+}
+
+void PassPipeline::recompile(Module& m, const std::function<void(size_t)>& before) {
+  const Pipeline& mine = impl_->pipeline;
+  const size_t graph_from = first_decompose(mine);
+  if (m.graph.tasks.empty() || graph_from == mine.size()) return run(m, before);
+  const Pipeline own = m.provenance.pipeline.empty() ? Pipeline{} : parse_pipeline(m.provenance.pipeline);
+  const Pipeline own_program(own.begin(), own.begin() + static_cast<ptrdiff_t>(first_decompose(own)));
+  const Pipeline program(mine.begin(), mine.begin() + static_cast<ptrdiff_t>(graph_from));
+  if (program != own_program) {
+    const auto shown = [](const Pipeline& p) {
+      return p.empty() ? std::string("none") : "'" + print_pipeline(p) + "'";
+    };
+    throw Error("the pipeline's passes before decompose (" + shown(program) +
+                ") are not the module's (" + shown(own_program) +
+                "): a compiled module's task graph is re-derived over its program as it is "
+                "(compile the model again for another one: mpk-opt MODEL --pass-pipeline=...)");
+  }
+  m.graph = TaskGraph{};
+  m.provenance.pipeline = print_pipeline(own_program);
+  run_entries(m, Pipeline(mine.begin() + static_cast<ptrdiff_t>(graph_from), mine.end()), graph_from,
+              before);
+}
+
+void run_pipeline(Module& m, const std::string& pipeline) {
+  PassPipeline(pipeline).run(m);
+  verify_or_throw(m);
+}
+
+Compiled compile(const CompileRequest& r) {
+  Compiled out;
+  const auto t0 = std::chrono::steady_clock::now();
+  out.module = import_source(r);
+  if (out.module.graph.schedule.empty() || !r.pipeline.empty()) {
+    out.pipeline = pipeline_of(r);
+    run_pipeline(out.module, out.pipeline);
+  } else {
+    verify_or_throw(out.module);
+  }
+  out.compile_s = seconds_since(t0);
+  return out;
+}
+
+void check_steps_fit(const Module& m, int64_t steps) {
+  const int64_t max_seq_len = find_run_tensors(m.program).max_seq_len;
+  if (max_seq_len > 0 && steps > max_seq_len)
+    throw Error("option '--steps' (" + std::to_string(steps) + ") exceeds the module's max_seq_len (" +
+                std::to_string(max_seq_len) + "): step s works at position s");
+}
+
+}  // namespace mpk

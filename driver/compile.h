@@ -1,0 +1,90 @@
+// compile: a model source -> the imported Module -> the pass pipeline -> a verified,
+// scheduled Module. The one path every front end compiles through (mpk run, bench,
+// experiment, mpk-opt's input, the studio's fallback for old trace.db files). A model
+// spec is resolved once, by ir/import/model_source.h: a preset, a Hugging Face
+// directory or config.json (imported), or a .mpk module (loaded as it is).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ir/module.h"
+
+namespace mpk {
+
+struct CompileRequest {
+  std::string model = "llama-3.2-1b";  // a model spec (ir/import/model_source.h)
+  int64_t batch = 1;                   // import options; they do not apply to a .mpk
+  int64_t max_seq_len = 0;             // 0: the importer's default
+  std::string policy;                  // assign-sm policy of the default pipeline; "": its default
+  std::string pipeline;                // a full pass pipeline; "" = the default with `policy`
+  std::string costs;                   // a cost file the default pipeline's assign-sm plans
+                                       // with (ir/cost_params.h); "" = the machine model's
+  std::string relative_to;             // a folder a relative module path is also looked for in
+};
+
+struct Compiled {
+  Module module;         // scheduled and verified
+  std::string pipeline;  // what ran; "" when a scheduled .mpk was used as it is
+  double compile_s = 0;  // import + passes + verify
+};
+
+// The pipeline a request runs: request.pipeline, else the default pipeline with
+// assign-sm{policy=<policy>} (and costs=<costs> when given).
+std::string pipeline_of(const CompileRequest& request);
+
+// Imports request.model (a .mpk module is loaded and verified as it is). Throws
+// mpk::Error naming the model.
+Module import_source(const CompileRequest& request);
+
+// A pass pipeline parsed and resolved once (so that a malformed one, an unknown pass or
+// a bad option fails before any work), then run with a hook before each pass.
+class PassPipeline {
+ public:
+  // Throws mpk::Error naming the column, the unknown pass or the option.
+  explicit PassPipeline(const std::string& text);
+  ~PassPipeline();
+  PassPipeline(PassPipeline&&) noexcept;
+  PassPipeline& operator=(PassPipeline&&) noexcept;
+
+  size_t size() const;
+  const std::string& pass(size_t index) const;  // its name
+  // Runs the passes over `module` (recording them in its provenance); `before(i)` is
+  // called before pass i and may throw to stop. Throws mpk::Error naming a failed pass.
+  // Does not verify the result.
+  void run(Module& module, const std::function<void(size_t)>& before = nullptr);
+
+  // Runs the pipeline over a module that may be compiled already (a run's stored module)
+  // so that the result is what compiling its model with this pipeline gives: a module
+  // without tasks, or a pipeline without decompose (e.g. one assign-sm), runs as run()
+  // does; otherwise the module's own pipeline (its provenance) must start with the same
+  // program passes (those before the first decompose, e.g. the fusions), which the module
+  // has already been through: its task graph is re-derived by this pipeline's passes from
+  // decompose on, and its provenance becomes this pipeline. Throws mpk::Error when the
+  // program passes differ (the module's program cannot be un-fused).
+  void recompile(Module& module, const std::function<void(size_t)>& before = nullptr);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs `pipeline` over `module` and verifies the result; throws mpk::Error naming the
+// pass or the verifier rule (a malformed pipeline or an unknown pass before any pass).
+void run_pipeline(Module& module, const std::string& pipeline);
+
+// Imports, then runs the request's pipeline unless the model is a scheduled module and
+// no pipeline was given (then verifies it only). Throws mpk::Error naming the model,
+// pass or verifier rule.
+Compiled compile(const CompileRequest& request);
+
+// Throws mpk::Error when `steps` exceeds the module's max_seq_len: step s works at
+// position s. Every executor checks it before it runs.
+void check_steps_fit(const Module& module, int64_t steps);
+
+double seconds_since(std::chrono::steady_clock::time_point t);
+
+}  // namespace mpk

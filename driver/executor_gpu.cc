@@ -1,0 +1,110 @@
+// The gpu executor: the module's megakernel (generated and compiled, or loaded from the
+// cache, when the executor is made) decodes all steps in ONE persistent launch, after one
+// warm-up launch that pays the one-time costs. Built only with MPK_WITH_CUDA.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "driver/compile.h"
+#include "driver/executor.h"
+#include "driver/weights.h"
+#include "runtime/cpu/run_common.h"
+#include "runtime/gpu/megakernel_runtime.h"
+
+namespace mpk {
+namespace {
+
+// Throws naming the step and the first batch row whose logits hold a NaN or an infinity.
+void check_finite_logits(const std::vector<float>& logits, int64_t batch, int64_t step) {
+  const size_t width = batch > 0 ? logits.size() / static_cast<size_t>(batch) : 0;
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (!std::isfinite(logits[i]))
+      throw non_finite_logits_error(step, static_cast<int64_t>(i / std::max<size_t>(width, 1)));
+}
+
+GpuOptions gpu_options(const ExecutorOptions& o) {
+  GpuOptions g;
+  g.watchdog_s = o.watchdog_s;
+  return g;
+}
+
+class GpuExecutor : public Executor {
+ public:
+  GpuExecutor(const Module& m, const ExecutorOptions& o)
+      : module_(m), weights_(load_run_weights(m, o.weights_seed)),
+        kernel_(m, weights_.weights, gpu_options(o)) {}
+
+  const char* kind() const override { return "gpu"; }
+  const std::string& weights_note() const override { return weights_.note; }
+  double weights_seconds() const override { return weights_.seconds; }
+
+  std::string describe() const override {
+    const Megakernel& k = kernel_.kernel();
+    const CompiledKernel& c = kernel_.compiled();
+    char compiled[64];
+    std::snprintf(compiled, sizeof compiled, "compiled in %.1f s", c.compile_seconds);
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "%s, %d SMs; megakernel %s (%zu task bodies, %d threads, %d x %d B stream slots)",
+                  kernel_.info().name.c_str(), kernel_.info().sm_count,
+                  c.from_cache ? "loaded from the cache" : compiled, k.instantiations.size(), k.threads,
+                  k.stages, k.slot_bytes);
+    return line;
+  }
+
+  ExecResult run(const ExecRequest& req) override {
+    check_steps_fit(module_, req.steps);
+    GpuRunOptions o;
+    o.steps = req.steps;
+    o.prompt = req.prompt;
+    kernel_.run(o);  // warm-up: the first launch pays one-time costs
+    o.trace = req.record;
+    GpuRunResult r = kernel_.run(o);
+    check_finite_logits(r.logits, r.batch, r.steps - 1);  // the host sees the last step's only
+    ExecResult out;
+    out.steps = r.steps;
+    out.batch = r.batch;
+    out.tokens = std::move(r.tokens);
+    out.seconds = r.kernel_ms * 1e-3;
+    out.logits = std::move(r.logits);
+    out.dropped = r.trace_overflow;
+    out.executions.reserve(r.trace.size());
+    for (const abi::TraceRecord& t : r.trace)
+      out.executions.push_back({t.task, t.step, t.worker, t.sm, static_cast<int64_t>(t.wait_begin_ns),
+                                static_cast<int64_t>(t.start_ns), static_cast<int64_t>(t.end_ns)});
+    return out;
+  }
+
+  RunInfo run_info(const ExecResult& r) const override {
+    const Megakernel& k = kernel_.kernel();
+    RunInfo info;
+    info.kind = "gpu";
+    info.options = "threads=" + std::to_string(k.threads) + " stages=" + std::to_string(k.stages) +
+                   " slot_bytes=" + std::to_string(k.slot_bytes) + " inflight=" + std::to_string(k.inflight) +
+                   " cubin=" + kernel_.compiled().hash + " weights=" + weights_.note;
+    if (r.dropped) info.options += " trace_overflow=" + std::to_string(r.dropped);
+    info.batch = r.batch;
+    info.steps = r.steps;
+    const GpuInfo& gi = kernel_.info();
+    info.device.name = gi.name;
+    info.device.sm_count = gi.sm_count;
+    info.device.clock_khz = gi.clock_khz;
+    info.device.mem_clock_khz = gi.mem_clock_khz;
+    info.device.mem_bandwidth = static_cast<int64_t>(module_.machine.mem_bandwidth);
+    info.device.smem_per_sm = gi.smem_optin;
+    return info;
+  }
+
+ private:
+  const Module& module_;
+  RunWeights weights_;
+  GpuMegakernel kernel_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_gpu_executor(const Module& module, const ExecutorOptions& options) {
+  return std::make_unique<GpuExecutor>(module, options);
+}
+
+}  // namespace mpk

@@ -1,0 +1,24 @@
+// record_run: the run record and TraceWriter (traces/trace_db.h), which stores the module.
+#include "driver/record.h"
+
+namespace mpk {
+
+RunInfo run_record(const Executor& executor, const ExecResult& result, const RunLabels& labels) {
+  RunInfo info = executor.run_info(result);
+  info.model = labels.model;
+  std::string options = labels.options;
+  const auto add = [&](const std::string& part) {
+    if (!part.empty()) options += (options.empty() ? "" : " ") + part;
+  };
+  add(info.options);
+  add(labels.note);
+  info.options = options;
+  return info;
+}
+
+int64_t record_run(const std::string& trace_path, const Module& module, const Executor& executor,
+                   const ExecResult& result, const RunLabels& labels) {
+  return write_run(trace_path, module, run_record(executor, result, labels), result.executions);
+}
+
+}  // namespace mpk

@@ -1,0 +1,41 @@
+// load_run_weights: a checkpoint next to the module's config.json, else random weights.
+#include "driver/weights.h"
+
+#include <filesystem>
+
+#include "driver/compile.h"
+#include "ir/import/model_source.h"
+
+namespace mpk {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has_safetensors(const std::string& dir) {
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return false;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".safetensors" ||
+        e.path().filename() == "model.safetensors.index.json")
+      return true;
+  return false;
+}
+
+}  // namespace
+
+RunWeights load_run_weights(const Module& m, uint64_t seed) {
+  RunWeights out;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string dir = checkpoint_dir_of(m);
+  if (has_safetensors(dir)) {
+    out.weights = load_weights(m, dir);
+    out.note = "checkpoint " + dir;
+  } else {
+    out.weights = random_weights(m, seed);
+    out.note = out.weights.source() + (dir.empty() ? "" : " (no *.safetensors in " + dir + ")");
+  }
+  out.seconds = seconds_since(t0);
+  return out;
+}
+
+}  // namespace mpk

@@ -1,0 +1,24 @@
+// The weights a run decodes with: the checkpoint's safetensors when the module was
+// imported from a Hugging Face folder that has them, else deterministic random bf16
+// weights from a seed. Used by the cpu and gpu executors and `mpk bench`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/module.h"
+#include "runtime/weights/weights.h"
+
+namespace mpk {
+
+struct RunWeights {
+  Weights weights;
+  std::string note;  // one line: where they came from
+  double seconds = 0;
+};
+
+// Throws mpk::Error naming the checkpoint file, or random weights over the host memory
+// budget.
+RunWeights load_run_weights(const Module& module, uint64_t seed);
+
+}  // namespace mpk

@@ -1,0 +1,99 @@
+// Tests of driver/executor.h on the tiny preset: the cpu executor decodes (tokens and
+// executions of every task at every step, its run record), the sim executor gives what
+// the simulator gives, the gpu executor (label gpu; skipped, saying so, without a GPU or
+// without CUDA in the build) gives the cpu's tokens; unknown and unfit requests fail with
+// a message.
+#include "driver/executor.h"
+
+#include <gtest/gtest.h>
+
+#include "driver_test_util.h"
+#include "ir/error.h"
+#include "runtime/cpu/run_common.h"
+#include "ir/cost_params.h"
+#include "traces/simulator.h"
+
+namespace mpk {
+namespace {
+
+using testing::DriverTest;
+
+TEST_F(DriverTest, CpuExecutorDecodesAndRecords) {
+  const Compiled c = testing::tiny();
+  ExecutorOptions o;
+  o.threads = 2;
+  const std::unique_ptr<Executor> cpu = make_executor("cpu", c.module, o);
+  EXPECT_STREQ(cpu->kind(), "cpu");
+  EXPECT_EQ(cpu->weights_note(), "random(seed=0)");
+  const ExecResult r = cpu->run({3, {1, 2}, true});
+  EXPECT_EQ(r.steps, 3);
+  EXPECT_EQ(r.batch, 1);
+  ASSERT_EQ(r.tokens.size(), 3u);
+  ASSERT_EQ(r.top_logits.size(), 3u);
+  EXPECT_EQ(r.logits.size(), static_cast<size_t>(find_run_tensors(c.module.program).vocab));
+  EXPECT_EQ(r.executions.size(), 3 * c.module.graph.tasks.size());
+  EXPECT_EQ(cpu->describe(), "schedule order, " + std::to_string(r.threads) + " threads");
+  const RunInfo info = cpu->run_info(r);
+  EXPECT_EQ(info.kind, "cpu");
+  EXPECT_EQ(info.options, "order=schedule threads=" + std::to_string(r.threads) + " weights=random(seed=0)");
+  EXPECT_EQ(info.steps, 3);
+
+  // The same module in a seeded random order gives the same tokens; it records nothing.
+  o.order = "random";
+  o.seed = 7;
+  const std::unique_ptr<Executor> random = make_executor("cpu", c.module, o);
+  EXPECT_EQ(random->run({3, {1, 2}, false}).tokens, r.tokens);
+  EXPECT_EQ(random->describe(), "random order (seed 7), 1 thread");
+  EXPECT_THROW(random->run({3, {1, 2}, true}), Error);
+}
+
+TEST_F(DriverTest, SimExecutorIsTheSimulator) {
+  const Compiled c = testing::tiny();
+  const std::unique_ptr<Executor> sim = make_executor("sim", c.module, ExecutorOptions{});
+  const ExecResult r = sim->run({4, {1}, true});
+  const std::vector<Execution> direct = simulate(c.module, CostParams::from_machine(c.module.machine), 4);
+  ASSERT_EQ(r.executions.size(), direct.size());
+  for (size_t i = 0; i < direct.size(); ++i) {
+    EXPECT_EQ(r.executions[i].task, direct[i].task);
+    EXPECT_EQ(r.executions[i].start_ns, direct[i].start_ns);
+    EXPECT_EQ(r.executions[i].end_ns, direct[i].end_ns);
+  }
+  EXPECT_TRUE(r.tokens.empty());
+  EXPECT_EQ(sim->describe(), c.module.machine.name);
+  EXPECT_EQ(sim->run_info(r).options, "costs=machine-model");
+  EXPECT_EQ(sim->weights_note(), "");
+}
+
+TEST_F(DriverTest, UnknownAndUnfitRequestsFail) {
+  const Compiled c = testing::tiny();
+  try {
+    make_executor("tpu", c.module, ExecutorOptions{});
+    ADD_FAILURE() << "made a tpu executor";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown backend 'tpu' (known: cpu"), std::string::npos) << e.what();
+  }
+  ExecutorOptions bad;
+  bad.costs = path("missing.json");
+  EXPECT_THROW(make_executor("sim", c.module, bad), Error);
+  const int64_t too_many = attr_int(c.module.attrs, "max_seq_len") + 1;
+  for (const char* kind : {"cpu", "sim"})
+    EXPECT_THROW(make_executor(kind, c.module, ExecutorOptions{})->run({too_many, {1}, false}), Error)
+        << kind;
+}
+
+TEST_F(DriverTest, GpuExecutorGivesTheCpuTokens) {
+  const ExecutorKind* gpu = find_executor("gpu");
+  if (!gpu) GTEST_SKIP() << "built without CUDA: there is no gpu executor";
+  if (!gpu->available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+  const Compiled c = testing::tiny();
+  const std::unique_ptr<Executor> g = make_executor("gpu", c.module, ExecutorOptions{});
+  const ExecResult r = g->run({4, {1, 2}, true});
+  const ExecResult cpu = make_executor("cpu", c.module, ExecutorOptions{})->run({4, {1, 2}, false});
+  EXPECT_EQ(r.tokens, cpu.tokens);
+  EXPECT_EQ(r.logits, cpu.logits);
+  EXPECT_EQ(r.executions.size() + r.dropped, 4 * c.module.graph.tasks.size());
+  EXPECT_EQ(g->run_info(r).kind, "gpu");
+}
+
+}  // namespace
+}  // namespace mpk

@@ -1,0 +1,114 @@
+// `mpk run`'s output (tools/run_report.h).
+#include "tools/run_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "ir/error.h"
+#include "ir/file_io.h"
+#include "traces/analysis.h"
+#include "traces/trace_db.h"
+
+namespace mpk {
+namespace {
+
+// The cpu table: token(s), top logit and milliseconds per step.
+void print_cpu_steps(const ExecResult& r) {
+  std::printf("%5s  %7s  %12s  %10s\n", "step", "token", "top logit", "ms");
+  for (int64_t s = 0; s < r.steps; ++s) {
+    std::string toks;
+    for (int32_t t : r.tokens[s]) toks += (toks.empty() ? "" : ",") + std::to_string(t);
+    std::printf("%5lld  %7s  %12.5f  %10.3f\n", static_cast<long long>(s), toks.c_str(),
+                r.top_logits[s][0], r.step_seconds[s] * 1e3);
+  }
+}
+
+}  // namespace
+
+void print_run_header(const Compiled& c, const Executor& ex, int64_t batch, int64_t max_seq_len) {
+  const Module& m = c.module;
+  std::printf("model    %s (%s), batch %lld, max_seq_len %lld\n", m.name.c_str(),
+              m.provenance.source.c_str(), static_cast<long long>(batch),
+              static_cast<long long>(max_seq_len));
+  std::printf("graph    %s | %zu tasks, %zu events, %zu workers, policy %s\n",
+              c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
+              m.graph.events.size(), m.graph.schedule.workers.size(), m.graph.schedule.policy.c_str());
+  std::printf("weights  %s\n", ex.weights_note().c_str());
+  std::printf("%-9s%s\n", ex.kind(), ex.describe().c_str());
+}
+
+void print_decode(const Executor& ex, const ExecResult& r, size_t prompt_length, bool traced) {
+  const bool cpu = !r.top_logits.empty();
+  if (cpu) {
+    print_cpu_steps(r);
+  } else {
+    std::printf("%5s  %s\n", "step", "token");
+    for (int64_t s = 0; s < r.steps; ++s)
+      std::printf("%5lld  %s\n", static_cast<long long>(s), join_tokens(r.tokens[s]).c_str());
+  }
+  std::printf("\n");
+  for (int64_t b = 0; b < r.batch; ++b) {
+    std::vector<int32_t> generated;  // the argmax of steps P-1, P, ... (docs/ir.md)
+    for (size_t s = prompt_length - 1; s < r.tokens.size(); ++s) generated.push_back(r.tokens[s][b]);
+    const std::string row = r.batch > 1 ? " [row " + std::to_string(b) + "]" : "";
+    std::printf("generated%s: %s\n", row.c_str(), join_tokens(generated).c_str());
+  }
+  if (cpu) {
+    std::vector<double> sorted = r.step_seconds;
+    std::sort(sorted.begin(), sorted.end());
+    double total = 0;
+    for (double s : r.step_seconds) total += s;
+    std::printf("time per step: %.3f ms mean, %.3f ms median (%lld steps, %.3f s run)\n",
+                total / static_cast<double>(r.steps) * 1e3, sorted[sorted.size() / 2] * 1e3,
+                static_cast<long long>(r.steps), r.seconds);
+  } else {
+    std::printf("time per token: %.4f ms (one launch of %lld steps: %.3f ms%s)\n",
+                r.seconds * 1e3 / static_cast<double>(r.steps), static_cast<long long>(r.steps),
+                r.seconds * 1e3, traced ? ", tracing on" : "");
+  }
+}
+
+void print_sim_report(const Compiled& c, const Executor& ex, const ExecResult& r, int64_t steps,
+                      const std::string& trace, int64_t run, double write_s) {
+  const Module& m = c.module;
+  std::printf("model     %s (%s), batch %lld\n", m.name.c_str(), m.provenance.source.c_str(),
+              static_cast<long long>(attr_int_or(m.attrs, "batch", 1)));
+  std::printf("graph     %s | %zu tasks, %zu events, %zu workers\n",
+              c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
+              m.graph.events.size(), m.graph.schedule.workers.size());
+  std::printf("simulate  %lld steps on %s: compile %.2f s, simulate %.2f s, write %.2f s\n\n",
+              static_cast<long long>(steps), ex.describe().c_str(), c.compile_s, r.seconds, write_s);
+  const TraceReader reader(trace);
+  std::fputs(format_brief(compute_stats(reader, run)).c_str(), stdout);
+  std::printf("\ntrace: run %lld -> %s\n", static_cast<long long>(run), trace.c_str());
+  std::printf("open it: mpk-studio %s   (or: mpk trace stats %s --run %lld)\n", trace.c_str(),
+              trace.c_str(), static_cast<long long>(run));
+}
+
+std::string join_tokens(const std::vector<int32_t>& tokens) {
+  std::string s;
+  for (int32_t t : tokens) s += (s.empty() ? "" : " ") + std::to_string(t);
+  return s;
+}
+
+void write_logits(const std::string& path, const std::vector<float>& logits, int64_t batch,
+                  int64_t step, const std::string& model) {
+  namespace fs = std::filesystem;
+  write_file_safely(path, std::string(reinterpret_cast<const char*>(logits.data()), logits.size() * sizeof(float)));
+  const int64_t vocab = batch > 0 ? static_cast<int64_t>(logits.size()) / batch : 0;
+  const nlohmann::json side = {{"dtype", "f32"},        {"byte_order", "little"},
+                               {"shape", {batch, vocab}}, {"step", step},
+                               {"model", model}};
+  try {
+    write_file_safely(path + ".json", side.dump(2) + "\n");
+  } catch (const Error&) {
+    std::error_code ec;
+    if (fs::is_regular_file(path + ".json", ec)) fs::remove(path + ".json", ec);  // it describes old logits
+    throw;
+  }
+}
+
+}  // namespace mpk
