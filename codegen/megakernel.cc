@@ -11,6 +11,7 @@
 
 #include "ir/error.h"
 #include "ir/rope.h"
+#include "ir/task_graph_index.h"
 
 namespace mpk {
 namespace {
@@ -540,7 +541,7 @@ int kind_rank(TaskKind k) {
 // (same K, waits a subset of the first one's, at most the rows one block can chain)
 // merged into group descriptors appended after the tasks. Merging cannot deadlock: a
 // group waits for nothing its first task did not already wait for.
-void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<EventId>>& waits, Megakernel& k) {
+void build_queues(Builder& b, const TaskGraph& g, const TaskGraphIndex& index, Megakernel& k) {
   const int64_t max_rows = abi::max_linear_rows(b.warps, b.batch);
   const auto valid = [&](TaskId t) { return t >= 0 && t < static_cast<TaskId>(g.tasks.size()); };
   std::vector<int> seen(g.tasks.size(), 0);
@@ -557,7 +558,7 @@ void build_queues(Builder& b, const TaskGraph& g, const std::vector<std::vector<
           const TaskId n = list[i + members.size()];
           const auto next = valid(n) && !seen[n] ? b.groupable(n) : std::nullopt;
           if (!next || !next->same_input(*lead) || rows + (next->rows + 7) / 8 * 8 > max_rows ||
-              !std::includes(waits[t].begin(), waits[t].end(), waits[n].begin(), waits[n].end()))
+              !std::ranges::includes(index.waits(t), index.waits(n)))
             break;
           rows += (next->rows + 7) / 8 * 8;
           members.push_back(n);
@@ -608,12 +609,9 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   if (opt.slot_bytes % 1024 != 0 || opt.slot_bytes < 1024)
     throw Error("codegen: slot_bytes must be a positive multiple of 1024");
   if (opt.inflight < 0) throw Error("codegen: inflight must be >= 0 (0: one copy per slot)");
-  // Events each task waits on and triggers (the events are the authority).
-  std::vector<std::vector<EventId>> waits(g.tasks.size()), trigs(g.tasks.size());
-  for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
-    for (TaskId c : g.events[e].consumers) waits.at(c).push_back(e);
-    for (TaskId p : g.events[e].producers) trigs.at(p).push_back(e);
-  }
+  // Events each task waits on and triggers, ascending.
+  const TaskGraphIndex index(g);
+  index.require_valid();
   // Large batches need x of B rows in shared memory: halve the slots (and with them the
   // row groups) until two of them fit beside the scratch.
   for (k.slot_bytes = opt.slot_bytes;; k.slot_bytes /= 2) {
@@ -629,7 +627,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     k.pools.clear();
     Builder b{m, opt, k, opt.threads / 32, k.batch, {}};
     for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) b.build_task(t);
-    build_queues(b, g, waits, k);
+    build_queues(b, g, index, k);
     k.scratch_bytes = (b.scratch_needed + 127) / 128 * 128;
     k.stages = static_cast<int>((opt.smem_bytes - 1024 - k.scratch_bytes) / k.slot_bytes);
     if (k.stages >= 2) break;
@@ -654,10 +652,11 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     const bool group = i >= g.tasks.size();
     const TaskId leader = group ? d.task : static_cast<TaskId>(i);
     d.wait_begin = static_cast<int32_t>(k.waits.size());
-    d.wait_count = static_cast<int32_t>(waits[leader].size());
+    const std::span<const EventId> waits = index.waits(leader);
+    d.wait_count = static_cast<int32_t>(waits.size());
     for (int32_t w = 0; w < d.wait_count; ++w) {
-      const Event& e = g.events[waits[leader][w]];
-      const abi::WaitEntry entry{waits[leader][w], static_cast<int32_t>(e.target), e.step_distance, 0};
+      const Event& e = g.events[waits[w]];
+      const abi::WaitEntry entry{waits[w], static_cast<int32_t>(e.target), e.step_distance, 0};
       if (w < abi::kInlineWaits)
         d.wait[w] = entry;
       else
@@ -665,7 +664,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     }
     std::vector<EventId> fired;
     for (int mi = 0; mi < d.members; ++mi) {
-      const std::vector<EventId>& own = trigs[mi == 0 ? leader : d.member[mi - 1]];
+      const std::span<const EventId> own = index.triggers(mi == 0 ? leader : d.member[mi - 1]);
       fired.insert(fired.end(), own.begin(), own.end());
     }
     d.trig_begin = static_cast<int32_t>(k.triggers.size());

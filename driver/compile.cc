@@ -19,7 +19,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 std::string pipeline_of(const CompileRequest& r) {
   if (!r.pipeline.empty()) return r.pipeline;
-  return default_pipeline_with(r.policy.empty() ? kDefaultPolicy : r.policy);
+  return default_pipeline_with(r.policy.empty() ? kDefaultPolicy : r.policy, "decompose", r.costs);
 }
 
 Module import_source(const CompileRequest& r) {

@@ -21,6 +21,8 @@ struct CompileRequest {
   int64_t max_seq_len = 0;             // 0: the importer's default
   std::string policy;                  // assign-sm policy of the default pipeline; "": its default
   std::string pipeline;                // a full pass pipeline; "" = the default with `policy`
+  std::string costs;                   // a cost file the default pipeline's assign-sm plans
+                                       // with (ir/cost_params.h); "" = the machine model's
   std::string relative_to;             // a folder a relative module path is also looked for in
 };
 
@@ -31,7 +33,7 @@ struct Compiled {
 };
 
 // The pipeline a request runs: request.pipeline, else the default pipeline with
-// assign-sm{policy=<policy>}.
+// assign-sm{policy=<policy>} (and costs=<costs> when given).
 std::string pipeline_of(const CompileRequest& request);
 
 // Imports request.model (a .mpk module is loaded and verified as it is). Throws

@@ -23,7 +23,7 @@ struct ExecutorOptions {
   uint64_t seed = 0;               // cpu: the random order's seed
   int64_t threads = 0;             // cpu: OS threads, 0 = every core
   double watchdog_s = 2.0;         // cpu, gpu: seconds a wait may make no progress
-  std::string costs;               // sim: a cost file (traces/cost_params.h); "" = machine model
+  std::string costs;               // sim: a cost file (ir/cost_params.h); "" = machine model
 };
 
 struct ExecRequest {

@@ -4,7 +4,7 @@
 #include "driver/executor.h"
 #include "ir/checked.h"
 #include "runtime/cpu/memory_budget.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/simulator.h"
 
 namespace mpk {

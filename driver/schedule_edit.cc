@@ -1,4 +1,4 @@
-// ScheduleEditor: moves checked by the verifier, re-simulation, undo/redo, and the
+// ScheduleEditor: moves checked by the deadlock check, re-simulation, undo/redo, and the
 // edited module as a pinned schedule over the original one.
 #include "driver/schedule_edit.h"
 
@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <set>
 
+#include "ir/deadlock.h"
 #include "ir/error.h"
+#include "ir/task_graph_index.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "passes/policies/pinned.h"
@@ -64,7 +66,7 @@ void pin_schedule(Module& m, const Schedule& original, const std::string& moves)
 struct ScheduleEditor::Lists {
   Lists(const TaskGraph& g, const std::vector<std::vector<TaskId>>& lists)
       : graph(g), workers(std::make_unique<WorkerLists>(graph, lists)) {}
-  StepGraph graph;
+  TaskGraphIndex graph;
   std::unique_ptr<WorkerLists> workers;  // over `graph`
 };
 
@@ -77,7 +79,7 @@ ScheduleEditor::ScheduleEditor(Module scheduled, const CostParams& costs, int32_
   const std::vector<Diagnostic> d = verify_schedule(module_);
   if (!d.empty()) throw Error("the schedule cannot be edited: " + d.front().rule + ": " +
                               d.front().message);
-  lists_ = std::make_unique<Lists>(module_.graph, module_.graph.schedule.workers);
+  reindex();
   for (TaskId t = 0; t < num_tasks(); ++t)
     if (lists_->workers->worker_of(t) < 0) throw Error("task " + std::to_string(t) + " is not scheduled");
   execs_ = std::move(simulated);
@@ -110,7 +112,13 @@ void ScheduleEditor::resimulate() {
 
 void ScheduleEditor::set_lists(const WorkerSnapshot& lists) {
   for (const auto& [w, list] : lists) module_.graph.schedule.workers[w] = list;
-  lists_->workers = std::make_unique<WorkerLists>(lists_->graph, module_.graph.schedule.workers);
+  reindex();
+}
+
+void ScheduleEditor::reindex() {
+  module_.graph.touch();
+  lists_.reset();
+  lists_ = std::make_unique<Lists>(module_.graph, module_.graph.schedule.workers);
 }
 
 std::string ScheduleEditor::describe(TaskId t) const {
@@ -159,21 +167,20 @@ EditOutcome ScheduleEditor::move(const std::vector<TaskId>& tasks, int32_t worke
       set_lists(before);
       return refuse(problem);
     }
-    for (int32_t w : touched) module_.graph.schedule.workers[w] = lists.lists()[w];
-    const std::vector<Diagnostic> d = verify_schedule(module_);
-    if (!d.empty()) {
-      const std::vector<CycleLink> cycle = lists.cycle_through(m.task);
-      std::string why = d.front().rule + ": " + d.front().message;
-      if (!cycle.empty())
-        why = "it can deadlock (" + d.front().rule + "), a cycle of worker order and events: " +
-              print_cycle(cycle, [&](TaskId t) {
-                return describe(t) + " on worker " + std::to_string(lists.worker_of(t));
-              });
+    // The lists before this move could not deadlock: a cycle now passes through m.task.
+    const std::vector<CycleLink> cycle = lists.cycle_through(m.task);
+    if (!cycle.empty()) {
+      const std::string why = "it can deadlock (schedule.deadlock), a cycle of worker order and events: " +
+                              print_cycle(cycle, [&](TaskId t) {
+                                return describe(t) + " on worker " + std::to_string(lists.worker_of(t));
+                              });
       set_lists(before);
       return refuse(why);
     }
     edit.moves += (edit.moves.empty() ? "" : ";") + print_move(m);
   }
+  for (int32_t w : touched) module_.graph.schedule.workers[w] = lists.lists()[w];
+  reindex();
   edit.after = snapshot(module_.graph.schedule, touched);
   if (edit.after == before) return {false, "nothing to change: " + label + " is where it is"};
   edit.before = before;

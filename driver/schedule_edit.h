@@ -1,9 +1,9 @@
 // Hand edits of a schedule (mpk-studio's timeline and pipeline view edit through it): an
 // edit session on a scheduled module moves one or more tasks to another worker or another
-// place in a worker's order. Each edit is checked by the verifier (ir/verifier.h
-// verify_schedule) before it is kept: a move that can deadlock (or breaks a dependency: a
-// consumer ahead of its producer on one worker) is refused with a message naming the
-// tasks and events of the cycle. A kept edit re-simulates the schedule at once
+// place in a worker's order. Each edit is checked by the deadlock check (ir/deadlock.h,
+// the verifier's schedule.deadlock) before it is kept: a move that can deadlock (or breaks
+// a dependency: a consumer ahead of its producer on one worker) is refused with a message
+// naming the tasks and events of the cycle. A kept edit re-simulates the schedule at once
 // (traces/simulator.h). Edits undo and redo; their moves are pinned-policy moves, written
 // in its grammar (`13>w2@after:10;5>w0@first`, docs/optimizer.md), so the edited module is
 // saved as `assign-sm{policy=pinned,base=<policy>,moves=...}` over the schedule it started
@@ -18,7 +18,7 @@
 
 #include "ir/module.h"
 #include "ir/serialize.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/trace_db.h"
 
 namespace mpk {
@@ -96,10 +96,13 @@ class ScheduleEditor {
   void save(const std::string& path, Format format = Format::kBinary) const;
 
  private:
-  struct Lists;  // the step graph and the worker lists the moves edit
+  struct Lists;  // the task-graph index and the worker lists the moves edit
 
   void resimulate();
   void set_lists(const std::vector<std::pair<int32_t, std::vector<TaskId>>>& lists);
+  // After a change to the module's schedule: touches its graph (older indexes of it are
+  // stale) and builds the index and the lists over it again.
+  void reindex();
   std::string describe(TaskId t) const;
   std::string step_change(int64_t before_ns) const;
   int32_t num_tasks() const { return static_cast<int32_t>(module_.graph.tasks.size()); }

@@ -177,7 +177,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t seed = in.byte();
   mpk::Module m = base.module;
   for (int edits = 0; in.n > 0 && edits < 16; ++edits) edit(m, in);
-  m.graph.rebuild_use_lists();
   if (!mpk::verify_module(m).empty()) return 0;
   for (const mpk::CpuOrder order : {mpk::CpuOrder::kRandom, mpk::CpuOrder::kSchedule}) {
     mpk::CpuRunResult got;

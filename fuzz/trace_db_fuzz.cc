@@ -66,7 +66,6 @@ std::string built_in_trace() {
   event({3}, {0}, 1);
   m.graph.schedule.policy = "fuzz";
   m.graph.schedule.workers = {{0, 1}, {2, 3}};
-  m.graph.rebuild_use_lists();
   char path[] = "/tmp/mpk_trace_fuzz_XXXXXX";
   const int fd = ::mkstemp(path);
   ::close(fd);

@@ -1,6 +1,7 @@
 // In-memory IR helpers: lookups and use-list maintenance.
 #include "ir/module.h"
 
+#include <atomic>
 #include <variant>
 
 #include "ir/checked.h"
@@ -45,18 +46,9 @@ void Program::rebuild_use_lists() {
   }
 }
 
-void TaskGraph::rebuild_use_lists() {
-  for (Task& t : tasks) {
-    t.waits.clear();
-    t.triggers.clear();
-  }
-  const auto n = static_cast<TaskId>(tasks.size());
-  for (size_t e = 0; e < events.size(); ++e) {
-    for (TaskId p : events[e].producers)
-      if (p >= 0 && p < n) tasks[p].triggers.push_back(static_cast<EventId>(e));
-    for (TaskId c : events[e].consumers)
-      if (c >= 0 && c < n) tasks[c].waits.push_back(static_cast<EventId>(e));
-  }
+uint64_t new_graph_generation() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
 }
 
 std::string tool_version() { return std::string("mpk ") + kMpkVersion; }

@@ -59,10 +59,8 @@ struct Task {
   int64_t bytes = 0;  // estimated bytes moved through device memory per step
   int64_t flops = 0;  // estimated floating-point operations per step
   Attrs attrs;        // kind-specific parameters (docs/ir.md)
-
-  // Use lists, rebuilt by TaskGraph::rebuild_use_lists().
-  std::vector<EventId> waits;     // events this task waits on before it starts
-  std::vector<EventId> triggers;  // events this task increments when it is done
+  // Which events a task waits on and triggers is the events' to say: ask a
+  // TaskGraphIndex (ir/task_graph_index.h).
 };
 
 // A counter in device memory. Each producer adds 1 per step when its writes are
@@ -84,13 +82,20 @@ struct Schedule {
   bool empty() const { return workers.empty(); }
 };
 
+// A fresh value for TaskGraph::generation, never given out before in this process.
+uint64_t new_graph_generation();
+
 struct TaskGraph {
   std::vector<Task> tasks;
   std::vector<Event> events;
   Schedule schedule;
+  // Stamps this content: touch() gives the graph a new stamp after a change to its
+  // tasks, events or schedule, which makes every TaskGraphIndex built before the change
+  // stale (ir/task_graph_index.h). A copy keeps the stamp; never serialized.
+  uint64_t generation = new_graph_generation();
 
   bool empty() const { return tasks.empty(); }
-  void rebuild_use_lists();
+  void touch() { generation = new_graph_generation(); }
 };
 
 struct MachineModel {

@@ -261,7 +261,6 @@ class Reader {
     m.provenance.tool_version = in.provenance().tool_version();
 
     m.program.rebuild_use_lists();
-    m.graph.rebuild_use_lists();
     return m;
   }
 

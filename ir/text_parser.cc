@@ -62,7 +62,6 @@ class Parser {
       end_of_line();
     }
     m_.program.rebuild_use_lists();
-    m_.graph.rebuild_use_lists();
     return std::move(m_);
   }
 

@@ -345,9 +345,10 @@ std::vector<Diagnostic> verify_structure(const Module& m) {
 std::vector<Diagnostic> verify_module(const Module& m) {
   std::vector<Diagnostic> d = verify_structure(m);
   if (!d.empty()) return d;
-  d = verify_graph(m);
+  const TaskGraphIndex g(m.graph);
+  d = verify_graph_indexed(m, g);
   if (!d.empty()) return d;
-  return verify_schedule(m);
+  return verify_schedule_indexed(m, g);
 }
 
 void verify_or_throw(const Module& m) {

@@ -7,13 +7,17 @@
 //             schedule: before infer-deps it has neither); every task is scheduled
 //             exactly once on at most sm_count workers;
 //   schedule: distance-0 event edges plus same-worker order edges form no cycle.
-// Conflicting pairs come from RegionIndex queries, never from comparing all pairs.
+// Conflicting pairs come from RegionIndex queries, never from comparing all pairs; the
+// adjacency is the task-graph index's and the cycles are the deadlock check's
+// (ir/task_graph_index.h, ir/deadlock.h).
 #include <algorithm>
 #include <cstdint>
 
 #include "ir/checked.h"
+#include "ir/deadlock.h"
 #include "ir/region_index.h"
-#include "ir/verifier.h"
+#include "ir/task_graph_index.h"
+#include "ir/verifier_rules.h"
 
 namespace mpk {
 namespace {
@@ -25,141 +29,19 @@ namespace {
 // would take hours.
 constexpr int64_t kMaxOrderWork = int64_t{1} << 33;
 
-// Task/event adjacency, built from the events only (never from the tasks' use lists,
-// which may be stale). Ids out of range are skipped: the structure layer reports them.
-struct EventGraph {
-  int32_t num_tasks = 0;
-  std::vector<std::vector<EventId>> waits;     // per task: events it waits on (any distance)
-  std::vector<std::vector<EventId>> triggers;  // per task: distance-0 events it triggers
-
-  explicit EventGraph(const Module& m) : num_tasks(static_cast<int32_t>(m.graph.tasks.size())) {
-    waits.resize(num_tasks);
-    triggers.resize(num_tasks);
-    for (size_t e = 0; e < m.graph.events.size(); ++e) {
-      const Event& ev = m.graph.events[e];
-      for (TaskId c : ev.consumers)
-        if (valid(c)) waits[c].push_back(static_cast<EventId>(e));
-      if (ev.step_distance == 0)
-        for (TaskId p : ev.producers)
-          if (valid(p)) triggers[p].push_back(static_cast<EventId>(e));
-    }
-  }
-  bool valid(TaskId t) const { return t >= 0 && t < num_tasks; }
-};
-
-// Finds a cycle among tasks joined by distance-0 events and, when `workers` is given,
-// same-worker order edges. Returns the tasks on one cycle in order (empty
-// when acyclic). Nodes: tasks [0, n), events [n, n + E).
-std::vector<TaskId> find_cycle(const Module& m, const EventGraph& g,
-                               const std::vector<std::vector<TaskId>>* workers) {
-  const int32_t n = g.num_tasks;
-  const auto& events = m.graph.events;
-  const size_t total = n + events.size();
-  std::vector<TaskId> worker_next(n, -1), worker_prev(n, -1);
-  if (workers)
-    for (const auto& list : *workers)
-      for (size_t i = 0; i + 1 < list.size(); ++i)
-        if (g.valid(list[i]) && g.valid(list[i + 1]) && worker_next[list[i]] < 0 &&
-            worker_prev[list[i + 1]] < 0) {
-          worker_next[list[i]] = list[i + 1];
-          worker_prev[list[i + 1]] = list[i];
-        }
-
-  // Kahn's algorithm over distance-0 edges.
-  std::vector<int64_t> indeg(total, 0);
-  for (int32_t t = 0; t < n; ++t) {
-    for (EventId e : g.waits[t])
-      if (events[e].step_distance == 0) ++indeg[t];
-    if (worker_prev[t] >= 0) ++indeg[t];
-  }
-  for (size_t e = 0; e < events.size(); ++e)
-    if (events[e].step_distance == 0)
-      for (TaskId p : events[e].producers)
-        if (g.valid(p)) ++indeg[n + e];
-  std::vector<size_t> stack;
-  for (size_t v = 0; v < total; ++v)
-    if (indeg[v] == 0) stack.push_back(v);
-  size_t done = 0;
-  auto release = [&](size_t v) {
-    if (--indeg[v] == 0) stack.push_back(v);
-  };
-  while (!stack.empty()) {
-    const size_t v = stack.back();
-    stack.pop_back();
-    ++done;
-    if (v < static_cast<size_t>(n)) {
-      for (EventId e : g.triggers[v]) release(n + e);
-      if (worker_next[v] >= 0) release(worker_next[v]);
-    } else if (events[v - n].step_distance == 0) {
-      for (TaskId c : events[v - n].consumers)
-        if (g.valid(c)) release(c);
-    }
-  }
-  if (done == total) return {};
-
-  // Every node left has a predecessor that is left too: walk backwards until a node
-  // repeats; the walk from there is a cycle (reversed).
-  auto left_pred = [&](size_t v) -> size_t {
-    if (v < static_cast<size_t>(n)) {
-      for (EventId e : g.waits[v])
-        if (events[e].step_distance == 0 && indeg[n + e] > 0) return n + e;
-      return static_cast<size_t>(worker_prev[v]);
-    }
-    for (TaskId p : events[v - n].producers)
-      if (g.valid(p) && indeg[p] > 0) return p;
-    return 0;  // unreachable: a left event has a left producer
-  };
-  size_t v = 0;
-  while (indeg[v] == 0 || v >= static_cast<size_t>(n)) ++v;
-  std::vector<size_t> seen_at(total, SIZE_MAX);
-  std::vector<size_t> walk;
-  while (seen_at[v] == SIZE_MAX) {
-    seen_at[v] = walk.size();
-    walk.push_back(v);
-    v = left_pred(v);
-  }
-  std::vector<TaskId> cycle;
-  for (size_t i = walk.size(); i-- > seen_at[v];)
-    if (walk[i] < static_cast<size_t>(n)) cycle.push_back(static_cast<TaskId>(walk[i]));
-  // Start at the lowest task id, so that the message does not depend on the walk.
-  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-  return cycle;
-}
-
-std::string cycle_text(const Module& m, const std::vector<TaskId>& cycle,
-                       const std::vector<int32_t>* worker_of) {
+// The cycle's tasks joined by " -> ", the first repeated at the end.
+std::string cycle_text(const Module& m, const std::vector<CycleLink>& cycle,
+                       const TaskGraphIndex* with_workers) {
   constexpr size_t kShown = 12;
   auto one = [&](TaskId t) {
     std::string s = describe_task(m, t);
-    if (worker_of) s += " on worker " + std::to_string((*worker_of)[t]);
+    if (with_workers) s += " on worker " + std::to_string(with_workers->worker_of(t));
     return s;
   };
   std::string s;
-  for (size_t i = 0; i < cycle.size() && i < kShown; ++i) s += one(cycle[i]) + " -> ";
+  for (size_t i = 0; i < cycle.size() && i < kShown; ++i) s += one(cycle[i].task) + " -> ";
   if (cycle.size() > kShown) s += "... (" + std::to_string(cycle.size()) + " tasks) -> ";
-  return s + one(cycle.front());
-}
-
-// Tasks in an order where every distance-0 event's producers come before its
-// consumers; empty when distance-0 events form a cycle.
-std::vector<TaskId> topological_order(const Module& m, const EventGraph& g) {
-  const auto& events = m.graph.events;
-  std::vector<int64_t> task_in(g.num_tasks, 0), event_in(events.size(), 0);
-  for (TaskId t = 0; t < g.num_tasks; ++t)
-    for (EventId e : g.waits[t]) task_in[t] += events[e].step_distance == 0;
-  for (size_t e = 0; e < events.size(); ++e)
-    for (TaskId p : events[e].producers) event_in[e] += g.valid(p);
-  std::vector<TaskId> order;
-  order.reserve(g.num_tasks);
-  for (TaskId t = 0; t < g.num_tasks; ++t)
-    if (task_in[t] == 0) order.push_back(t);
-  for (size_t i = 0; i < order.size(); ++i)
-    for (EventId e : g.triggers[order[i]])
-      if (--event_in[e] == 0)
-        for (TaskId c : events[e].consumers)
-          if (g.valid(c) && --task_in[c] == 0) order.push_back(c);
-  if (order.size() != static_cast<size_t>(g.num_tasks)) order.clear();
-  return order;
+  return s + one(cycle.front().task);
 }
 
 // One bit per distance-1 event, for every task.
@@ -194,7 +76,7 @@ class EventBits {
 // from the later task, cached per task).
 class AccessOrderChecker {
  public:
-  AccessOrderChecker(const Module& m, const EventGraph& g, const std::vector<TaskId>& topo,
+  AccessOrderChecker(const Module& m, const TaskGraphIndex& g, const std::vector<TaskId>& topo,
                      DiagnosticSink& sink)
       : m_(m), g_(g), sink_(sink), up_(0, 0), down_(0, 0) {
     cross_step_bits(topo);
@@ -216,14 +98,14 @@ class AccessOrderChecker {
     RegionIndex reads = writes;  // same key dimensions and cuts, still empty
     universe.clear();
     universe.shrink_to_fit();
-    for (int32_t i = 0; i < g_.num_tasks; ++i) {
+    for (int32_t i = 0; i < g_.num_tasks(); ++i) {
       for (const Region& w : tasks[i].writes)
         if (usable(w)) writes.insert(w, i);
       for (const Region& r : tasks[i].reads)
         if (usable(r)) reads.insert(r, i);
     }
 
-    const int32_t n = g_.num_tasks;
+    const int32_t n = g_.num_tasks();
     checked_.assign(n, -1);
     reach_.assign(n, 0);
     ev_seen_.assign(m_.graph.events.size(), 0);
@@ -277,7 +159,7 @@ class AccessOrderChecker {
     int32_t num_bits = 0;
     for (size_t e = 0; e < events.size(); ++e)
       if (events[e].step_distance == 1) bit[e] = num_bits++;
-    const size_t n = static_cast<size_t>(g_.num_tasks);
+    const size_t n = static_cast<size_t>(g_.num_tasks());
     up_ = EventBits(n, num_bits);
     down_ = EventBits(n, num_bits);
     if (num_bits == 0) return;
@@ -287,29 +169,26 @@ class AccessOrderChecker {
     std::vector<char> up_done(events.size(), 0), down_done(events.size(), 0);
     for (size_t e = 0; e < events.size(); ++e)
       if (bit[e] >= 0)
-        for (TaskId p : events[e].producers)
-          if (g_.valid(p)) up_.set(p, bit[e]);
+        for (TaskId p : g_.producers(static_cast<EventId>(e))) up_.set(p, bit[e]);
     // Reverse topological order: the consumers of a task's distance-0 events are done
     // before it (they come after all of the event's producers).
     for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
       const TaskId t = *it;
-      for (EventId e : g_.triggers[t]) {
+      for (EventId e : g_.same_step_triggers(t)) {
         if (!up_done[e]) {
-          for (TaskId c : events[e].consumers)
-            if (g_.valid(c)) ev_up.merge(e, up_.row(c));
+          for (TaskId c : g_.consumers(e)) ev_up.merge(e, up_.row(c));
           up_done[e] = 1;
         }
         up_.merge(t, ev_up.row(e));
       }
     }
     for (TaskId t : topo)
-      for (EventId e : g_.waits[t]) {
+      for (EventId e : g_.waits(t)) {
         if (bit[e] >= 0) {
           down_.set(t, bit[e]);
         } else if (events[e].step_distance == 0) {
           if (!down_done[e]) {
-            for (TaskId p : events[e].producers)
-              if (g_.valid(p)) ev_down.merge(e, down_.row(p));
+            for (TaskId p : g_.producers(e)) ev_down.merge(e, down_.row(p));
             down_done[e] = 1;
           }
           down_.merge(t, ev_down.row(e));
@@ -318,10 +197,10 @@ class AccessOrderChecker {
   }
 
   bool direct(TaskId p, TaskId c, bool any_distance) const {
-    for (EventId e : g_.waits[c]) {
-      const Event& ev = m_.graph.events[e];
-      if (ev.step_distance != 0 && !any_distance) continue;
-      if (std::binary_search(ev.producers.begin(), ev.producers.end(), p)) return true;
+    for (EventId e : g_.waits(c)) {
+      if (g_.distance(e) != 0 && !any_distance) continue;
+      const std::span<const TaskId> producers = g_.producers(e);
+      if (std::binary_search(producers.begin(), producers.end(), p)) return true;
     }
     return false;
   }
@@ -348,12 +227,11 @@ class AccessOrderChecker {
       const TaskId t = stack_.back();
       stack_.pop_back();
       ++work_;
-      for (EventId e : g_.waits[t]) {
-        const Event& ev = m_.graph.events[e];
-        if (ev.step_distance != 0 || ev_seen_[e] == stamp_) continue;
+      for (EventId e : g_.same_step_waits(t)) {
+        if (ev_seen_[e] == stamp_) continue;
         ev_seen_[e] = stamp_;
-        for (TaskId p : ev.producers)
-          if (g_.valid(p) && reach_[p] != stamp_) {
+        for (TaskId p : g_.producers(e))
+          if (reach_[p] != stamp_) {
             reach_[p] = stamp_;
             stack_.push_back(p);
           }
@@ -381,7 +259,7 @@ class AccessOrderChecker {
   }
 
   const Module& m_;
-  const EventGraph& g_;
+  const TaskGraphIndex& g_;
   DiagnosticSink& sink_;
   EventBits up_, down_;
   std::vector<TaskId> checked_;  // per task p: the last task c it was checked against
@@ -406,25 +284,21 @@ int64_t cross_step_bytes(const Module& m) {
   return checked_product({2, rows, (bits + 63) / 64, 8}, "cross-step bitsets");
 }
 
-void check_schedule_cover(const Module& m, DiagnosticSink& sink) {
+void check_schedule_cover(const Module& m, const TaskGraphIndex& g, DiagnosticSink& sink) {
   const Schedule& s = m.graph.schedule;
-  const auto n = static_cast<int32_t>(m.graph.tasks.size());
   if (static_cast<int64_t>(s.workers.size()) > m.machine.sm_count)
     sink.add("graph.bad-worker", "the schedule has " + std::to_string(s.workers.size()) +
                                      " workers, but machine '" + m.machine.name + "' has " +
                                      std::to_string(m.machine.sm_count) + " SMs (one worker each)");
-  std::vector<std::vector<int32_t>> on(n);
-  for (size_t w = 0; w < s.workers.size(); ++w)
-    for (TaskId t : s.workers[w])
-      if (t >= 0 && t < n) on[t].push_back(static_cast<int32_t>(w));
-  for (TaskId t = 0; t < n; ++t) {
-    if (on[t].empty()) {
+  for (TaskId t = 0; t < g.num_tasks(); ++t) {
+    const std::span<const int32_t> on = g.listings(t);
+    if (on.empty()) {
       sink.add("graph.unscheduled-task", describe_task(m, t) + " is on no worker");
-    } else if (on[t].size() > 1) {
+    } else if (on.size() > 1) {
       std::string where;
-      for (size_t i = 0; i < on[t].size(); ++i) where += (i ? ", " : "") + std::to_string(on[t][i]);
+      for (size_t i = 0; i < on.size(); ++i) where += (i ? ", " : "") + std::to_string(on[i]);
       sink.add("graph.task-scheduled-twice", describe_task(m, t) + " is scheduled " +
-                                                 std::to_string(on[t].size()) +
+                                                 std::to_string(on.size()) +
                                                  " times (workers " + where + ")");
     }
   }
@@ -432,13 +306,12 @@ void check_schedule_cover(const Module& m, DiagnosticSink& sink) {
 
 }  // namespace
 
-std::vector<Diagnostic> verify_graph(const Module& m) {
+std::vector<Diagnostic> verify_graph_indexed(const Module& m, const TaskGraphIndex& g) {
   DiagnosticSink sink;
   if (m.graph.tasks.empty()) return sink.finish();
-  const EventGraph g(m);
-  const std::vector<TaskId> topo = topological_order(m, g);
+  const std::vector<TaskId> topo = same_step_order(g);
   if (topo.empty()) {
-    const std::vector<TaskId> cycle = find_cycle(m, g, nullptr);
+    const std::vector<CycleLink> cycle = WaitCheck(g).cycle();
     sink.add("graph.cycle", "distance-0 events form a cycle: " + cycle_text(m, cycle, nullptr));
   } else if (!m.graph.events.empty() || !m.graph.schedule.empty()) {
     // A decomposed graph whose dependencies are not inferred yet (no events, no
@@ -452,26 +325,26 @@ std::vector<Diagnostic> verify_graph(const Module& m) {
     else
       AccessOrderChecker(m, g, topo, sink).run();
   }
-  if (!m.graph.schedule.empty()) check_schedule_cover(m, sink);
+  if (!m.graph.schedule.empty()) check_schedule_cover(m, g, sink);
   return sink.finish();
 }
 
-std::vector<Diagnostic> verify_schedule(const Module& m) {
+std::vector<Diagnostic> verify_schedule_indexed(const Module& m, const TaskGraphIndex& g) {
   DiagnosticSink sink;
-  const Schedule& s = m.graph.schedule;
-  if (s.empty() || m.graph.tasks.empty()) return sink.finish();
-  const EventGraph g(m);
-  const std::vector<TaskId> cycle = find_cycle(m, g, &s.workers);
-  if (!cycle.empty()) {
-    std::vector<int32_t> worker_of(g.num_tasks, -1);
-    for (size_t w = 0; w < s.workers.size(); ++w)
-      for (TaskId t : s.workers[w])
-        if (g.valid(t) && worker_of[t] < 0) worker_of[t] = static_cast<int32_t>(w);
+  if (m.graph.schedule.empty() || m.graph.tasks.empty()) return sink.finish();
+  const std::vector<CycleLink> cycle = WaitCheck(g, schedule_order(g)).cycle();
+  if (!cycle.empty())
     sink.add("schedule.deadlock",
-             "distance-0 events and worker order wait on each other in a cycle: " +
-                 cycle_text(m, cycle, &worker_of));
-  }
+             "distance-0 events and worker order wait on each other in a cycle: " + cycle_text(m, cycle, &g));
   return sink.finish();
+}
+
+std::vector<Diagnostic> verify_graph(const Module& m) {
+  return verify_graph_indexed(m, TaskGraphIndex(m.graph));
+}
+
+std::vector<Diagnostic> verify_schedule(const Module& m) {
+  return verify_schedule_indexed(m, TaskGraphIndex(m.graph));
 }
 
 }  // namespace mpk

@@ -3,6 +3,7 @@
 // signatures), so that they may index and multiply freely. Internal to the verifier.
 #pragma once
 
+#include "ir/task_graph_index.h"
 #include "ir/verifier.h"
 
 namespace mpk {
@@ -25,5 +26,10 @@ std::vector<OpScratch> check_task_forms(const Module& m, DiagnosticSink& sink);
 // verifier_coverage.cc: structure.coverage, on a graph whose tasks passed
 // check_task_forms.
 void check_coverage(const Module& m, const std::vector<OpScratch>& scratch, DiagnosticSink& sink);
+
+// verifier_graph.cc: the graph and schedule layers over an index of m.graph (so that
+// verify_module builds one for both).
+std::vector<Diagnostic> verify_graph_indexed(const Module& m, const TaskGraphIndex& g);
+std::vector<Diagnostic> verify_schedule_indexed(const Module& m, const TaskGraphIndex& g);
 
 }  // namespace mpk

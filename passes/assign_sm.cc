@@ -1,12 +1,15 @@
 // assign-sm: turns a task graph with events into a Schedule (one ordered task list per
-// worker) with a pluggable policy (passes/policies/), checks that the result lists
-// every task once and cannot deadlock, and records the policy and its parameters.
+// worker) with a pluggable policy (passes/policies/), planning with the cost model
+// (ir/cost_params.h: the machine model's, or a cost file over it), checks that the
+// result lists every task once and cannot deadlock (ir/deadlock.h), and records the
+// policy and its parameters.
 #include <algorithm>
 #include <optional>
 
+#include "ir/deadlock.h"
 #include "ir/error.h"
+#include "ir/task_graph_index.h"
 #include "passes/policies/policy.h"
-#include "passes/policies/step_graph.h"
 
 namespace mpk {
 namespace {
@@ -20,10 +23,31 @@ std::string option_names(const std::vector<PassOptionInfo>& options) {
   return s;
 }
 
+// Throws mpk::Error when `lists` miss a task of g, list one twice or name one that does
+// not exist, or when they can deadlock (naming the first worker that would block, its
+// task and the event it would wait on forever).
+void check_lists(const TaskGraphIndex& g, const std::vector<std::vector<TaskId>>& lists) {
+  list_workers(g, lists, true);
+  const WaitCheck check(g, list_order(g, lists));
+  if (!check.deadlocks()) return;
+  // The first stuck task of a list waits on a stuck event (the task before it is not
+  // stuck); the first list that has one names it.
+  for (size_t w = 0; w < lists.size(); ++w) {
+    const auto t = std::find_if(lists[w].begin(), lists[w].end(), [&](TaskId u) { return check.stuck(u); });
+    if (t == lists[w].end()) continue;
+    for (EventId e : g.same_step_waits(*t))
+      if (check.stuck_event(e))
+        throw Error("the schedule can deadlock: worker " + std::to_string(w) + " blocks at task " +
+                    std::to_string(*t) + " waiting on event " + std::to_string(e) + " (" +
+                    std::to_string(check.stuck_tasks()) + " tasks can never start)");
+  }
+  throw Error("the schedule can deadlock: " + print_cycle(check.cycle()));
+}
+
 class AssignSmPass : public Pass {
  public:
-  AssignSmPass(const PolicyInfo& policy, ScheduleFn schedule, int64_t workers)
-      : policy_(policy), schedule_(std::move(schedule)), workers_(workers) {}
+  AssignSmPass(const PolicyInfo& policy, ScheduleFn schedule, int64_t workers, std::string costs)
+      : policy_(policy), schedule_(std::move(schedule)), workers_(workers), costs_(std::move(costs)) {}
 
   PassResult run(Module& m) override {
     TaskGraph& g = m.graph;
@@ -36,14 +60,26 @@ class AssignSmPass : public Pass {
       return PassResult::failure("workers=" + std::to_string(workers) + " is more than machine '" +
                                  m.machine.name + "' has SMs (" +
                                  std::to_string(m.machine.sm_count) + ")");
+    CostParams costs;
+    try {
+      costs = CostParams::from_machine(m.machine);
+    } catch (const Error& e) {
+      return PassResult::failure(e.what());
+    }
+    try {
+      if (!costs_.empty()) costs = load_cost_params(costs_, costs);
+    } catch (const Error& e) {
+      return PassResult::failure(std::string("option 'costs': ") + e.what());
+    }
     PolicyOutput out;
     try {
-      out = schedule_(g, m.machine, static_cast<int32_t>(workers));
+      const TaskGraphIndex index(g);
+      index.require_valid();
+      out = schedule_(ScheduleRequest{g, index, m.machine, costs, static_cast<int32_t>(workers)});
       if (static_cast<int64_t>(out.workers.size()) != workers)
         throw Error("it returned " + std::to_string(out.workers.size()) + " worker lists for " +
                     std::to_string(workers) + " workers");
-      // Throws when a task is missing or listed twice, or when the lists can deadlock.
-      simulate_schedule(StepGraph(g), out.workers, std::vector<double>(g.tasks.size(), 0), 0);
+      check_lists(index, out.workers);
     } catch (const Error& e) {
       return PassResult::failure("policy '" + policy_.name + "': " + e.what());
     }
@@ -51,6 +87,7 @@ class AssignSmPass : public Pass {
     s.policy = policy_.name;
     s.params = std::move(out.params);
     s.params["workers"] = workers;
+    if (!costs_.empty()) s.params["costs"] = costs_;
     s.workers = std::move(out.workers);
     const bool changed = s.policy != g.schedule.policy || s.params != g.schedule.params ||
                          s.workers != g.schedule.workers;
@@ -61,12 +98,14 @@ class AssignSmPass : public Pass {
  private:
   const PolicyInfo& policy_;
   ScheduleFn schedule_;
-  int64_t workers_;  // 0: the machine's SM count
+  int64_t workers_;   // 0: the machine's SM count
+  std::string costs_;  // a cost file, "" for the machine model's costs
 };
 
 struct AssignSmOptions {
   std::string policy = kDefaultPolicy;
   std::optional<int64_t> workers;  // unset: the machine's SM count
+  std::string costs;               // "": the machine model's
 };
 
 PassInfo assign_sm_pass_info() {
@@ -77,7 +116,9 @@ PassInfo assign_sm_pass_info() {
       OptionSchema<O>()
           .choice("policy", &O::policy, "scheduling policy: " + known_policies(), policies)
           .integer("workers", &O::workers, "number of workers (default: the machine's SM count)", 1,
-                   static_cast<double>(kMaxWorkers));
+                   static_cast<double>(kMaxWorkers))
+          .text("costs", &O::costs,
+                "cost file to plan with (mpk calibrate's; default: the machine model's costs)");
   PassInfo info;
   info.name = "assign-sm";
   info.summary = "schedule tasks onto workers (one per SM) with a policy: " + known_policies();
@@ -109,7 +150,8 @@ PassInfo assign_sm_pass_info() {
         throw Error("pass 'assign-sm': option '" + key + "' does not apply to policy '" +
                     a.policy + "' (" + option_names(accepted) + ")");
     }
-    return std::make_unique<AssignSmPass>(policy, policy.configure(rest), a.workers.value_or(0));
+    return std::make_unique<AssignSmPass>(policy, policy.configure(rest), a.workers.value_or(0),
+                                          a.costs);
   };
   return info;
 }

@@ -90,7 +90,6 @@ class Decomposer {
       emit_op(p_.ops[i]);
     }
     p_.rebuild_use_lists();
-    m_.graph.rebuild_use_lists();
   }
 
  private:

@@ -244,8 +244,8 @@ class InferDepsPass : public Pass {
       // A schedule was made for the previous events.
       m.graph.schedule = Schedule{};
       m.graph.events = std::move(events);
+      m.graph.touch();
     }
-    m.graph.rebuild_use_lists();
     return PassResult::ok(changed);
   }
 

@@ -58,6 +58,8 @@ void PassManager::run(Module& module) {
     const std::string& name = pipeline_[i].pass;
     for (const auto& instrument : instruments_) instrument->before_pass(name, module);
     const PassResult r = passes_[i]->run(module);
+    // Indexes of the graph made before a change are stale (ir/task_graph_index.h).
+    if (r.changed || r.error) module.graph.touch();
     if (r.error) throw Error("pass '" + name + "' failed: " + *r.error);
     for (auto it = instruments_.rbegin(); it != instruments_.rend(); ++it)
       (*it)->after_pass(name, module, r);

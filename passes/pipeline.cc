@@ -82,6 +82,14 @@ class Parser {
 
 Pipeline parse_pipeline(std::string_view text) { return Parser(text).parse(); }
 
+std::string default_pipeline_with(const std::string& policy, const std::string& decompose,
+                                  const std::string& costs) {
+  if (costs.find_first_of(" \t\n,{}=") != std::string::npos)
+    throw Error("cost file '" + costs + "': a path in a pipeline cannot hold spaces, ',', '{', '}' or '='");
+  return std::string(kDefaultFusions) + "," + decompose + ",infer-deps,assign-sm{" +
+         (costs.empty() ? "" : "costs=" + costs + ",") + "policy=" + policy + "}";
+}
+
 std::string print_pipeline(const Pipeline& p) {
   std::string s;
   for (size_t i = 0; i < p.size(); ++i) {

@@ -33,11 +33,12 @@ inline constexpr const char* kDefaultPipeline =
     "assign-sm{policy=critical-path}";
 
 // The fusions of the default pipeline, and the default pipeline with another assign-sm
-// policy (and decompose options).
+// policy (and decompose options, and a cost file for assign-sm to plan with: `costs`
+// "" for the machine model's). Throws mpk::Error for a cost file path that cannot be an
+// option value.
 inline constexpr const char* kDefaultFusions =
     "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax";
-inline std::string default_pipeline_with(const std::string& policy, const std::string& decompose = "decompose") {
-  return std::string(kDefaultFusions) + "," + decompose + ",infer-deps,assign-sm{policy=" + policy + "}";
-}
+std::string default_pipeline_with(const std::string& policy, const std::string& decompose = "decompose",
+                                  const std::string& costs = "");
 
 }  // namespace mpk

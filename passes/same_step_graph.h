@@ -2,6 +2,9 @@
 // stored once (many consumers share one: every q/k/v task of a layer waits on the same
 // residual writers); its transitive reduction; and reachability marks over it. Same-step
 // edges go from lower to higher task ids (program order). docs/passes.md, "infer-deps".
+// It is not the task-graph index (ir/task_graph_index.h): it holds the dependencies
+// infer-deps is still deciding on, before any event exists, grouped by producer set so
+// that the reduction and the cross-step pruning search each set once.
 #pragma once
 
 #include <vector>

@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "passes/policies/step_graph.h"
+#include "ir/task_graph_index.h"
+#include "passes/policies/timing_model.h"
 
 namespace mpk {
 namespace {
@@ -43,9 +44,11 @@ ModuleSummary summarize(const Module& m) {
   for (const Task& t : g.tasks) s.bytes_per_step += t.bytes;
   if (g.tasks.empty()) return s;
 
-  const StepGraph step(g);
-  const std::vector<double> cost = task_costs(g, m.machine);
-  for (double l : bottom_levels(step, cost, m.machine.event_latency_ns))
+  const TaskGraphIndex index(g);
+  index.require_valid();
+  const CostParams costs = CostParams::from_machine(m.machine);
+  const std::vector<double> cost = task_costs(g, costs, m.machine.sm_count);
+  for (double l : bottom_levels(index, cost, costs.event_latency_ns))
     s.critical_path_ns = std::max(s.critical_path_ns, l);
   if (g.schedule.empty()) return s;
 
@@ -58,7 +61,7 @@ ModuleSummary summarize(const Module& m) {
   s.tasks_per_worker_median = counts[counts.size() / 2];
   s.tasks_per_worker_max = counts.back();
   s.makespan_ns =
-      simulate_schedule(step, g.schedule.workers, cost, m.machine.event_latency_ns).makespan_ns;
+      simulate_schedule(index, g.schedule.workers, cost, costs.event_latency_ns).makespan_ns;
   return s;
 }
 

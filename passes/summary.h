@@ -18,8 +18,8 @@ struct ModuleSummary {
   int64_t workers = 0;            // 0: not scheduled
   std::string policy;
   int64_t tasks_per_worker_min = 0, tasks_per_worker_median = 0, tasks_per_worker_max = 0;
-  // Longest chain over same-step events: estimate_task_ns per task plus the machine's
-  // event latency per event; 0 without tasks.
+  // Longest chain over same-step events: estimate_task_ns per task (ir/cost_params.h,
+  // the machine model's costs) plus its event latency per event; 0 without tasks.
   double critical_path_ns = 0;
   // One step of the schedule in the same model, latency only across workers; 0 when
   // not scheduled.
@@ -27,8 +27,8 @@ struct ModuleSummary {
   int64_t bytes_per_step = 0;  // sum of task bytes
 };
 
-// Throws mpk::Error when the events are cyclic or name missing tasks, or the schedule
-// is invalid.
+// Throws mpk::Error when the events are cyclic or name missing tasks, the schedule is
+// invalid, or the machine model is out of bounds (ir/machine_check.h).
 ModuleSummary summarize(const Module& m);
 
 // Aligned "label  value" lines; rows that do not apply yet (no tasks, no schedule)

@@ -8,7 +8,7 @@
 
 #include "ir/error.h"
 #include "studio/state.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 
 namespace mpk::studio {
 namespace {

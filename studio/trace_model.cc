@@ -215,11 +215,10 @@ std::string TraceModel::label(int64_t exec) const {
 std::vector<DepLink> TraceModel::producers(int64_t exec) const {
   const Execution& x = execution(exec);
   std::vector<DepLink> out;
-  for (EventId e : walker_->blames().waits()[static_cast<size_t>(x.task)]) {
-    const Event& ev = graph_.graph.events[static_cast<size_t>(e)];
-    const int32_t step = x.step - ev.step_distance;
-    for (TaskId p : ev.producers)
-      out.push_back({step >= 0 ? find(p, step) : -1, p, step, e, ev.step_distance});
+  const TaskGraphIndex& g = walker_->blames().graph();
+  for (EventId e : g.waits(x.task)) {
+    const int32_t step = x.step - g.distance(e);
+    for (TaskId p : g.producers(e)) out.push_back({step >= 0 ? find(p, step) : -1, p, step, e, g.distance(e)});
   }
   return out;
 }
@@ -227,10 +226,10 @@ std::vector<DepLink> TraceModel::producers(int64_t exec) const {
 std::vector<DepLink> TraceModel::consumers(int64_t exec) const {
   const Execution& x = execution(exec);
   std::vector<DepLink> out;
-  for (EventId e : task(x.task).triggers) {
-    const Event& ev = graph_.graph.events[static_cast<size_t>(e)];
-    const int32_t step = x.step + ev.step_distance;
-    for (TaskId c : ev.consumers) out.push_back({find(c, step), c, step, e, ev.step_distance});
+  const TaskGraphIndex& g = walker_->blames().graph();
+  for (EventId e : g.triggers(x.task)) {
+    const int32_t step = x.step + g.distance(e);
+    for (TaskId c : g.consumers(e)) out.push_back({find(c, step), c, step, e, g.distance(e)});
   }
   return out;
 }

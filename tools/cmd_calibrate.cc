@@ -89,7 +89,8 @@ int cmd_calibrate(int argc, char** argv) {
            mean_step_ns(simulate(graph, cal.params, steps), steps));
   }
   save_cost_params(cal.params, out);
-  std::printf("costs -> %s   (use: mpk experiment --costs %s ...)\n", out.c_str(), out.c_str());
+  std::printf("costs -> %s   (schedule and simulate with it: mpk run --costs %s ...)\n", out.c_str(),
+              out.c_str());
   return 0;
 }
 

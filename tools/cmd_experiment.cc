@@ -31,7 +31,8 @@ constexpr const char* kUsage =
     "Runs every model x --set combination x policy (default: all policies) and stores each\n"
     "run in TRACE.db (default trace.db). --set gives a pass option several values, e.g.\n"
     "--set decompose.tile=32,64,128; every combination of the --set options is one run per\n"
-    "policy. --costs: the simulator's cost file (e.g. from mpk calibrate). Prints one table:\n"
+    "policy. --costs: a cost file (e.g. from mpk calibrate) that assign-sm schedules with\n"
+    "and the sim backend simulates with. Prints one table:\n"
     "makespan per step, SM utilization, bubble share (idle SM time), and the critical path\n"
     "of the median step: task time on it (crit busy) and waiting on it (crit wait).\n";
 
@@ -67,8 +68,8 @@ std::vector<std::vector<size_t>> combinations(const std::vector<Axis>& axes) {
 }
 
 std::string pipeline_for(const std::string& policy, const std::vector<Axis>& axes,
-                         const std::vector<size_t>& combo) {
-  Pipeline p = parse_pipeline(default_pipeline_with(policy));
+                         const std::vector<size_t>& combo, const std::string& costs) {
+  Pipeline p = parse_pipeline(default_pipeline_with(policy, "decompose", costs));
   for (size_t i = 0; i < axes.size(); ++i) {
     auto it = std::find_if(p.begin(), p.end(),
                            [&](const PipelineEntry& e) { return e.pass == axes[i].pass; });
@@ -175,7 +176,6 @@ int cmd_experiment(int argc, char** argv) {
     if (!find_executor(backend_name))
       throw Error("the gpu backend is not part of this build (built without CUDA)");
     usable_executor(backend_name);
-    if (args.has("costs")) throw Error("--costs applies to the sim backend only");
   }
   CompileRequest base;
   ExecRequest exec;
@@ -191,7 +191,7 @@ int cmd_experiment(int argc, char** argv) {
   const auto combos = combinations(axes);
   // Check every pipeline (pass names, options, values) before the first run.
   for (const auto& combo : combos)
-    for (const std::string& p : policies) PassPipeline check(pipeline_for(p, axes, combo));
+    for (const std::string& p : policies) PassPipeline check(pipeline_for(p, axes, combo, options.costs));
   { const TraceWriter check(out); }  // fail early on a file that is not a trace.db
 
   const size_t total = models.size() * combos.size() * policies.size();
@@ -209,7 +209,7 @@ int cmd_experiment(int argc, char** argv) {
         Row row{model, policy, sets, 0, {}};
         try {
           Module m = imported;
-          run_pipeline(m, pipeline_for(policy, axes, combo));
+          run_pipeline(m, pipeline_for(policy, axes, combo, options.costs));
           check_steps_fit(m, exec.steps);
           const std::unique_ptr<Executor> ex = make_executor(backend_name, m, options);
           row.run = record_run(out, m, *ex, ex->run(exec), {model, sets, ""});

@@ -47,7 +47,8 @@ constexpr const char* kUsage =
     "  no --model, --policy, --pipeline, --batch or --max-seq.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
     "  the events). --watchdog: seconds a wait may make no progress before it fails.\n"
-    "  --costs: the simulator's cost file (sim backend; e.g. from mpk calibrate).\n"
+    "  --costs: a cost file (e.g. from mpk calibrate) that assign-sm schedules with (unless\n"
+    "  --pipeline gives the pipeline) and the sim backend simulates with.\n"
     "  A run fails, naming the step and batch row, when a step's logits hold NaN or\n"
     "  infinity (cpu: every step; gpu: the last step, the only logits the host sees).\n";
 
@@ -119,7 +120,7 @@ RunRequest parse_request(const Args& args) {
   r.trace = args.get("trace");
   x.weights_seed = parse_u64(args.get("weights-seed", "0"), "option '--weights-seed'");
   x.watchdog_s = args.get_number("watchdog", x.watchdog_s, kWatchdogRange);
-  x.costs = args.get("costs");
+  x.costs = c.costs = args.get("costs");
   return r;
 }
 
@@ -182,8 +183,6 @@ int cmd_run(int argc, char** argv) {
   RunRequest req = parse_request(args);
   const ExecutorKind& kind = choose_backend(args);
   const std::string name = kind.name;
-  if (!req.executor.costs.empty() && name != "sim")
-    throw Error("option '--costs' applies to the sim backend only");
   if (name == "cpu" && req.executor.order == "random" && !req.trace.empty())
     throw Error("--trace records schedule-order runs; random order has no workers");
   req.exec.record = !req.trace.empty() || name == "sim";

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ir/module.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/trace_db.h"
 
 namespace mpk {

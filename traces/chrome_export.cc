@@ -129,9 +129,9 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
         if (b.event >= 0 && in_range(execs[b.producer_exec].step)) arrow(execs[b.producer_exec], e);
         continue;
       }
-      for (EventId ev : blames.waits()[e.task]) {
-        const int32_t step = e.step - m.graph.events[ev].step_distance;
-        for (TaskId prod : m.graph.events[ev].producers) {
+      for (EventId ev : blames.graph().waits(e.task)) {
+        const int32_t step = e.step - blames.graph().distance(ev);
+        for (TaskId prod : blames.graph().producers(ev)) {
           const int64_t p = index.find(prod, step);
           if (p >= 0 && in_range(step)) arrow(execs[p], e);
         }

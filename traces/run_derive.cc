@@ -80,30 +80,14 @@ ExecutionIndex::ExecutionIndex(size_t num_tasks, int32_t num_steps,
         static_cast<int64_t>(i);
 }
 
-std::vector<std::vector<EventId>> waits_by_task(const Module& m) {
-  std::vector<std::vector<EventId>> waits(m.graph.tasks.size());
-  const auto in_range = [&](TaskId t) { return t >= 0 && static_cast<size_t>(t) < waits.size(); };
-  for (size_t e = 0; e < m.graph.events.size(); ++e) {
-    for (TaskId p : m.graph.events[e].producers)
-      if (!in_range(p))
-        throw Error("event " + std::to_string(e) + " names unknown producer task " + std::to_string(p));
-    for (TaskId c : m.graph.events[e].consumers) {
-      if (!in_range(c))
-        throw Error("event " + std::to_string(e) + " names unknown consumer task " + std::to_string(c));
-      waits[c].push_back(static_cast<EventId>(e));
-    }
-  }
-  return waits;
-}
-
 BlameIndex::BlameIndex(const Module& m, const std::vector<Execution>& execs, int32_t num_steps)
     : m_(m), execs_(execs), num_steps_(num_steps), index_(m.graph.tasks.size(), num_steps, execs),
-      waits_(waits_by_task(m)),
-      last_(m.graph.events.size() * static_cast<size_t>(std::max(num_steps, 0)), -1) {
+      graph_(m.graph), last_(m.graph.events.size() * static_cast<size_t>(std::max(num_steps, 0)), -1) {
+  graph_.require_valid();
   for (size_t e = 0; e < m.graph.events.size(); ++e)
     for (int32_t k = 0; k < num_steps; ++k) {
       int64_t& best = last_[e * num_steps + k];
-      for (TaskId p : m.graph.events[e].producers) {
+      for (TaskId p : graph_.producers(static_cast<EventId>(e))) {
         const int64_t i = index_.find(p, k);
         if (i >= 0 && (best < 0 || execs[i].end_ns > execs[best].end_ns)) best = i;
       }
@@ -112,8 +96,8 @@ BlameIndex::BlameIndex(const Module& m, const std::vector<Execution>& execs, int
 
 Blame BlameIndex::blame(const Execution& x) const {
   Blame best;
-  for (EventId e : waits_[x.task]) {
-    const int32_t step = x.step - m_.graph.events[e].step_distance;
+  for (EventId e : graph_.waits(x.task)) {
+    const int32_t step = x.step - graph_.distance(e);
     if (step < 0 || step >= num_steps_) continue;
     const int64_t i = last_[static_cast<size_t>(e) * num_steps_ + step];
     if (i < 0) continue;

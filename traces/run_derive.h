@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "ir/task_graph_index.h"
 #include "traces/trace_db.h"
 
 namespace mpk {
@@ -47,10 +48,6 @@ class ExecutionIndex {
   std::vector<int64_t> slots_;
 };
 
-// For each task, the events it waits on, from the events' consumer lists (a module
-// built by hand may have stale use lists).
-std::vector<std::vector<EventId>> waits_by_task(const Module& m);
-
 // The event whose release let execution `x` start last: the waited event whose
 // producers (at step x.step - step_distance) finished latest. event -1 when none.
 struct Blame {
@@ -62,20 +59,22 @@ struct Blame {
 };
 
 // Answers blame queries in O(events waited on): the latest-ending producer execution
-// of every (event, step) is found once. Keeps references to `m` and `execs`.
+// of every (event, step) is found once. Keeps references to `m` and `execs`; throws
+// mpk::Error naming an event's task that does not exist.
 class BlameIndex {
  public:
   BlameIndex(const Module& m, const std::vector<Execution>& execs, int32_t num_steps);
   Blame blame(const Execution& x) const;
   const ExecutionIndex& executions() const { return index_; }
-  const std::vector<std::vector<EventId>>& waits() const { return waits_; }
+  // The index of m's graph (who waits on and triggers what).
+  const TaskGraphIndex& graph() const { return graph_; }
 
  private:
   const Module& m_;
   const std::vector<Execution>& execs_;
   int32_t num_steps_;
   ExecutionIndex index_;
-  std::vector<std::vector<EventId>> waits_;
+  TaskGraphIndex graph_;
   std::vector<int64_t> last_;  // [event * num_steps + step] -> execution index, -1 if none
 };
 

@@ -12,6 +12,7 @@
 
 #include "ir/checked.h"
 #include "ir/error.h"
+#include "ir/task_graph_index.h"
 #include "traces/trace_limits.h"
 
 namespace mpk {
@@ -35,10 +36,6 @@ struct Streaming {
   bool operator>(const Streaming& o) const {
     return finish != o.finish ? finish > o.finish : seq > o.seq;
   }
-};
-
-struct TaskCost {
-  double fixed_ns, stream_bytes, direct_bytes, compute_ns;
 };
 
 // A worker's one flow of bytes at a time: its weight stream (the task's streamed
@@ -69,22 +66,10 @@ struct Waiter {
 class Simulation {
  public:
   Simulation(const Module& m, const CostParams& c, int32_t steps)
-      : m_(m), c_(c), steps_(steps), releases_(m.graph.events.size()),
+      : m_(m), c_(c), steps_(steps), graph_(m.graph), releases_(m.graph.events.size()),
         waiters_(m.graph.events.size()) {
-    for (const Task& t : m.graph.tasks) {
-      const KindCost k = c.cost_of(t.kind);
-      const double compute = k.flops_per_ns > 0 ? static_cast<double>(t.flops) / k.flops_per_ns : 0;
-      const double bytes = static_cast<double>(t.bytes) * k.bytes_scale;
-      const double streamed = c.prefetch_bytes > 0 ? bytes * std::clamp(k.prefetch, 0.0, 1.0) : 0;
-      costs_.push_back({k.fixed_ns, streamed, bytes - streamed, compute});
-    }
-    // The events are the truth; a hand-built module's use lists may be stale.
-    waits_.resize(m.graph.tasks.size());
-    triggers_.resize(m.graph.tasks.size());
-    for (size_t e = 0; e < m.graph.events.size(); ++e) {
-      for (TaskId p : m.graph.events[e].producers) triggers_.at(p).push_back(static_cast<EventId>(e));
-      for (TaskId c : m.graph.events[e].consumers) waits_.at(c).push_back(static_cast<EventId>(e));
-    }
+    graph_.require_valid();
+    for (const Task& t : m.graph.tasks) costs_.push_back(task_cost(c, t));
     const auto& lists = m.graph.schedule.workers;
     workers_.resize(lists.size());
     for (size_t w = 0; w < lists.size(); ++w) workers_[w].list = &lists[w];
@@ -200,7 +185,7 @@ class Simulation {
     const TaskCost& c = costs_[task_of(wk)];
     if (c.stream_bytes > 0) begin_flow(w, Flow::kStream, std::min(c.stream_bytes, c_.prefetch_bytes));
     wk.pending = 0;
-    for (EventId e : waits_[task_of(wk)]) {
+    for (EventId e : graph_.waits(task_of(wk))) {
       const int64_t need = need_of(m_.graph.events[e], wk.step);
       if (need > 0 && static_cast<int64_t>(releases_[e].size()) < need) {
         waiters_[e].push_back({w, need});
@@ -213,7 +198,7 @@ class Simulation {
   void schedule_start(int32_t w) {
     Worker& wk = workers_[w];
     double ready = wk.wait_begin;
-    for (EventId e : waits_[task_of(wk)]) {
+    for (EventId e : graph_.waits(task_of(wk))) {
       const int64_t need = need_of(m_.graph.events[e], wk.step);
       if (need > 0) ready = std::max(ready, releases_[e][need - 1] + c_.event_latency_ns);
     }
@@ -268,7 +253,7 @@ class Simulation {
     const TaskId id = task_of(wk);
     execs_.push_back({id, wk.step, w, w, std::llround(wk.wait_begin), std::llround(wk.start),
                       std::llround(now_)});
-    for (EventId e : triggers_[id]) release(e);
+    for (EventId e : graph_.triggers(id)) release(e);
     if (++wk.pos == wk.list->size()) {
       wk.pos = 0;
       if (++wk.step == steps_) {
@@ -300,7 +285,7 @@ class Simulation {
     const TaskId id = task_of(wk);
     std::string msg = "simulator: deadlock: worker " + std::to_string(w) + " waits forever for task " +
                       std::to_string(id) + " at step " + std::to_string(wk.step);
-    for (EventId e : waits_[id]) {
+    for (EventId e : graph_.waits(id)) {
       const int64_t need = need_of(m_.graph.events[e], wk.step);
       const int64_t have = static_cast<int64_t>(releases_[e].size());
       if (need > have) {
@@ -315,8 +300,8 @@ class Simulation {
   const Module& m_;
   const CostParams& c_;
   const int32_t steps_;
+  const TaskGraphIndex graph_;
   std::vector<TaskCost> costs_;
-  std::vector<std::vector<EventId>> waits_, triggers_;
   std::vector<Worker> workers_;
   std::vector<std::vector<double>> releases_;  // per event: time of each increment
   std::vector<std::vector<Waiter>> waiters_;

@@ -2,14 +2,16 @@
 // (docs/ir.md, docs/simulator.md): each worker runs its list in order every step; a
 // task waits until each of its events' counters reaches target * (k + 1 - distance),
 // seeing a release only event_latency_ns after it happened; a task's bytes stream at a
-// rate shared by all busy SMs. Produces the executions a GPU trace would record.
+// rate shared by all busy SMs. Task costs and the sharing rule are the cost model's
+// (ir/cost_params.h), which the policies plan with too. Produces the executions a GPU
+// trace would record.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "ir/module.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/trace_db.h"
 
 namespace mpk {
@@ -19,12 +21,5 @@ namespace mpk {
 // kMaxTraceNs, or naming the worker, task and event when the schedule deadlocks.
 std::vector<Execution> simulate(const Module& scheduled, const CostParams& costs,
                                 int64_t steps);
-
-// Bandwidth one busy SM gets when `busy` SMs are busy, in bytes per ns.
-inline double shared_rate(const CostParams& c, int64_t busy) {
-  const double total = c.mem_bandwidth * 1e-9 / static_cast<double>(busy > 0 ? busy : 1);
-  const double own = c.sm_bandwidth * 1e-9;
-  return total < own ? total : own;
-}
 
 }  // namespace mpk

@@ -155,7 +155,7 @@ std::shared_ptr<const CheckedGraph> read_graph(SqliteDb& db, int64_t id) {
   read_operators(db, where, g->module, id);
   read_tasks(db, where, *g);
   read_events(db, where, g->module, id);
-  g->module.graph.rebuild_use_lists();
+  g->index.emplace(g->module.graph);
   return g;
 }
 

@@ -152,26 +152,23 @@ namespace {
 
 // The tasks across the events of `task`: its producers (through the events it waits on)
 // or its consumers (through the events it triggers), by event, then task.
-std::vector<DependencyRecord> linked_tasks(const TaskGraph& g, TaskId task, bool producers) {
+std::vector<DependencyRecord> linked_tasks(const TaskGraphIndex& g, TaskId task, bool producers) {
   std::vector<DependencyRecord> out;
-  if (task < 0 || static_cast<size_t>(task) >= g.tasks.size()) return out;
-  const Task& t = g.tasks[static_cast<size_t>(task)];
-  for (EventId e : producers ? t.waits : t.triggers) {
-    const Event& ev = g.events[static_cast<size_t>(e)];
-    for (TaskId other : producers ? ev.producers : ev.consumers)
-      out.push_back({e, ev.step_distance, other});
-  }
+  if (!g.valid_task(task)) return out;
+  for (EventId e : producers ? g.waits(task) : g.triggers(task))
+    for (TaskId other : producers ? g.producers(e) : g.consumers(e))
+      out.push_back({e, g.distance(e), other});
   return out;
 }
 
 }  // namespace
 
 std::vector<DependencyRecord> TraceReader::producers_of(int64_t graph, TaskId task) const {
-  return linked_tasks(impl_->graph(graph)->module.graph, task, true);
+  return linked_tasks(*impl_->graph(graph)->index, task, true);
 }
 
 std::vector<DependencyRecord> TraceReader::consumers_of(int64_t graph, TaskId task) const {
-  return linked_tasks(impl_->graph(graph)->module.graph, task, false);
+  return linked_tasks(*impl_->graph(graph)->index, task, false);
 }
 
 Module TraceReader::load_graph(int64_t run) const { return run_module(impl_->run(run)); }

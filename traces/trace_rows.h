@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "ir/task_graph_index.h"
 #include "traces/run_derive.h"
 #include "traces/sqlite_db.h"
 #include "traces/trace_db.h"
@@ -28,6 +29,11 @@ struct CheckedGraph {
   int64_t id = 0;
   Module module;  // operators, tasks, events, schedule; no tensors, regions or machine
   std::vector<SchedulePlace> places;  // of each task
+  std::optional<TaskGraphIndex> index;  // of module.graph, once it is read
+
+  CheckedGraph() = default;
+  CheckedGraph(const CheckedGraph&) = delete;  // the index points at this module
+  CheckedGraph& operator=(const CheckedGraph&) = delete;
 };
 
 // What the rows of one run are checked against.

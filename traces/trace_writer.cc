@@ -11,8 +11,8 @@
 
 #include "ir/checked.h"
 #include "ir/error.h"
+#include "ir/machine_check.h"
 #include "ir/serialize.h"
-#include "traces/machine_check.h"
 #include "traces/run_derive.h"
 #include "traces/sqlite_db.h"
 #include "traces/trace_db.h"

@@ -7,15 +7,15 @@
 
 namespace mpk {
 
-ListScheduler::ListScheduler(const TaskGraph& g, const MachineModel& m, int32_t workers,
-                             double latency_ns)
-    : graph_(g), latency_(latency_ns), cost_(task_costs(g, m)),
-      level_(bottom_levels(graph_, cost_, latency_ns)), free_at_(workers, 0.0),
-      finish_(g.tasks.size(), 0.0), worker_of_(g.tasks.size(), -1), ready_(g.events.size()) {}
+ListScheduler::ListScheduler(const ScheduleRequest& r, double latency_ns)
+    : graph_(r.index), latency_(latency_ns), cost_(task_costs(r.graph, r.costs, r.machine.sm_count)),
+      level_(bottom_levels(graph_, cost_, latency_ns)), free_at_(r.workers, 0.0),
+      finish_(r.graph.tasks.size(), 0.0), worker_of_(r.graph.tasks.size(), -1),
+      ready_(r.graph.events.size()) {}
 
 double ListScheduler::finish_on(TaskId t, int32_t worker) const {
   double start = free_at_[worker];
-  for (EventId e : graph_.waits(t)) start = std::max(start, ready_[e].ready_on(worker, latency_));
+  for (EventId e : graph_.same_step_waits(t)) start = std::max(start, ready_[e].ready_on(worker, latency_));
   return start + cost_[t];
 }
 
@@ -23,7 +23,7 @@ void ListScheduler::place(TaskId t, int32_t w) {
   const double finish = finish_on(t, w);
   worker_of_[t] = w;
   finish_[t] = free_at_[w] = finish;
-  for (EventId e : graph_.triggers(t)) ready_[e].add(w, finish);
+  for (EventId e : graph_.same_step_triggers(t)) ready_[e].add(w, finish);
 }
 
 ListScheduler::Result ListScheduler::run(const Placement& place_hook) {
@@ -32,12 +32,7 @@ ListScheduler::Result ListScheduler::run(const Placement& place_hook) {
   Result result;
   result.workers.resize(num_workers);
 
-  std::vector<int32_t> remaining(graph_.num_events(), 0);
-  for (TaskId t = 0; t < n; ++t)
-    for (EventId e : graph_.triggers(t)) ++remaining[e];
-  std::vector<int32_t> pending(n, 0);
-  for (TaskId t = 0; t < n; ++t)
-    for (EventId e : graph_.waits(t)) pending[t] += remaining[e] > 0;
+  auto [remaining, pending] = same_step_counts(graph_);
 
   // Largest bottom level first, then the lowest task id.
   auto lower_priority = [&](TaskId a, TaskId b) {
@@ -56,13 +51,13 @@ ListScheduler::Result ListScheduler::run(const Placement& place_hook) {
     const TaskId t = ready_tasks.top();
     ready_tasks.pop();
     double common = 0;
-    for (EventId e : graph_.waits(t)) common = std::max(common, ready_[e].ready_elsewhere(latency_));
-    for (EventId e : graph_.waits(t)) {
+    for (EventId e : graph_.same_step_waits(t)) common = std::max(common, ready_[e].ready_elsewhere(latency_));
+    for (EventId e : graph_.same_step_waits(t)) {
       const int32_t w = ready_[e].latest_worker();
       if (w < 0 || special_stamp[w] == t) continue;
       special_stamp[w] = t;
       double r = 0;
-      for (EventId f : graph_.waits(t)) r = std::max(r, ready_[f].ready_on(w, latency_));
+      for (EventId f : graph_.same_step_waits(t)) r = std::max(r, ready_[f].ready_on(w, latency_));
       special_ready[w] = r;
     }
     int32_t best = 0;
@@ -80,7 +75,7 @@ ListScheduler::Result ListScheduler::run(const Placement& place_hook) {
     result.workers[w].push_back(t);
     result.order.push_back(t);
     result.makespan_ns = std::max(result.makespan_ns, finish_[t]);
-    for (EventId e : graph_.triggers(t))
+    for (EventId e : graph_.same_step_triggers(t))
       if (--remaining[e] == 0)
         for (TaskId c : graph_.consumers(e))
           if (--pending[c] == 0) ready_tasks.push(c);

@@ -8,13 +8,15 @@
 #include <functional>
 #include <vector>
 
-#include "passes/policies/step_graph.h"
+#include "passes/policies/policy.h"
+#include "passes/policies/timing_model.h"
 
 namespace mpk {
 
 class ListScheduler {
  public:
-  ListScheduler(const TaskGraph& g, const MachineModel& m, int32_t workers, double latency_ns);
+  // Plans with the request's cost model and `latency_ns` between workers.
+  ListScheduler(const ScheduleRequest& r, double latency_ns);
 
   // Chooses the worker of ready task t, given the earliest-finish worker and its finish
   // time; returns a worker index. The default keeps `best`.
@@ -23,7 +25,7 @@ class ListScheduler {
   struct Result {
     std::vector<std::vector<TaskId>> workers;
     std::vector<TaskId> order;  // placement order, consistent with the dependencies
-    double makespan_ns = 0;     // in the timing model of step_graph.h
+    double makespan_ns = 0;     // in the timing model of timing_model.h
   };
   // Runs once per ListScheduler.
   Result run(const Placement& place = nullptr);
@@ -32,13 +34,13 @@ class ListScheduler {
   double finish_on(TaskId t, int32_t worker) const;  // if t were placed on `worker` now
   int32_t worker_of(TaskId t) const { return worker_of_[t]; }  // -1: not placed yet
   double cost(TaskId t) const { return cost_[t]; }
-  const StepGraph& graph() const { return graph_; }
+  const TaskGraphIndex& graph() const { return graph_; }
   int32_t num_workers() const { return static_cast<int32_t>(free_at_.size()); }
 
  private:
   void place(TaskId t, int32_t w);
 
-  StepGraph graph_;
+  const TaskGraphIndex& graph_;
   double latency_;
   std::vector<double> cost_, level_;
   std::vector<double> free_at_, finish_;

@@ -30,7 +30,7 @@ TaskId main_producer(const ListScheduler& s, TaskId t) {
   const TaskGraph& g = s.graph().graph();
   TaskId best = -1;
   int64_t best_volume = -1;
-  for (EventId e : s.graph().waits(t)) {
+  for (EventId e : s.graph().same_step_waits(t)) {
     for (TaskId p : s.graph().producers(e)) {
       int64_t volume = 0;
       for (const Region& w : g.tasks[p].writes)
@@ -57,7 +57,7 @@ std::vector<double> latest_finish(const ListScheduler& s, const ListScheduler::R
   for (auto it = r.order.rbegin(); it != r.order.rend(); ++it) {
     const TaskId t = *it;
     double f = next[t] >= 0 ? start[next[t]] : r.makespan_ns;
-    for (EventId e : s.graph().triggers(t))
+    for (EventId e : s.graph().same_step_triggers(t))
       for (TaskId c : s.graph().consumers(e))
         f = std::min(f, start[c] - (s.worker_of(c) != s.worker_of(t) ? latency_ns : 0));
     finish[t] = f;
@@ -67,7 +67,7 @@ std::vector<double> latest_finish(const ListScheduler& s, const ListScheduler::R
 }
 
 struct LocalityOptions {
-  std::optional<double> event_latency_ns;  // unset: the machine's
+  std::optional<double> event_latency_ns;  // unset: the cost model's
   double slack_scale = 1;
 };
 
@@ -78,14 +78,13 @@ PolicyInfo locality_policy_info() {
       "critical-path, but keeps a consumer on its main producer's worker within its slack",
       OptionSchema<O>()
           .real("event-latency-ns", &O::event_latency_ns,
-                "cross-worker dependency latency (default: the machine's)", 0, kMaxEventLatencyNs)
+                "cross-worker dependency latency (default: the cost model's)", 0, kMaxEventLatencyNs)
           .real("slack-scale", &O::slack_scale,
                 "fraction of a task's slack it may spend to stay local", 0, kMaxSlackScale),
       [](const O& o) -> ScheduleFn {
-        return [latency = o.event_latency_ns, scale = o.slack_scale](
-                   const TaskGraph& g, const MachineModel& m, int32_t workers) {
-          const double l = latency.value_or(m.event_latency_ns);
-          ListScheduler plain(g, m, workers, l);
+        return [latency = o.event_latency_ns, scale = o.slack_scale](const ScheduleRequest& r) {
+          const double l = latency.value_or(r.costs.event_latency_ns);
+          ListScheduler plain(r, l);
           const std::vector<double> deadline = latest_finish(plain, plain.run(), l);
           auto keep_local = [&](const ListScheduler& s, TaskId t, int32_t best,
                                 double best_finish) {
@@ -96,7 +95,7 @@ PolicyInfo locality_policy_info() {
             return s.finish_on(t, local) <= best_finish + scale * slack ? local : best;
           };
           PolicyOutput out;
-          out.workers = ListScheduler(g, m, workers, l).run(keep_local).workers;
+          out.workers = ListScheduler(r, l).run(keep_local).workers;
           out.params["event_latency_ns"] = l;
           out.params["slack_scale"] = scale;
           return out;

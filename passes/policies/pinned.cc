@@ -72,34 +72,11 @@ std::vector<PinnedMove> parse_moves(std::string_view text) {
   return moves;
 }
 
-std::string print_cycle(const std::vector<CycleLink>& cycle,
-                        const std::function<std::string(TaskId)>& name) {
-  auto task = [&](TaskId t) { return name ? name(t) : "task " + std::to_string(t); };
-  auto via = [](EventId e) {
-    return e < 0 ? std::string(" -[worker order]-> ") : " -[event " + std::to_string(e) + "]-> ";
-  };
-  if (cycle.empty()) return "";
-  std::string s = task(cycle.front().task);
-  for (size_t i = 1; i < cycle.size(); ++i) s += via(cycle[i].event) + task(cycle[i].task);
-  return s + via(cycle.front().event) + task(cycle.front().task);
-}
-
-WorkerLists::WorkerLists(const StepGraph& graph, std::vector<std::vector<TaskId>> lists)
-    : graph_(graph), lists_(std::move(lists)), worker_(graph.num_tasks(), -1),
-      position_(graph.num_tasks(), -1), seen_task_(graph.num_tasks(), 0),
-      seen_event_(graph.num_events(), 0) {
-  for (size_t w = 0; w < lists_.size(); ++w)
-    for (size_t i = 0; i < lists_[w].size(); ++i) {
-      const TaskId t = lists_[w][i];
-      if (t < 0 || t >= graph.num_tasks())
-        throw Error("worker " + std::to_string(w) + " lists task " + std::to_string(t) +
-                    ", which does not exist");
-      if (worker_[t] >= 0)
-        throw Error("task " + std::to_string(t) + " is listed twice (workers " +
-                    std::to_string(worker_[t]) + " and " + std::to_string(w) + ")");
-      worker_[t] = static_cast<int32_t>(w);
-      position_[t] = static_cast<int32_t>(i);
-    }
+WorkerLists::WorkerLists(const TaskGraphIndex& graph, std::vector<std::vector<TaskId>> lists)
+    : graph_(graph), lists_(std::move(lists)), worker_(list_workers(graph, lists_, false)),
+      position_(graph.num_tasks(), -1) {
+  for (const std::vector<TaskId>& list : lists_)
+    for (size_t i = 0; i < list.size(); ++i) position_[list[i]] = static_cast<int32_t>(i);
 }
 
 std::string WorkerLists::check(const PinnedMove& m) const {
@@ -156,50 +133,7 @@ std::string WorkerLists::apply(const PinnedMove& m) {
 }
 
 std::vector<CycleLink> WorkerLists::cycle_through(TaskId t) const {
-  // Breadth-first search forward from t over worker order and distance-0 events until
-  // it comes back to t; the search tree gives the shortest such cycle.
-  if (++stamp_ == 0) {
-    std::fill(seen_task_.begin(), seen_task_.end(), 0);
-    std::fill(seen_event_.begin(), seen_event_.end(), 0);
-    stamp_ = 1;
-  }
-  struct Node {
-    TaskId task;
-    int32_t parent;  // index into `nodes`; -1 for t
-    EventId via;     // how `task` was reached from its parent (-1: worker order)
-  };
-  std::vector<Node> nodes = {{t, -1, -1}};
-  seen_task_[t] = stamp_;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const TaskId u = nodes[i].task;
-    // True when v is t: the cycle is closed.
-    auto reach = [&](TaskId v, EventId via) {
-      if (v == t) return true;
-      if (seen_task_[v] != stamp_) {
-        seen_task_[v] = stamp_;
-        nodes.push_back({v, static_cast<int32_t>(i), via});
-      }
-      return false;
-    };
-    auto cycle_from = [&](EventId closing) {
-      std::vector<CycleLink> cycle;
-      for (int32_t j = static_cast<int32_t>(i); j > 0; j = nodes[j].parent)
-        cycle.push_back({nodes[j].task, nodes[j].via});
-      cycle.push_back({t, closing});
-      std::reverse(cycle.begin(), cycle.end());
-      return cycle;
-    };
-    const int32_t w = worker_[u];
-    if (w >= 0 && position_[u] + 1 < static_cast<int32_t>(lists_[w].size()))
-      if (reach(lists_[w][position_[u] + 1], -1)) return cycle_from(-1);
-    for (EventId e : graph_.triggers(u)) {
-      if (seen_event_[e] == stamp_) continue;
-      seen_event_[e] = stamp_;
-      for (TaskId c : graph_.consumers(e))
-        if (reach(c, e)) return cycle_from(e);
-    }
-  }
-  return {};
+  return WaitCheck(graph_, list_order(graph_, lists_)).cycle(t);
 }
 
 PassOptions replay_options(const Schedule& s) {
@@ -207,6 +141,8 @@ PassOptions replay_options(const Schedule& s) {
   o["policy"] = s.policy;
   if (auto it = s.params.find("workers"); it != s.params.end())
     o["workers"] = format_attr_value(it->second);
+  if (auto it = s.params.find("costs"); it != s.params.end())
+    if (auto* path = std::get_if<std::string>(&it->second)) o["costs"] = *path;
   const PolicyInfo* policy = find_policy(s.policy);
   if (!policy) return o;
   PassOptions chosen;
@@ -274,11 +210,9 @@ PolicyInfo pinned_policy_info() {
       throw Error(std::string("pass 'assign-sm': option 'moves': ") + e.what());
     }
     const ScheduleFn run_base = base->configure(base_options);
-    return [run_base, moves, base_name = p.base](const TaskGraph& g, const MachineModel& m,
-                                                 int32_t workers) {
-      PolicyOutput out = run_base(g, m, workers);
-      const StepGraph step_graph(g);
-      WorkerLists lists(step_graph, std::move(out.workers));
+    return [run_base, moves, base_name = p.base](const ScheduleRequest& r) {
+      PolicyOutput out = run_base(r);
+      WorkerLists lists(r.index, std::move(out.workers));
       int64_t applied = 0;
       std::string skipped;
       for (size_t i = 0; i < moves.size(); ++i) {

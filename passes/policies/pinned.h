@@ -13,9 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/deadlock.h"
 #include "ir/module.h"
+#include "ir/task_graph_index.h"
 #include "passes/pass.h"
-#include "passes/policies/step_graph.h"
 
 namespace mpk {
 
@@ -31,27 +32,16 @@ std::string print_moves(const std::vector<PinnedMove>& moves);  // joined by ';'
 // "" gives no moves. Throws mpk::Error("move N ('<text>'): ...") for a malformed one.
 std::vector<PinnedMove> parse_moves(std::string_view text);
 
-// One link of a dependency cycle: `task`, reached from the previous link's task through
-// distance-0 `event` (the previous task triggers it, `task` waits on it), or through
-// worker order (event -1: `task` comes right after the previous task on its worker).
-struct CycleLink {
-  TaskId task = -1;
-  EventId event = -1;
-};
-
-// "task 12 -[event 7]-> task 40 -[worker order]-> task 12"; `name` names a task
-// (default: "task <id>"). The first link's event closes the cycle.
-std::string print_cycle(const std::vector<CycleLink>& cycle,
-                        const std::function<std::string(TaskId)>& name = nullptr);
-
 // Per-worker ordered task lists with each task's place, edited one move at a time.
-// Each move is checked: a move that closes a cycle of distance-0 events and worker
-// order (a deadlock) is refused, so lists that start deadlock-free stay so.
+// Each move is checked by the deadlock check (ir/deadlock.h): a move that closes a
+// cycle of distance-0 events and worker order is refused, so lists that start
+// deadlock-free stay so.
 class WorkerLists {
  public:
-  // `graph` must outlive this. Throws mpk::Error for a task out of range or listed
+  // `graph` (an index of the graph whose tasks the lists hold; its schedule is not
+  // used) must outlive this. Throws mpk::Error for a task out of range or listed
   // twice; tasks need not all be listed (apply refuses to move an unlisted one).
-  WorkerLists(const StepGraph& graph, std::vector<std::vector<TaskId>> lists);
+  WorkerLists(const TaskGraphIndex& graph, std::vector<std::vector<TaskId>> lists);
 
   // Applies `m` and returns "", or returns why it does not apply and leaves the lists
   // as they were: the task or worker does not exist, the anchor is not on the worker
@@ -60,8 +50,9 @@ class WorkerLists {
   // The same without the deadlock check (for callers that check with the verifier).
   std::string apply_unchecked(const PinnedMove& m);
 
-  // A cycle of distance-0 events and worker order through `t`, starting with t; empty
-  // when there is none. After one move, any cycle passes through the moved task.
+  // The shortest cycle of distance-0 events and worker order through `t`, starting
+  // with t, when t lies on one (else another cycle); empty when the lists cannot
+  // deadlock. After one move, any cycle passes through the moved task.
   std::vector<CycleLink> cycle_through(TaskId t) const;
 
   const std::vector<std::vector<TaskId>>& lists() const { return lists_; }
@@ -75,11 +66,9 @@ class WorkerLists {
   void remove(TaskId t);
   void insert(TaskId t, int32_t worker, int32_t index);
 
-  const StepGraph& graph_;
+  const TaskGraphIndex& graph_;
   std::vector<std::vector<TaskId>> lists_;
   std::vector<int32_t> worker_, position_;
-  mutable std::vector<int32_t> seen_task_, seen_event_;  // BFS stamps
-  mutable int32_t stamp_ = 0;
 };
 
 // The assign-sm options that make schedule `s` again: its policy, `workers` and the

@@ -1,5 +1,5 @@
 // Scheduling policies for assign-sm, as plugins. A policy turns a task graph with its
-// events and a machine model into one ordered task list per worker. Adding a policy is
+// events, its index and the cost model into one ordered task list per worker. Adding a policy is
 // one file defining its PolicyInfo (options typed in passes/options.h) and registering
 // it with one line, MPK_POLICY(its_info_function).
 #pragma once
@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "ir/cost_params.h"
 #include "ir/module.h"
+#include "ir/task_graph_index.h"
 #include "passes/options.h"
 
 namespace mpk {
@@ -24,11 +26,22 @@ struct PolicyOutput {
   Attrs params;  // the policy's resolved parameters, recorded in Schedule.params
 };
 
+// What a policy schedules: a graph with its index (built once, by assign-sm), the
+// machine, the cost model to plan with (the machine's, or assign-sm's costs= file over
+// it; a task's estimate shares the bandwidth among machine.sm_count SMs) and how many
+// workers to fill.
+struct ScheduleRequest {
+  const TaskGraph& graph;
+  const TaskGraphIndex& index;
+  const MachineModel& machine;
+  const CostParams& costs;
+  int32_t workers = 0;
+};
+
 // Schedules `graph` on `workers` workers. The lists must hold every task exactly once
 // and be deadlock-free: listing tasks in an order consistent with the distance-0
 // events (as list scheduling does) guarantees it. assign-sm checks both.
-using ScheduleFn = std::function<PolicyOutput(const TaskGraph& graph,
-                                              const MachineModel& machine, int32_t workers)>;
+using ScheduleFn = std::function<PolicyOutput(const ScheduleRequest& request)>;
 
 struct PolicyInfo {
   std::string name;  // kebab-case, the value of assign-sm's `policy` option

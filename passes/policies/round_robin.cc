@@ -10,11 +10,11 @@ PolicyInfo round_robin_policy_info() {
   info.name = "round-robin";
   info.summary = "task i on worker i mod W, in task id order";
   info.configure = [](const PassOptions&) -> ScheduleFn {
-    return [](const TaskGraph& g, const MachineModel&, int32_t workers) {
+    return [](const ScheduleRequest& r) {
       PolicyOutput out;
-      out.workers.resize(workers);
-      for (size_t t = 0; t < g.tasks.size(); ++t)
-        out.workers[t % workers].push_back(static_cast<TaskId>(t));
+      out.workers.resize(r.workers);
+      for (size_t t = 0; t < r.graph.tasks.size(); ++t)
+        out.workers[t % r.workers].push_back(static_cast<TaskId>(t));
       return out;
     };
   };

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "ir/error.h"
+#include "ir/task_graph_index.h"
 #include "runtime/cpu/race_check.h"
 #include "runtime/cpu/task_kernels.h"
 
@@ -30,7 +31,7 @@ class Engine {
  public:
   Engine(const Module& m, const Weights& w, const CpuRunOptions& o)
       : m_(m), o_(o), rt_(checked_run_tensors(m, o)), store_(m.program, w), rec_(o.steps, rt_.batch),
-        counters_(m.graph.events.size()), done_(m.graph.tasks.size()) {
+        graph_(m.graph), counters_(m.graph.events.size()), done_(m.graph.tasks.size()) {
     for (auto& c : counters_) c.store(0);
     for (auto& d : done_) d.store(0);
     resolve_graph();
@@ -70,8 +71,7 @@ class Engine {
       plans_.push_back(prepare_task(m_, t));
       for (const Region& r : g.tasks[t].writes) store_.require_writable(r.tensor, describe_task(m_, t));
     }
-    waits_.resize(n);
-    triggers_.resize(n);
+    graph_.require_valid();
     for (EventId e = 0; e < static_cast<EventId>(g.events.size()); ++e) {
       const Event& ev = g.events[e];
       const std::string name = "event " + std::to_string(e);
@@ -80,14 +80,6 @@ class Engine {
       if (ev.target != static_cast<int64_t>(ev.producers.size()))
         throw Error(name + ": target " + std::to_string(ev.target) + " differs from its " +
                     std::to_string(ev.producers.size()) + " producers");
-      for (TaskId p : ev.producers) {
-        if (p < 0 || p >= n) throw Error(name + ": producer task " + std::to_string(p) + " does not exist");
-        triggers_[p].push_back(e);
-      }
-      for (TaskId c : ev.consumers) {
-        if (c < 0 || c >= n) throw Error(name + ": consumer task " + std::to_string(c) + " does not exist");
-        waits_[c].push_back(e);
-      }
     }
     if (o_.order == CpuOrder::kSchedule) {
       const Schedule& s = g.schedule;
@@ -112,7 +104,7 @@ class Engine {
 
   // The first event that keeps `t` from starting `step`, or -1.
   EventId blocking_event(TaskId t, int64_t step) const {
-    for (EventId e : waits_[t])
+    for (EventId e : graph_.waits(t))
       if (counters_[e].load(std::memory_order_acquire) < need(e, step)) return e;
     return -1;
   }
@@ -123,7 +115,7 @@ class Engine {
     if (e < 0) return s;
     s += " waits on event " + std::to_string(e) + " (counter " + std::to_string(counters_[e].load()) +
          ", needs " + std::to_string(need(e, step)) + "; producers:";
-    const auto& prod = m_.graph.events[e].producers;
+    const std::span<const TaskId> prod = graph_.producers(e);
     for (size_t i = 0; i < prod.size() && i < 3; ++i) s += " " + describe_task(m_, prod[i]);
     if (prod.size() > 3) s += " and " + std::to_string(prod.size() - 3) + " more";
     return s + ")";
@@ -139,7 +131,7 @@ class Engine {
     const int64_t begin = o_.record_tasks ? now_ns() : 0;
     run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_});
     done_[t].fetch_add(1, std::memory_order_release);
-    for (EventId e : triggers_[t]) counters_[e].fetch_add(1, std::memory_order_release);
+    for (EventId e : graph_.triggers(t)) counters_[e].fetch_add(1, std::memory_order_release);
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
     const int64_t end = now_ns();
     last_progress_ns_.store(end);
@@ -269,8 +261,8 @@ class Engine {
       const int64_t now = o_.record_tasks ? now_ns() : 0;
       execute(t, next_step[t]++, -1, 0, now, &records_[0]);
       consider(t);
-      for (EventId e : triggers_[t])
-        for (TaskId c : m_.graph.events[e].consumers) consider(c);
+      for (EventId e : graph_.triggers(t))
+        for (TaskId c : graph_.consumers(e)) consider(c);
     }
   }
 
@@ -280,7 +272,7 @@ class Engine {
   TensorStore store_;
   StepRecorder rec_;
   std::vector<TaskPlan> plans_;
-  std::vector<std::vector<EventId>> waits_, triggers_;
+  const TaskGraphIndex graph_;
   std::vector<std::atomic<int64_t>> counters_;
   std::vector<std::atomic<int64_t>> done_;
   std::optional<RaceChecker> races_;

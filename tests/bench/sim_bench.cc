@@ -8,7 +8,7 @@
 #include "ir/import/import.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/simulator.h"
 
 namespace {

@@ -57,7 +57,6 @@ const Fixture& fixture() {
       }
       prev = cur;
     }
-    m.graph.rebuild_use_lists();
     f.execs = mpk::simulate(m, mpk::CostParams::from_machine(m.machine), 16);
     return f;
   }();

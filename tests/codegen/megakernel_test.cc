@@ -140,7 +140,6 @@ TEST(MegakernelGen, WaitsAndTriggersMatchTheEvents) {
     e.target = 1;
     many.graph.events.push_back(e);
   }
-  many.graph.rebuild_use_lists();
   const std::vector<Module> modules = {many, scheduled_preset("tiny"),
                                       scheduled_preset("tiny", "decompose,infer-deps,assign-sm{policy=round-robin}")};
   for (const Module& m : modules) {

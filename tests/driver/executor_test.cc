@@ -10,7 +10,7 @@
 #include "driver_test_util.h"
 #include "ir/error.h"
 #include "runtime/cpu/run_common.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/simulator.h"
 
 namespace mpk {

@@ -42,7 +42,6 @@ Module unordered() {
   Module m = tiny_module();
   m.graph.events.clear();
   m.graph.schedule = Schedule{};
-  m.graph.rebuild_use_lists();
   return m;
 }
 

@@ -1,13 +1,15 @@
 // Tests of the pass manager: unknown passes and options are rejected naming the known
 // ones, malformed option values name pass and option, verify-each reports the pass after
 // which the IR broke, the IR can be printed after every pass, timings cover every pass,
-// and the pipeline is recorded in the provenance.
+// the pipeline is recorded in the provenance, and a pass that changes the graph makes
+// older task-graph indexes stale.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "hand_module.h"
 #include "ir/import/import.h"
+#include "ir/task_graph_index.h"
 #include "passes/pass_manager.h"
 #include "passes/registry.h"
 
@@ -117,11 +119,27 @@ TEST(PassManager, TimingsIrDumpsAndProvenance) {
   EXPECT_EQ(m.provenance.pipeline, "decompose,infer-deps,assign-sm{policy=round-robin}");
   EXPECT_EQ(m.provenance.tool_version, tool_version());
 
-  // A second run appends, and the unchanged passes say so.
+  // A second run appends, and the unchanged passes say so (and leave the graph's stamp:
+  // an index of it stays current).
+  const TaskGraphIndex index(m.graph);
   PassManager again(parse_pipeline("infer-deps"));
   again.run(m);
   EXPECT_FALSE(again.timings()[0].changed);
+  EXPECT_NO_THROW(index.require_current());
   EXPECT_EQ(m.provenance.pipeline, "decompose,infer-deps,assign-sm{policy=round-robin},infer-deps");
+}
+
+// A pass that changes the graph makes every index built before it stale: using one
+// throws instead of answering for the old graph.
+TEST(PassManager, AChangedGraphMakesOlderIndexesStale) {
+  Module m = import_model("tiny", ImportOptions{});
+  PassManager(parse_pipeline("decompose,infer-deps")).run(m);
+  const TaskGraphIndex index(m.graph);
+  EXPECT_NO_THROW(index.waits(0));
+  PassManager(parse_pipeline("assign-sm{policy=round-robin}")).run(m);
+  EXPECT_THROW(index.waits(0), Error);
+  EXPECT_THROW(index.worker_of(0), Error);
+  EXPECT_EQ(TaskGraphIndex(m.graph).worker_of(0), 0);
 }
 
 }  // namespace

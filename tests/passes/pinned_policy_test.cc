@@ -150,7 +150,7 @@ TEST(PinnedPolicy, SkipsMovesThatNoLongerApplyAndSaysWhy) {
 TEST(PinnedPolicy, WorkerListsNameTheCycleOfARefusedMove) {
   const Module base = with_deps("tiny");
   const Module rr = scheduled(base, {{"policy", "round-robin"}, {"workers", "2"}});
-  const StepGraph g(base.graph);
+  const TaskGraphIndex g(base.graph);
   WorkerLists lists(g, rr.graph.schedule.workers);
   // Task 0 (embedding) feeds the rest; putting the last task first on task 0's worker
   // makes it wait for work queued behind it.

@@ -12,6 +12,7 @@
 
 #include "hand_module.h"
 #include "ir/import/import.h"
+#include "ir/task_graph_index.h"
 #include "passes/pass_manager.h"
 
 namespace mpk {
@@ -39,11 +40,11 @@ std::vector<TaskId> tasks_of(const Module& m, const std::string& op, TaskKind ki
   return out;
 }
 
-std::vector<EventId> same_step_only(const Module& m, const std::vector<EventId>& events) {
-  std::vector<EventId> out;
-  for (EventId e : events)
-    if (m.graph.events[e].step_distance == 0) out.push_back(e);
-  return out;
+// The same-step events task t waits on (waits) or triggers.
+std::vector<EventId> same_step(const Module& m, TaskId t, bool waits) {
+  const TaskGraphIndex g(m.graph);
+  const std::span<const EventId> events = waits ? g.same_step_waits(t) : g.same_step_triggers(t);
+  return {events.begin(), events.end()};
 }
 
 // Every consumer waits on one same-step event, the same for all, whose producers are
@@ -54,13 +55,13 @@ void expect_one_event(const Module& m, const std::vector<TaskId>& producers,
                       const std::vector<TaskId>& consumers, const std::string& what) {
   ASSERT_FALSE(producers.empty()) << what;
   ASSERT_FALSE(consumers.empty()) << what;
-  const std::vector<EventId> first = same_step_only(m, m.graph.tasks[consumers[0]].waits);
+  const std::vector<EventId> first = same_step(m, consumers[0], true);
   ASSERT_EQ(first.size(), 1u) << what << ": task " << consumers[0];
   EXPECT_EQ(m.graph.events[first[0]].producers, producers) << what;
   for (TaskId c : consumers)
-    EXPECT_EQ(same_step_only(m, m.graph.tasks[c].waits), first) << what << ": task " << c;
+    EXPECT_EQ(same_step(m, c, true), first) << what << ": task " << c;
   for (TaskId p : producers) {
-    const std::vector<EventId> fired = same_step_only(m, m.graph.tasks[p].triggers);
+    const std::vector<EventId> fired = same_step(m, p, false);
     EXPECT_NE(std::find(fired.begin(), fired.end(), first[0]), fired.end()) << what << ": task " << p;
     EXPECT_LE(fired.size(), m.graph.tasks[p].kind == TaskKind::kAttention ? 2u : 1u) << what << ": task " << p;
   }
@@ -70,7 +71,7 @@ void expect_one_event(const Module& m, const std::vector<TaskId>& producers,
 int64_t distinct_waits(const Module& m, const std::vector<TaskId>& tasks) {
   std::vector<EventId> events;
   for (TaskId t : tasks) {
-    const std::vector<EventId> waits = same_step_only(m, m.graph.tasks[t].waits);
+    const std::vector<EventId> waits = same_step(m, t, true);
     events.insert(events.end(), waits.begin(), waits.end());
   }
   std::sort(events.begin(), events.end());
@@ -134,7 +135,7 @@ TEST(SameStepReduction, KeepsReachabilityAndLeavesNoImpliedEdge) {
     // No producer of a consumer reaches another of its producers.
     for (size_t c = 0; c < m.graph.tasks.size(); ++c) {
       std::vector<TaskId> producers;
-      for (EventId e : same_step_only(m, m.graph.tasks[c].waits))
+      for (EventId e : same_step(m, static_cast<TaskId>(c), true))
         producers.insert(producers.end(), m.graph.events[e].producers.begin(),
                          m.graph.events[e].producers.end());
       for (TaskId p : producers)

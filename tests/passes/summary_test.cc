@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hand_module.h"
-#include "ir/cost_model.h"
+#include "ir/cost_params.h"
 #include "passes/summary.h"
 
 namespace mpk {
@@ -20,9 +20,10 @@ TEST(Summary, CountsAndEstimatesOnAHandGraph) {
   h.task({}, {}, 30000);                   // 2 independent
   run_pass(h.m, "infer-deps");
   const MachineModel& mm = h.m.machine;
-  const double c0 = estimate_task_ns(h.m.graph.tasks[0], mm);
-  const double c1 = estimate_task_ns(h.m.graph.tasks[1], mm);
-  const double c2 = estimate_task_ns(h.m.graph.tasks[2], mm);
+  const CostParams costs = CostParams::from_machine(mm);
+  const double c0 = estimate_task_ns(costs, h.m.graph.tasks[0], mm.sm_count);
+  const double c1 = estimate_task_ns(costs, h.m.graph.tasks[1], mm.sm_count);
+  const double c2 = estimate_task_ns(costs, h.m.graph.tasks[2], mm.sm_count);
 
   ModuleSummary s = summarize(h.m);
   EXPECT_EQ(s.operators, 1);

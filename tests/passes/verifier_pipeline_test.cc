@@ -51,7 +51,6 @@ TEST(VerifierPipeline, EveryPipelineOutputVerifies) {
 Module unordered(Module m) {
   m.graph.events.clear();
   m.graph.schedule = Schedule{};
-  m.graph.rebuild_use_lists();
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "app_test_fixture.h"
+#include "ir/task_graph_index.h"
 
 namespace mpk::studio {
 namespace {
@@ -117,9 +118,10 @@ TEST_F(TimelineEdit, AltDragThatWouldDeadlockIsRefusedWithTheVerifiersMessage) {
   // A task right behind one of its same-step producers on its worker.
   const Module& g = editor().module();
   TaskId task = -1, producer = -1;
+  const TaskGraphIndex index(g.graph);
   for (const auto& list : g.graph.schedule.workers)
     for (size_t i = 1; i < list.size() && task < 0; ++i)
-      for (EventId e : g.graph.tasks[list[i]].waits)
+      for (EventId e : index.waits(list[i]))
         if (g.graph.events[e].step_distance == 0 &&
             std::count(g.graph.events[e].producers.begin(), g.graph.events[e].producers.end(),
                        list[i - 1])) {

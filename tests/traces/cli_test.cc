@@ -12,7 +12,7 @@
 #include <string>
 
 #include "tests/traces/test_graphs.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/trace_db.h"
 
 namespace mpk {
@@ -164,6 +164,17 @@ TEST_F(Cli, ExperimentSweepsAndCalibrateFits) {
   EXPECT_NE(r.out.find("(+0.0 %)"), std::string::npos) << r.out;  // a sim run fits itself
   const CostParams p = load_cost_params(costs.str(), CostParams::from_machine(MachineModel{}));
   EXPECT_NE(p.note.find("run 2"), std::string::npos);
+
+  // The fitted costs schedule (assign-sm plans with them) and simulate the next run.
+  r = run("run --backend sim --model tiny --steps 2 --policy critical-path --costs " + costs.str() +
+          " --trace " + db.str());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("assign-sm{costs=" + costs.str() + ",policy=critical-path}"), std::string::npos)
+      << r.out;
+  EXPECT_NE(TraceReader(db.str()).runs().back().options.find("costs=" + costs.str()), std::string::npos);
+  r = run("run --backend cpu --model tiny --steps 1 --costs " + costs.str() + ",x");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.out.find("a path in a pipeline cannot hold"), std::string::npos) << r.out;
 }
 
 }  // namespace

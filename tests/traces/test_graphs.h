@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ir/module.h"
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 #include "traces/trace_db.h"
 
 namespace mpk::testing {
@@ -56,7 +56,6 @@ class GraphBuilder {
   Module schedule(std::vector<std::vector<TaskId>> workers, const std::string& policy = "hand") {
     m_.graph.schedule.policy = policy;
     m_.graph.schedule.workers = std::move(workers);
-    m_.graph.rebuild_use_lists();
     return m_;
   }
 

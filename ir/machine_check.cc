@@ -1,12 +1,11 @@
 // Machine-model and real-value checks.
-#include "traces/machine_check.h"
+#include "ir/machine_check.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "ir/checked.h"
 #include "ir/error.h"
-#include "traces/trace_limits.h"
 
 namespace mpk {
 
@@ -21,7 +20,7 @@ double checked_real(double v, double lo, double hi, const std::string& what) {
 
 void check_machine_model(const MachineModel& m, const std::string& where) {
   const std::string w = where + ": ";
-  checked_range(m.sm_count, 1, kMaxWorkers, w + "sm_count");
+  checked_range(m.sm_count, 1, kMaxSmCount, w + "sm_count");
   checked_range(m.smem_per_sm, 0, kMaxSmemPerSm, w + "smem_per_sm");
   checked_real(m.mem_bandwidth, kMinBandwidth, kMaxBandwidth, w + "mem_bandwidth (bytes/s)");
   checked_real(m.clock_ghz, 0, static_cast<double>(kMaxClockKhz) * 1e-6, w + "clock_ghz");

@@ -1,11 +1,16 @@
-// Parameters of the simulator's cost model (docs/simulator.md): machine-wide values
-// (memory bandwidth shared by the busy SMs, one SM's own bandwidth limit, event
-// latency, dispatch gap) and per-task-kind values (fixed ns, a factor on the task's
-// bytes, its arithmetic rate), with defaults from the machine model. Stored as JSON:
-// a "default" entry plus optional per-kind overrides under "kinds".
+// The one cost model, shared by the scheduling policies (passes/policies/), the module
+// summary and the simulator (traces/simulator.h), so that a cost file fitted by
+// `mpk calibrate` improves scheduling and simulation alike (docs/simulator.md, "Cost
+// model"; docs/passes.md, "assign-sm"). Machine-wide values: memory bandwidth shared by
+// the busy SMs, one SM's own bandwidth limit, event latency, dispatch gap, the weight
+// stream's ring. Per task kind: fixed ns, a factor on the task's bytes, its arithmetic
+// rate, the share of its bytes that comes through the weight stream. Defaults come from
+// the machine model; a cost file (JSON: a "default" entry plus optional per-kind
+// overrides under "kinds") replaces any of them.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -44,18 +49,41 @@ struct CostParams {
   // Defaults from the machine model: its bandwidth, latency and per-task overhead,
   // one SM streaming at most 3x its fair share, 256 flops per cycle per SM; linear and
   // lm_head tasks stream all their bytes (used once prefetch_bytes is set). Throws
-  // mpk::Error naming the field for a machine model out of bounds (traces/machine_check.h).
+  // mpk::Error naming the field for a machine model out of bounds (ir/machine_check.h).
   static CostParams from_machine(const MachineModel& m);
 };
 
-// Every value within the bounds of traces/trace_limits.h (bandwidths that keep times
+// One task under `c`: its fixed time, the bytes it streams through the weight stream
+// (0 unless c.prefetch_bytes > 0), the bytes it moves itself, and its arithmetic time.
+struct TaskCost {
+  double fixed_ns = 0, stream_bytes = 0, direct_bytes = 0, compute_ns = 0;
+};
+TaskCost task_cost(const CostParams& c, const Task& t);
+
+// Bandwidth one busy SM gets when `busy` SMs are busy, in bytes per ns (the simulator's
+// sharing rule).
+inline double shared_rate(const CostParams& c, int64_t busy) {
+  const double total = c.mem_bandwidth * 1e-9 / static_cast<double>(busy > 0 ? busy : 1);
+  const double own = c.sm_bandwidth * 1e-9;
+  return total < own ? total : own;
+}
+
+// What the policies and the summary plan with: how long task t holds its worker when
+// all `sm_count` SMs stream at once and nothing streams ahead of its start, i.e.
+// fixed_ns + max(bytes * bytes_scale / per-SM rate, flops / flops_per_ns) + dispatch_ns,
+// the rate being min(mem_bandwidth / sm_count, sm_bandwidth). Under
+// CostParams::from_machine this is the machine model's overhead plus the larger of the
+// task's fair-share memory time and its CUDA-core time.
+double estimate_task_ns(const CostParams& c, const Task& t, int32_t sm_count);
+
+// Every value within the bounds of ir/machine_check.h (bandwidths that keep times
 // finite, latencies of at most a second, shares in 0..1); throws mpk::Error naming
 // `source` and the field.
 void check_cost_params(const CostParams& p, const std::string& source);
 
-// Reads a cost file (at most 1 MiB) over `base` (keys in the file replace base's), then
-// checks the result. Throws mpk::Error naming the file and the key for unknown keys,
-// unknown task kinds or bad values.
+// Cost files (ir/cost_file.cc). Reads a cost file (at most 1 MiB) over `base` (keys in
+// the file replace base's), then checks the result. Throws mpk::Error naming the file
+// and the key for unknown keys, unknown task kinds or bad values.
 CostParams load_cost_params(const std::string& path, const CostParams& base);
 CostParams parse_cost_params(const std::string& json_text, const std::string& source,
                              const CostParams& base);

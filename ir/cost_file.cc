@@ -1,5 +1,6 @@
-// Cost parameters: defaults from the machine model and the JSON cost file.
-#include "traces/cost_params.h"
+// Cost files: the cost parameters (ir/cost_params.h) as JSON, read over a base and
+// written whole.
+#include "ir/cost_params.h"
 
 #include <nlohmann/json.hpp>
 
@@ -7,37 +8,10 @@
 
 #include "ir/error.h"
 #include "ir/file_io.h"
-#include "traces/machine_check.h"
-#include "traces/trace_limits.h"
 
 namespace mpk {
 
 using nlohmann::json;
-
-KindCost CostParams::cost_of(TaskKind k) const {
-  KindCost c = defaults;
-  const KindCostOverride& o = kinds[static_cast<size_t>(k)];
-  if (o.fixed_ns) c.fixed_ns = *o.fixed_ns;
-  if (o.bytes_scale) c.bytes_scale = *o.bytes_scale;
-  if (o.flops_per_ns) c.flops_per_ns = *o.flops_per_ns;
-  if (o.prefetch) c.prefetch = *o.prefetch;
-  return c;
-}
-
-CostParams CostParams::from_machine(const MachineModel& m) {
-  check_machine_model(m, "machine model '" + m.name + "'");
-  CostParams p;
-  p.mem_bandwidth = m.mem_bandwidth;
-  p.sm_bandwidth = 3.0 * m.mem_bandwidth / std::max(1, m.sm_count);
-  p.event_latency_ns = m.event_latency_ns;
-  p.dispatch_ns = 0;
-  p.defaults.fixed_ns = m.task_overhead_ns;
-  p.defaults.bytes_scale = 1.0;
-  p.defaults.flops_per_ns = 256.0 * m.clock_ghz;
-  p.kinds[static_cast<size_t>(TaskKind::kLinear)].prefetch = 1.0;
-  p.kinds[static_cast<size_t>(TaskKind::kLmHead)].prefetch = 1.0;
-  return p;
-}
 
 namespace {
 
@@ -49,13 +23,6 @@ double number(const json& j, const std::string& where) {
   const double v = j.get<double>();
   if (!std::isfinite(v) || v < 0) throw Error(where + ": expected a finite number >= 0");
   return v;
-}
-
-void check_kind(const KindCost& k, const std::string& where) {
-  checked_real(k.fixed_ns, 0, kMaxCostNs, where + ".fixed_ns");
-  checked_real(k.bytes_scale, 0, kMaxBytesScale, where + ".bytes_scale");
-  checked_real(k.flops_per_ns, 0, kMaxFlopsPerNs, where + ".flops_per_ns");
-  checked_real(k.prefetch, 0, 1, where + ".prefetch");
 }
 
 void read_kind(const json& j, const std::string& where, KindCostOverride& out) {
@@ -137,18 +104,6 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
   }
   check_cost_params(p, source);
   return p;
-}
-
-void check_cost_params(const CostParams& p, const std::string& source) {
-  const std::string w = source + ": ";
-  checked_real(p.mem_bandwidth, kMinBandwidth, kMaxBandwidth, w + "mem_bandwidth (bytes/s)");
-  checked_real(p.sm_bandwidth, kMinBandwidth, kMaxBandwidth, w + "sm_bandwidth (bytes/s)");
-  checked_real(p.event_latency_ns, 0, kMaxCostNs, w + "event_latency_ns");
-  checked_real(p.dispatch_ns, 0, kMaxCostNs, w + "dispatch_ns");
-  checked_real(p.prefetch_bytes, 0, static_cast<double>(kMaxTaskBytes), w + "prefetch_bytes");
-  check_kind(p.defaults, w + "default");
-  for (int k = 0; k < kNumTaskKinds; ++k)
-    check_kind(p.cost_of(static_cast<TaskKind>(k)), w + "kinds." + std::string(name_of(static_cast<TaskKind>(k))));
 }
 
 CostParams load_cost_params(const std::string& path, const CostParams& base) {

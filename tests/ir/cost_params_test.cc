@@ -1,16 +1,18 @@
 // Cost files and machine models are untrusted: values out of their bounds are refused with
 // the file and the field named, endless files at a size limit, and a cost file is written
 // whole or not at all.
-#include "traces/cost_params.h"
+#include "ir/cost_params.h"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include "ir/error.h"
-#include "tests/traces/test_graphs.h"
 
 namespace mpk {
 namespace {
@@ -66,16 +68,18 @@ TEST(CostParams, EndlessFileIsRefusedAtTheSizeLimit) {
 }
 
 TEST(CostParams, SavingNeverLeavesHalfAFileOrAnInvalidOne) {
-  testing::TempPath path("costs_save.json");
-  std::ofstream(path.str()) << "old";
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("mpk_costs_save_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << "old";
   CostParams p = CostParams::from_machine(MachineModel{});
   p.event_latency_ns = std::nan("");
-  EXPECT_THROW(save_cost_params(p, path.str()), Error);
-  std::ifstream in(path.str());
+  EXPECT_THROW(save_cost_params(p, path.string()), Error);
+  std::ifstream in(path);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "old");
   p.event_latency_ns = 800;
-  save_cost_params(p, path.str());
-  EXPECT_EQ(load_cost_params(path.str(), CostParams{}).event_latency_ns, 800);
+  save_cost_params(p, path.string());
+  EXPECT_EQ(load_cost_params(path.string(), CostParams{}).event_latency_ns, 800);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
