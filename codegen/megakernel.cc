@@ -541,6 +541,29 @@ int kind_rank(TaskKind k) {
 // (same K, waits a subset of the first one's, at most the rows one block can chain)
 // merged into group descriptors appended after the tasks. Merging cannot deadlock: a
 // group waits for nothing its first task did not already wait for.
+// Whether task n may join leader t's group: t waits for everything n waits for in its
+// own step. What n waits for from earlier steps the group waits for too; that cannot
+// deadlock, because no task of an earlier step depends on a later step's.
+bool joins_waits(const TaskGraph& g, const TaskGraphIndex& index, TaskId t, TaskId n) {
+  const std::span<const EventId> lead = index.waits(t);
+  for (EventId e : index.waits(n))
+    if (g.events[e].step_distance == 0 && !std::binary_search(lead.begin(), lead.end(), e)) return false;
+  return true;
+}
+
+// The events a queue item waits on: a task's, or the union of a group's members'.
+std::vector<EventId> item_waits(const abi::TaskDesc& d, TaskId leader, const TaskGraphIndex& index) {
+  const std::span<const EventId> own = index.waits(leader);
+  std::vector<EventId> all(own.begin(), own.end());
+  for (int m = 1; m < d.members; ++m) {
+    const std::span<const EventId> more = index.waits(d.member[m - 1]);
+    all.insert(all.end(), more.begin(), more.end());
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
 void build_queues(Builder& b, const TaskGraph& g, const TaskGraphIndex& index, Megakernel& k) {
   const int64_t max_rows = abi::max_linear_rows(b.warps, b.batch);
   const auto valid = [&](TaskId t) { return t >= 0 && t < static_cast<TaskId>(g.tasks.size()); };
@@ -558,7 +581,7 @@ void build_queues(Builder& b, const TaskGraph& g, const TaskGraphIndex& index, M
           const TaskId n = list[i + members.size()];
           const auto next = valid(n) && !seen[n] ? b.groupable(n) : std::nullopt;
           if (!next || !next->same_input(*lead) || rows + (next->rows + 7) / 8 * 8 > max_rows ||
-              !std::ranges::includes(index.waits(t), index.waits(n)))
+              !joins_waits(g, index, t, n))
             break;
           rows += (next->rows + 7) / 8 * 8;
           members.push_back(n);
@@ -645,14 +668,15 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   k.dynamic_smem_bytes = 1024 + static_cast<int64_t>(k.stages) * k.slot_bytes + k.scratch_bytes;
 
   // Wait and trigger tables: the first kInlineWaits / kInlineTrigs in the descriptor, the
-  // rest in the tables. A group waits as its leader (the members' waits are a subset)
-  // and triggers every member's events once the whole group is done.
+  // rest in the tables. A group waits for its members' events (beyond its leader's,
+  // only earlier steps': joins_waits) and triggers every member's events once the
+  // whole group is done.
   for (size_t i = 0; i < k.tasks.size(); ++i) {
     abi::TaskDesc& d = k.tasks[i];
     const bool group = i >= g.tasks.size();
     const TaskId leader = group ? d.task : static_cast<TaskId>(i);
     d.wait_begin = static_cast<int32_t>(k.waits.size());
-    const std::span<const EventId> waits = index.waits(leader);
+    const std::vector<EventId> waits = item_waits(d, leader, index);
     d.wait_count = static_cast<int32_t>(waits.size());
     for (int32_t w = 0; w < d.wait_count; ++w) {
       const Event& e = g.events[waits[w]];

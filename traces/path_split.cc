@@ -66,14 +66,13 @@ class RunWalks {
         first_layer_op = static_cast<OpId>(i);
         break;
       }
-    // Tasks that something of their own step waits for: only they end a layer (a
-    // kv_append after one-split attention tasks feeds the next step only, and may run
-    // late in its step).
-    std::vector<char> feeds_step(m_.graph.tasks.size(), 0);
+    // Tasks that only later steps wait for do not end a layer (a kv_append after
+    // one-split attention tasks feeds the next step, and may run late in its own).
+    const size_t tasks = m_.graph.tasks.size();
+    std::vector<char> same_step(tasks, 0), later(tasks, 0);
     for (const Event& e : m_.graph.events)
-      if (e.step_distance == 0)
-        for (TaskId t : e.producers)
-          if (t >= 0 && static_cast<size_t>(t) < feeds_step.size()) feeds_step[t] = 1;
+      for (TaskId t : e.producers)
+        if (t >= 0 && static_cast<size_t>(t) < tasks) (e.step_distance == 0 ? same_step : later)[t] = 1;
     for (size_t n = 0; n < walker_.nodes().size(); ++n) {
       const OpId op = walker_.op_of(static_cast<int64_t>(n));
       const bool known = op >= 0 && static_cast<size_t>(op) < m_.program.ops.size();
@@ -81,7 +80,7 @@ class RunWalks {
       before_layers_.push_back(known && layer_.back() < 0 && op < first_layer_op);
       const auto members = walker_.members(static_cast<int64_t>(n));
       const TaskId task = members.empty() ? -1 : execs_[static_cast<size_t>(members[0])].task;
-      feeds_step_.push_back(task >= 0 && static_cast<size_t>(task) < feeds_step.size() && feeds_step[task]);
+      feeds_step_.push_back(task >= 0 && static_cast<size_t>(task) < tasks && (same_step[task] || !later[task]));
     }
   }
 
@@ -92,7 +91,7 @@ class RunWalks {
     return n;
   }
   int32_t layer(int64_t node) const { return layer_[static_cast<size_t>(node)]; }
-  // Some task of the node's own step waits for it.
+  // Some task of the node's own step waits for it, or no later step's does.
   bool feeds_step(int64_t node) const { return feeds_step_[static_cast<size_t>(node)]; }
   // A layer-less node whose operator comes before the first layer's (the embedding).
   bool before_layers(int64_t node) const { return before_layers_[static_cast<size_t>(node)]; }

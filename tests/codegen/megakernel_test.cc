@@ -105,6 +105,20 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
     }
     for (int j = 0; j < d.trig_count; ++j) got.insert(trigger_of(k, d, j));
     EXPECT_EQ(got, expected);
+    // It waits for every member's events, and beyond the leader's only for earlier
+    // steps' (a group cannot wait on its own step for more than its first task did).
+    std::set<EventId> waits, member_waits, leader_waits;
+    for (int j = 0; j < d.wait_count; ++j) waits.insert(wait_of(k, d, j).event);
+    for (EventId e = 0; e < static_cast<EventId>(m.graph.events.size()); ++e)
+      for (int j = 0; j < d.members; ++j) {
+        const auto& c = m.graph.events[e].consumers;
+        if (std::find(c.begin(), c.end(), j == 0 ? d.task : d.member[j - 1]) == c.end()) continue;
+        member_waits.insert(e);
+        if (j == 0) leader_waits.insert(e);
+      }
+    EXPECT_EQ(waits, member_waits);
+    for (EventId e : member_waits)
+      if (!leader_waits.count(e)) EXPECT_GT(m.graph.events[e].step_distance, 0) << "event " << e;
     // The group's pointers: the leader's (x, its y; with a fused norm also the norm
     // weight, which all members share), then each member's y in its group slot.
     std::set<int> slots;
@@ -127,6 +141,26 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
       }
     }
   }
+}
+
+// With one query head per attention task, k_proj and v_proj also wait for the previous
+// step's kv_append (it read the k and v they overwrite); q/k/v still run as groups.
+TEST(MegakernelGen, QkvGroupsSurviveWaitsOnThePreviousStep) {
+  const std::string per_head = "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax,"
+                               "decompose{attention-heads=1},infer-deps,assign-sm{policy=critical-path}";
+  const std::string per_kv_head = "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax,"
+                                  "decompose{attention-heads=4},infer-deps,assign-sm{policy=critical-path}";
+  auto groups = [](const Module& m) {
+    const Megakernel k = generate_megakernel(m);
+    return k.tasks.size() - m.graph.tasks.size();
+  };
+  const Module heads = scheduled_preset("llama-3.2-1b", per_head, 1, 128);  // one split
+  bool cross_step_wait = false;
+  for (const Event& e : heads.graph.events)
+    for (TaskId c : e.consumers)
+      cross_step_wait |= e.step_distance > 0 && heads.program.ops[heads.graph.tasks[c].op].name == "L3.k_proj";
+  EXPECT_TRUE(cross_step_wait);
+  EXPECT_EQ(groups(heads), groups(scheduled_preset("llama-3.2-1b", per_kv_head, 1, 128)));
 }
 
 TEST(MegakernelGen, WaitsAndTriggersMatchTheEvents) {

@@ -12,9 +12,10 @@ namespace mpk::testing {
 
 inline Module scheduled_preset(const std::string& preset,
                                const std::string& pipeline = kDefaultPipeline,
-                               int64_t batch = 1) {
+                               int64_t batch = 1, int64_t max_seq_len = 0) {
   ImportOptions o;
   o.batch = batch;
+  if (max_seq_len > 0) o.max_seq_len = max_seq_len;
   Module m = import_model(preset, o);
   PassManager pm(parse_pipeline(pipeline));
   pm.run(m);
