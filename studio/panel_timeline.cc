@@ -6,12 +6,14 @@
 // (studio/pipeline_state.h). The selection's details pane is in timeline_details.cc.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "imgui.h"
 #include "studio/colors.h"
 #include "studio/panels.h"
+#include "studio/row_paint.h"
 #include "studio/timeline_details.h"
 #include "studio/timeline_layout.h"
 #include "studio/why_idle.h"
@@ -170,7 +172,7 @@ void layout_frame(const StudioState& s, Frame& f) {
 struct Hit {
   int32_t header_group = -1;
   int64_t exec = -1;
-  const TaskBox* merged = nullptr;
+  std::optional<TaskBox> merged;
   int32_t worker = -1;
   int64_t bubble = -1;
 };
@@ -196,10 +198,10 @@ Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
     if (d < best_d || (d == 0 && best_d == 0 && b.x1 - b.x0 < best->x1 - best->x0)) best = &b, best_d = d;
   }
   if (best) {
-    if (best->count == 1)
-      h.exec = best->exec;
+    if (best->merged)
+      h.merged = *best;
     else
-      h.merged = best;
+      h.exec = best->exec;
     return h;
   }
   const Bubble* b = s.model->bubble_at(row.worker, static_cast<int64_t>(f.axis.t_of(mouse.x)));
@@ -379,36 +381,41 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
       draw_hatched(dl, ImVec2(b.x0, y0 + pad + 2), ImVec2(b.x1, y1 - pad - 2),
                    hot ? IM_COL32(255, 255, 255, 255) : bubble_color(bb.cause));
     }
+    const auto dimmed = [&](const KindSlice& sl) { return hovered_kind >= 0 && static_cast<int>(sl.kind) != hovered_kind; };
     for (const TaskBox& b : f.tasks[v]) {
       const float x1 = std::max(b.x1, b.x0 + 1.0f);
       ImU32 c = kind_color(b.kind);
       if (hovered_kind >= 0 && static_cast<int>(b.kind) != hovered_kind) c = darken(c, 0.35f);
       const ImVec2 a(b.x0, y0 + pad), z(x1, y1 - pad);
       ++tl.boxes_drawn;
-      if (b.count > 1) {
+      if (b.merged) {
         ++tl.merged_boxes;
         slices.clear();
         merged_slices(m, b, f.axis, kSlicePx, slices);
-        for (const KindSlice& sl : slices) {
-          ImU32 sc = kind_color(sl.kind);
-          if (hovered_kind >= 0 && static_cast<int>(sl.kind) != hovered_kind) sc = darken(sc, 0.35f);
-          dl->AddRectFilled(ImVec2(sl.x0, a.y), ImVec2(sl.x1, z.y), darken(sc, 0.85f));
-        }
+        paint_slices(dl, slices, a.y, z.y, dimmed);
         if (x1 - b.x0 > 34 && r.height >= text_h) {
           const std::string n = std::to_string(b.count);
-          dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(20, 20, 20, 255), n.c_str());
+          dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(230, 230, 230, 255), n.c_str());
         }
         continue;
       }
       dl->AddRectFilled(a, z, c);
-      if (x1 - b.x0 > 4) dl->AddRect(a, z, darken(c, 0.55f));
+      if (x1 - b.x0 > 8) dl->AddRect(a, z, darken(c, 0.55f));  // narrower: the outline would be all of it
+      if (b.count > 1 && x1 - b.x0 > 6) {
+        // A linear group: a tick between members, so the box reads as several tasks in one.
+        const float step_h = (z.y - a.y) / static_cast<float>(b.count);
+        for (int64_t k = 1; k < b.count; ++k)
+          dl->AddLine(ImVec2(b.x0 + 1, a.y + step_h * static_cast<float>(k)), ImVec2(b.x0 + 4, a.y + step_h * static_cast<float>(k)),
+                      darken(c, 0.4f));
+      }
       if (x1 - b.x0 > 48 && r.height >= text_h) {
-        const std::string& name = m.op_of(m.execution(b.exec).task).name;
+        const std::string name = b.count > 1 ? std::to_string(b.count) + "x " + m.op_of(m.execution(b.exec).task).name
+                                             : m.op_of(m.execution(b.exec).task).name;
         dl->PushClipRect(a, ImVec2(x1 - 2, z.y), true);
         dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(15, 15, 15, 255), name.c_str());
         dl->PopClipRect();
       }
-      if (b.exec == hit.exec) dl->AddRect(a, z, IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
+      if (hit.exec >= b.exec && hit.exec < b.exec + b.count) dl->AddRect(a, z, IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
     }
     dl->PopClipRect();
   }
@@ -529,12 +536,7 @@ void show_tooltip(StudioState& s, const Hit& hit) {
   if (hit.exec >= 0) {
     tl.hover_text = explain_execution(*s.model, hit.exec);
   } else if (hit.merged) {
-    const Execution& a = s.model->execution(hit.merged->exec);
-    const Execution& z = s.model->execution(hit.merged->exec + hit.merged->count - 1);
-    tl.hover_text = std::to_string(hit.merged->count) + " tasks from " +
-                    format_duration(static_cast<double>(a.start_ns)) + " to " +
-                    format_duration(static_cast<double>(z.end_ns)) +
-                    "\nclick or zoom in to see them";
+    tl.hover_text = explain_merged(*s.model, *hit.merged);
   } else if (hit.bubble >= 0) {
     tl.hover_text = explain_bubble(*s.model, s.model->bubbles(hit.worker)[static_cast<size_t>(hit.bubble)]);
   } else if (hit.header_group >= 0) {
@@ -553,10 +555,8 @@ void handle_click(StudioState& s, const Hit& hit) {
   } else if (hit.exec >= 0) {
     select_execution(s, hit.exec);
   } else if (hit.merged) {
-    const Execution& a = s.model->execution(hit.merged->exec);
-    const Execution& z = s.model->execution(hit.merged->exec + hit.merged->count - 1);
-    const double pad = 0.05 * static_cast<double>(z.end_ns - a.start_ns);
-    s.window = {static_cast<double>(a.start_ns) - pad, static_cast<double>(z.end_ns) + pad};
+    const double pad = 0.05 * static_cast<double>(hit.merged->t1_ns - hit.merged->t0_ns);
+    s.window = {static_cast<double>(hit.merged->t0_ns) - pad, static_cast<double>(hit.merged->t1_ns) + pad};
   } else {
     select_execution(s, -1);
   }

@@ -74,6 +74,9 @@ struct TimelineState {
   int64_t boxes_drawn = 0;              // task boxes drawn (merged boxes count once)
   int64_t merged_boxes = 0;
   float why_button_x = 0, why_button_y = 0;  // centre of the toolbar's "Why idle?" button
+  // The details pane's list of the selected linear group's members: where each line is.
+  float member_x = 0;
+  std::vector<float> member_y;
 };
 
 struct Selection {
