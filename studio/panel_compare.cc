@@ -10,6 +10,7 @@
 
 #include "imgui.h"
 #include "studio/colors.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 #include "studio/row_paint.h"
 #include "studio/timeline_layout.h"
@@ -296,7 +297,7 @@ void draw_deltas(const CompareModel& cm) {
 
 }  // namespace
 
-void draw_compare_panel(StudioState& s) {
+static void draw_compare_panel(StudioState& s) {
   if (!s.model || !s.reader) {
     ImGui::TextDisabled("No run is open.");
     return;
@@ -317,5 +318,7 @@ void draw_compare_panel(StudioState& s) {
   ImGui::Spacing();
   draw_deltas(*cm);
 }
+
+MPK_STUDIO_PANEL(compare, "Compare", 30, draw_compare_panel);
 
 }  // namespace mpk::studio

@@ -8,6 +8,7 @@
 
 #include "imgui.h"
 #include "studio/colors.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 #include "studio/timeline_layout.h"
 
@@ -288,7 +289,7 @@ void draw_histogram(StudioState& s, StatsModel& m) {
 
 }  // namespace
 
-void draw_stats_panel(StudioState& s) {
+static void draw_stats_panel(StudioState& s) {
   if (!s.model) {
     ImGui::TextDisabled("No run is open.");
     return;
@@ -312,5 +313,7 @@ void draw_stats_panel(StudioState& s) {
   ImGui::Spacing();
   draw_histogram(s, *m);
 }
+
+MPK_STUDIO_PANEL(stats, "Stats", 20, draw_stats_panel);
 
 }  // namespace mpk::studio

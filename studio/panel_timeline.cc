@@ -12,6 +12,7 @@
 
 #include "imgui.h"
 #include "studio/colors.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 #include "studio/row_paint.h"
 #include "studio/timeline_details.h"
@@ -598,7 +599,7 @@ void draw_toolbar(StudioState& s) {
 
 }  // namespace
 
-void draw_timeline_panel(StudioState& s) {
+static void draw_timeline_panel(StudioState& s) {
   if (!s.model) {
     ImGui::TextDisabled("No run is open.");
     return;
@@ -674,5 +675,7 @@ void draw_timeline_panel(StudioState& s) {
 
   if (s.selection.exec >= 0) draw_timeline_details(s, [&](int64_t x) { center_on(s, x); });
 }
+
+MPK_STUDIO_PANEL(timeline, "Timeline", 10, draw_timeline_panel);
 
 }  // namespace mpk::studio

@@ -15,14 +15,12 @@
 #include "driver/record.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
+#include "studio/panel_registry.h"
 
 namespace mpk::studio {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr std::array<const char*, kNumViews> kViewNames = {"timeline", "stats", "compare",
-                                                           "graph", "pipeline"};
 
 // True when the file starts with SQLite's header string.
 bool looks_like_sqlite(const std::string& path) {
@@ -71,12 +69,12 @@ void close_input(StudioState& s) {
 
 }  // namespace
 
-const char* name_of(View v) { return kViewNames[static_cast<size_t>(v)]; }
+const char* name_of(View v) { return v.name.data(); }  // a literal or a registered name
 
 std::optional<View> parse_view(std::string_view name) {
-  for (size_t i = 0; i < kViewNames.size(); ++i)
-    if (name == kViewNames[i]) return static_cast<View>(i);
-  return std::nullopt;
+  const PanelInfo* p = find_panel(name);
+  if (!p) return std::nullopt;
+  return View{p->name};
 }
 
 StudioState::StudioState() = default;

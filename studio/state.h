@@ -1,9 +1,9 @@
 // StudioState: everything the studio's panels share, as one plain struct — the open
 // trace.db, its runs, the current run's TraceModel, the selection, the visible time
 // window, the compare run, which view is shown and a status line. Panels read and
-// write it directly; a panel keeps its own UI state in a struct of its own here so that
-// frames are reproducible from the state alone (tests drive the app headless). Add
-// fields freely; keep them plain data.
+// write it directly; a panel keeps its own UI state in a struct of its own, here or in
+// panel_state<T>(), so that frames are reproducible from the state alone (tests drive the
+// app headless). Add fields freely; keep them plain data.
 //
 // The functions below change what is open and keep the state consistent (a new run
 // resets the selection and fits the window). They never throw: bad input (a missing
@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeindex>
+#include <unordered_map>
 #include <vector>
 
 #include "studio/pipeline_state.h"
@@ -25,10 +27,21 @@
 
 namespace mpk::studio {
 
-enum class View { kTimeline, kStats, kCompare, kGraph, kPipeline };
-inline constexpr int kNumViews = 5;
+// A view: the name of a registered panel (studio/panel_registry.h).
+struct View {
+  std::string_view name = "timeline";
+  bool operator==(const View&) const = default;
+  // Some views by name, for code that switches to one (a new panel needs no entry here).
+  static const View kTimeline, kStats, kCompare, kGraph, kPipeline, kWorkers;
+};
+inline constexpr View View::kTimeline{"timeline"};
+inline constexpr View View::kStats{"stats"};
+inline constexpr View View::kCompare{"compare"};
+inline constexpr View View::kGraph{"graph"};
+inline constexpr View View::kPipeline{"pipeline"};
+inline constexpr View View::kWorkers{"workers"};
 const char* name_of(View v);                        // "timeline", "stats", ...
-std::optional<View> parse_view(std::string_view s);  // nullopt for an unknown name
+std::optional<View> parse_view(std::string_view s);  // a registered panel; nullopt for none
 
 // The visible time range of the timeline (and of the compare view, which shares it),
 // in ns relative to the run's start.
@@ -127,12 +140,22 @@ struct StudioState {
   CompareViewState compare;
   GraphViewState graph;
   PipelineViewState pipeline;  // the pipeline view (studio/pipeline_state.h)
+  // Other panels' own state: one value of each type, made on first use (panel_state<T>).
+  std::unordered_map<std::type_index, std::shared_ptr<void>> panel_states;
 
   StudioState();
   ~StudioState();  // removes a temporary trace
   StudioState(const StudioState&) = delete;
   StudioState& operator=(const StudioState&) = delete;
 };
+
+// A panel's own state in `s`, default-constructed on first use.
+template <typename T>
+T& panel_state(StudioState& s) {
+  std::shared_ptr<void>& p = s.panel_states[std::type_index(typeid(T))];
+  if (!p) p = std::make_shared<T>();
+  return *static_cast<T*>(p.get());
+}
 
 void set_status(StudioState& s, std::string message, bool error = false);
 

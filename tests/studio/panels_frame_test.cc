@@ -12,6 +12,7 @@
 
 #include "studio/app.h"
 #include "studio/headless_frame.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 #include "tests/studio/panel_test_runs.h"
 
@@ -242,14 +243,27 @@ TEST_F(PanelsFrame, GraphWheelZoomsAtTheCursor) {
   EXPECT_NEAR((y - g.origin_y) / g.scale, gy, 1e-2f);
 }
 
+// Every registered panel copes with nothing open.
+// The views register themselves, in tab order; each is a --view name.
+TEST(PanelRegistry, EveryViewIsRegisteredOnce) {
+  std::vector<std::string> names;
+  for (const PanelInfo& p : registered_panels()) names.push_back(p.name);
+  const std::vector<std::string> want = {"timeline", "stats", "workers", "compare", "graph", "pipeline"};
+  EXPECT_EQ(names, want);
+  for (const std::string& n : names) {
+    ASSERT_TRUE(parse_view(n).has_value()) << n;
+    EXPECT_STREQ(name_of(*parse_view(n)), n.c_str());
+  }
+  EXPECT_FALSE(parse_view("flame").has_value());
+  EXPECT_EQ(find_panel("stats")->title, std::string("Stats"));
+}
+
 TEST(PanelsEmpty, NothingOpenSaysSo) {
   StudioState s;
   HeadlessFrame h(800, 600);
   h.run([&] {
     ImGui::Begin("w");
-    draw_stats_panel(s);
-    draw_compare_panel(s);
-    draw_graph_panel(s);
+    for (const PanelInfo& p : registered_panels()) p.draw(s);
     ImGui::End();
   });
   EXPECT_EQ(s.stats.model, nullptr);

@@ -238,7 +238,9 @@ TEST(TimelineLayout, MergedSlicesShowHowBusyTheyAre) {
     double busy_ns = 0;
     for (const KindSlice& sl : slices) {
       // A whole slice of two periods or more is half busy.
-      if (sl.x1 - sl.x0 >= 1.99f && axis.t_of(sl.x1) - axis.t_of(sl.x0) >= 399) EXPECT_NEAR(sl.busy, 0.5, 0.05) << span;
+      if (sl.x1 - sl.x0 >= 1.99f && axis.t_of(sl.x1) - axis.t_of(sl.x0) >= 399) {
+        EXPECT_NEAR(sl.busy, 0.5, 0.05) << span;
+      }
       EXPECT_EQ(sl.kind, OpKind::kLinear);
       busy_ns += sl.busy * (axis.t_of(sl.x1) - axis.t_of(sl.x0));
     }
