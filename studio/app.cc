@@ -15,6 +15,7 @@
 #include "studio/panels.h"
 #include "studio/timeline_details.h"
 #include "studio/timeline_layout.h"
+#include "studio/timeline_nav.h"
 
 namespace mpk::studio {
 namespace {
@@ -60,6 +61,8 @@ void draw_menu(StudioState& s) {
     if (ImGui::MenuItem("Open...")) open_dialog = true;
     if (ImGui::MenuItem("Reload run list", nullptr, false, s.reader != nullptr)) refresh_runs(s);
     ImGui::Separator();
+    export_menu_items(s);
+    ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) s.quit_requested = true;
     ImGui::EndMenu();
   }
@@ -81,11 +84,15 @@ void draw_menu(StudioState& s) {
         "Up/Down scroll the rows, Esc clears the selection, F2 frame time.\n"
         "Click a task to select it: arrows show its producers and consumers;\n"
         "'Why idle?' walks back what made it start when it did.\n"
-        "Right-drag picks a time range for the Stats view.\n"
+        "Right-drag picks a time range (Stats and Workers follow it; File exports it).\n"
+        "Find: type an operator or task, Enter / F3 next, Shift+F3 previous.\n"
+        "Z zooms to the range, the walk or the selection; Filter dims other layers,\n"
+        "steps and kinds.\n"
         "\n"
         "Hand edits of the schedule (timeline and pipeline views, selected task):\n"
         "Alt+Left/Right: a place earlier/later on its worker; Alt+Up/Down: the\n"
-        "previous/next worker; Alt+drag a task onto another row or place moves it there.\n"
+        "previous/next worker; Ctrl+drag (or Alt+drag, or a drag in edit mode: E)\n"
+        "a task onto another row or place moves it there.\n"
         "Ctrl+Z / Ctrl+Y undo / redo. A refused move says why in the status line.");
     ImGui::EndMenu();
   }
@@ -121,11 +128,24 @@ void draw_nothing_open(StudioState& s) {
   ImGui::TextDisabled("File > Open... takes a trace.db (mpk run --trace t.db) or a scheduled .mpk.");
 }
 
-void draw_status_line(StudioState& s) {
+// The status line's height: its message wrapped to the window, at most kStatusLines lines
+// (a longer one scrolls).
+constexpr int kStatusLines = 6;
+float status_height(const StudioState& s) {
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  const float text = ImGui::CalcTextSize(s.status.c_str(), nullptr, false, wrap).y;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  return std::min(std::max(text, ImGui::GetTextLineHeight()), kStatusLines * line) + ImGui::GetStyle().ItemSpacing.y * 2 + 4;
+}
+
+void draw_status_line(StudioState& s, float height) {
   ImGui::Separator();
   if (s.status_error) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
-  ImGui::TextUnformatted(s.status.c_str());
+  ImGui::BeginChild("status", ImVec2(0, height - ImGui::GetStyle().ItemSpacing.y - 2), false);
+  ImGui::TextWrapped("%s", s.status.c_str());  // a deadlock's cycle is long: it wraps
+  ImGui::EndChild();
   if (s.status_error) ImGui::PopStyleColor();
+  s.status_height = height;
 }
 
 void draw_frame_time(const StudioState& s) {
@@ -310,7 +330,8 @@ void draw_app_frame(StudioState& s) {
   ImGui::PopStyleVar();
   draw_menu(s);
   draw_open_popup(s);
-  const float status_h = ImGui::GetFrameHeightWithSpacing() + 4;
+  draw_export_popup(s);
+  const float status_h = status_height(s);
   if (!s.model) {
     draw_nothing_open(s);
   } else {
@@ -339,7 +360,7 @@ void draw_app_frame(StudioState& s) {
   // --screenshot until it is done.
   if (s.pipeline.job != PipelineJob::kNone || s.pipeline.store_pending) ++s.background_jobs;
   ImGui::SetCursorPosY(ImGui::GetWindowHeight() - status_h);
-  draw_status_line(s);
+  draw_status_line(s, status_h);
   ImGui::End();
   if (s.show_frame_time) draw_frame_time(s);
   s.frame_cpu_ms = thread_cpu_ms() - t0;

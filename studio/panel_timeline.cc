@@ -13,10 +13,12 @@
 #include "imgui.h"
 #include "studio/colors.h"
 #include "studio/panel_registry.h"
+#include "studio/navigation.h"
 #include "studio/panels.h"
 #include "studio/row_paint.h"
 #include "studio/timeline_details.h"
 #include "studio/timeline_layout.h"
+#include "studio/timeline_nav.h"
 #include "studio/why_idle.h"
 
 namespace mpk::studio {
@@ -32,7 +34,6 @@ constexpr float kDetailsHeight = 190.0f;
 constexpr size_t kMaxArrows = 256;  // per side; the details pane lists them all
 
 const ImU32 kSelectColor = IM_COL32(255, 255, 255, 255);
-const ImU32 kWalkColor = IM_COL32(255, 235, 59, 255);
 const ImU32 kProducerColor = IM_COL32(129, 212, 250, 170);
 const ImU32 kConsumerColor = IM_COL32(165, 214, 167, 150);
 
@@ -59,7 +60,26 @@ void setup_for_model(StudioState& s, float rows_h) {
   const float fit = (rows_h - static_cast<float>(groups) * kHeaderHeight) /
                     static_cast<float>(std::max(m.num_workers(), 1));
   tl.row_height = std::clamp(std::floor(fit), 8.0f, 20.0f);
-  tl.scroll_to_worker = -1;
+}
+
+// A request to show a worker's row (Go to, --select, the workers view, search): expands
+// its group and scrolls to it. ImGui scrolls on the next frame within the last frame's
+// content, so the request stays until the row is on screen, for a few frames at most.
+void scroll_to_requested_row(TimelineState& tl, const Frame& f, int32_t num_workers) {
+  if (tl.scroll_to_worker < 0 || tl.scroll_to_worker >= num_workers) {
+    tl.scroll_to_worker = -1;
+    return;
+  }
+  tl.collapsed[static_cast<size_t>(tl.scroll_to_worker / std::max(tl.group_size, 1))] = false;
+  const int32_t r = f.row_of_worker[static_cast<size_t>(tl.scroll_to_worker)];
+  const Row* row = r >= 0 ? &f.rows[static_cast<size_t>(r)] : nullptr;
+  if (row && row->y >= f.scroll_y && row->y + row->height <= f.scroll_y + f.view_h) {
+    tl.scroll_to_worker = -1;
+    tl.scroll_tries = 0;
+    return;
+  }
+  if (row) ImGui::SetScrollY(std::max(0.0f, row->y - f.view_h / 3));
+  if (++tl.scroll_tries > 4) tl.scroll_to_worker = -1, tl.scroll_tries = 0;
 }
 
 // The worker row's centre y, or the group header's when the group is collapsed.
@@ -70,14 +90,6 @@ float row_center(const Frame& f, const TimelineState& tl, int32_t worker) {
   for (const Row& row : f.rows)
     if (row.kind == Row::kGroupHeader && row.group == g) return f.origin.y + row.y + row.height * 0.5f;
   return f.origin.y;
-}
-
-void center_on(StudioState& s, int64_t exec) {
-  const Execution& e = s.model->execution(exec);
-  const double span = s.window.span();
-  const double mid = 0.5 * static_cast<double>(e.start_ns + e.end_ns);
-  s.window = {mid - span / 2, mid + span / 2};
-  s.timeline.scroll_to_worker = e.worker;
 }
 
 // Keys: Left/Right pan, +/- zoom, F fit, Home/End, Up/Down scroll, Esc deselect; with
@@ -104,10 +116,13 @@ void handle_keys(StudioState& s, float row_h) {
     ImGui::SetScrollY(ImGui::GetScrollY() - 3 * row_h);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)))
     ImGui::SetScrollY(ImGui::GetScrollY() + 3 * row_h);
+  if (ImGui::IsKeyPressed(kKeyF3)) step_search(s, !io.KeyShift);
   for (ImWchar c : io.InputQueueCharacters) {
     if (c == '+' || c == '=') s.window = zoom_at(s.window, mid, 0.8, run_ns);
     if (c == '-' || c == '_') s.window = zoom_at(s.window, mid, 1.25, run_ns);
     if (c == 'f' || c == 'F') fit_window(s);
+    if (c == 'z' || c == 'Z') zoom_to(s);
+    if (c == 'e' || c == 'E') s.timeline.edit_mode = !s.timeline.edit_mode;
   }
 }
 
@@ -131,7 +146,7 @@ bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
     tl.drag_active = true;
-    if (tl.move_task < 0) {  // an Alt+drag moves a task instead (handle_move_drag)
+    if (tl.move_task < 0) {  // a drag that grabbed a task moves it instead (handle_move_drag)
       s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, run_ns);
       ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
     }
@@ -238,13 +253,14 @@ void set_drop(StudioState& s, const Frame& f, int32_t worker) {
   tl.move_noop = own && own_after == tl.move_after;
 }
 
-// Alt+drag: pressing on a task grabs it (selects it, and loads an edit session when the
-// run has none); while dragged its landing place follows the mouse; the release moves it
-// there (edit_move: refused moves say why in the status line).
+// Ctrl+drag, Alt+drag, or a drag in edit mode: pressing on a task grabs it (selects it,
+// and loads an edit session when the run has none); while dragged its landing place
+// follows the mouse; the release moves it there (edit_move: refused moves say why in the
+// status line). Window managers that take Alt+drag leave Ctrl and the edit mode.
 void handle_move_drag(StudioState& s, const Frame& f, const Hit& hit, bool hovered) {
   TimelineState& tl = s.timeline;
   const ImGuiIO& io = ImGui::GetIO();
-  if (ImGui::IsItemActivated() && io.KeyAlt && hit.exec >= 0) {
+  if (ImGui::IsItemActivated() && (io.KeyAlt || io.KeyCtrl || tl.edit_mode) && hit.exec >= 0) {
     const Execution& e = s.model->execution(hit.exec);
     select_execution(s, hit.exec);
     tl.move_task = e.task;
@@ -382,11 +398,17 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
       draw_hatched(dl, ImVec2(b.x0, y0 + pad + 2), ImVec2(b.x1, y1 - pad - 2),
                    hot ? IM_COL32(255, 255, 255, 255) : bubble_color(bb.cause));
     }
-    const auto dimmed = [&](const KindSlice& sl) { return hovered_kind >= 0 && static_cast<int>(sl.kind) != hovered_kind; };
+    const ViewFilter& filter = tl.filter;
+    const bool filtering = filter.active();
+    const auto dimmed = [&](const KindSlice& sl) {
+      return (hovered_kind >= 0 && static_cast<int>(sl.kind) != hovered_kind) ||
+             (filtering && sl.exec >= 0 && !passes(m, filter, sl.exec));
+    };
     for (const TaskBox& b : f.tasks[v]) {
       const float x1 = std::max(b.x1, b.x0 + 1.0f);
       ImU32 c = kind_color(b.kind);
-      if (hovered_kind >= 0 && static_cast<int>(b.kind) != hovered_kind) c = darken(c, 0.35f);
+      if ((hovered_kind >= 0 && static_cast<int>(b.kind) != hovered_kind) || (filtering && !passes(m, filter, b.exec)))
+        c = darken(c, 0.35f);
       const ImVec2 a(b.x0, y0 + pad), z(x1, y1 - pad);
       ++tl.boxes_drawn;
       if (b.merged) {
@@ -454,7 +476,7 @@ void draw_arrow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 c, float thickness
 }
 
 // The picked time range, shaded across the rows.
-void draw_range(const StudioState& s, const Frame& f) {
+void draw_range(StudioState& s, const Frame& f) {
   if (!s.range) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const double left = f.axis.x0, right = f.axis.x0 + f.axis.width;
@@ -464,6 +486,22 @@ void draw_range(const StudioState& s, const Frame& f) {
   dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(100, 181, 246, 40));
   dl->AddLine(ImVec2(x0, y0), ImVec2(x0, y1), IM_COL32(100, 181, 246, 200));
   dl->AddLine(ImVec2(x1, y0), ImVec2(x1, y1), IM_COL32(100, 181, 246, 200));
+  // The readout: what the range holds, at its top (kept on screen).
+  TimelineState& tl = s.timeline;
+  if (!tl.readout_for || tl.readout_for->t0_ns != s.range->t0_ns || tl.readout_for->t1_ns != s.range->t1_ns ||
+      tl.readout_model != s.model.get()) {
+    const RangeSummary r = summarize_range(*s.model, s.range->t0_ns, s.range->t1_ns);
+    char text[160];
+    std::snprintf(text, sizeof text, "%s, %lld tasks, %.3g MB, %.2f TB/s", format_duration(r.duration_ns).c_str(),
+                  static_cast<long long>(r.tasks), r.bytes * 1e-6, r.bytes_per_ns() * 1e-3);
+    tl.readout = text;
+    tl.readout_for = s.range;
+    tl.readout_model = s.model.get();
+  }
+  const ImVec2 size = ImGui::CalcTextSize(tl.readout.c_str());
+  const float tx = std::clamp(0.5f * (x0 + x1) - 0.5f * size.x, static_cast<float>(left), static_cast<float>(right) - size.x - 8);
+  dl->AddRectFilled(ImVec2(tx - 4, y0 + 2), ImVec2(tx + size.x + 4, y0 + size.y + 6), IM_COL32(20, 40, 60, 230), 3);
+  dl->AddText(ImVec2(tx, y0 + 4), IM_COL32(187, 222, 251, 255), tl.readout.c_str());
 }
 
 // Outlines the executions of the tasks another view highlighted (the graph view's node).
@@ -505,10 +543,10 @@ void draw_selection(StudioState& s, const Frame& f) {
     const std::vector<int64_t>& w = s.selection.why_idle;
     for (size_t i = 0; i < w.size(); ++i) {
       const Rect r = exec_rect(s, f, w[i]);
-      dl->AddRect(r.Min, r.Max, kWalkColor, 0, 0, 2.5f);
+      dl->AddRect(r.Min, r.Max, walk_color(), 0, 0, 2.5f);
       if (i > 0) {
         const Rect p = exec_rect(s, f, w[i - 1]);
-        draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(r.Min.x, (r.Min.y + r.Max.y) / 2), kWalkColor, 2.5f, false);
+        draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(r.Min.x, (r.Min.y + r.Max.y) / 2), walk_color(), 2.5f, false);
       }
     }
   } else {
@@ -588,6 +626,7 @@ void draw_toolbar(StudioState& s) {
   ImGui::TextDisabled("window %s from %s of %s", format_duration(s.window.span()).c_str(),
                       format_duration(s.window.t0_ns).c_str(),
                       format_duration(static_cast<double>(s.model->duration_ns())).c_str());
+  draw_navigation_bar(s);
   if (tl.show_legend) {
     bool present[kNumOpKinds] = {};
     for (const Operator& op : s.model->graph().program.ops) present[static_cast<size_t>(op.kind)] = true;
@@ -634,15 +673,8 @@ static void draw_timeline_panel(StudioState& s) {
   f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);
   const bool clicked = handle_mouse(s, f, hovered);
   f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);  // after zoom and pan
-  if (tl.scroll_to_worker >= 0 && tl.scroll_to_worker < s.model->num_workers()) {
-    const int32_t g = tl.scroll_to_worker / std::max(tl.group_size, 1);
-    tl.collapsed[static_cast<size_t>(g)] = false;
-    for (const Row& r : rows)
-      if (r.worker == tl.scroll_to_worker && (r.y < f.scroll_y || r.y + r.height > f.scroll_y + f.view_h))
-        ImGui::SetScrollY(std::max(0.0f, r.y - f.view_h / 3));
-    tl.scroll_to_worker = -1;
-  }
   layout_frame(s, f);
+  scroll_to_requested_row(tl, f, s.model->num_workers());
 
   const Hit hit = hovered ? hit_test(s, f, ImGui::GetIO().MousePos) : Hit{};
   tl.hovered_exec = hit.exec;
@@ -664,6 +696,7 @@ static void draw_timeline_panel(StudioState& s) {
   tl.canvas_x0 = f.axis.x0;
   tl.canvas_width = f.axis.width;
   tl.canvas_y0 = f.origin.y;
+  tl.view_y0 = f.origin.y + f.scroll_y;
   tl.canvas_height = f.view_h;
   tl.row_y.assign(static_cast<size_t>(s.model->num_workers()), -1.0f);
   for (int32_t ri : f.visible_rows) {
@@ -673,7 +706,7 @@ static void draw_timeline_panel(StudioState& s) {
   ImGui::EndChild();
   draw_ruler(s, f.axis, ruler_p, avail.x - scrollbar);
 
-  if (s.selection.exec >= 0) draw_timeline_details(s, [&](int64_t x) { center_on(s, x); });
+  if (s.selection.exec >= 0) draw_timeline_details(s, [&](int64_t x) { show_execution(s, x); });
 }
 
 MPK_STUDIO_PANEL(timeline, "Timeline", 10, draw_timeline_panel);

@@ -51,6 +51,14 @@ struct TimeWindow {
   double span() const { return t1_ns - t0_ns; }
 };
 
+// What the timeline shows at full colour; it dims the rest (studio/navigation.h).
+struct ViewFilter {
+  int32_t layer = -1;     // -1: every layer
+  int32_t step = -1;      // -1: every step
+  uint32_t kinds = ~0u;   // bit k: OpKind k
+  bool active() const { return layer >= 0 || step >= 0 || kinds != ~0u; }
+};
+
 // The timeline panel's own state (studio/panel_timeline.cc). The geometry fields are
 // written by the panel each frame so that tests and other panels can find what is
 // drawn where.
@@ -60,6 +68,7 @@ struct TimelineState {
   std::vector<bool> collapsed;          // per group
   float row_height = 0;                 // 0: chosen to fit the rows on the first frame
   int32_t scroll_to_worker = -1;        // a request to bring a worker's row into view
+  int32_t scroll_tries = 0;             // frames it has been tried
   bool drag_active = false;
   float drag_start_x = 0;               // mouse x where a drag began
   bool range_drag = false;              // a right-button drag is picking s.range
@@ -77,7 +86,9 @@ struct TimelineState {
   bool move_noop = false;               // that place is where the task is now
   // Geometry of the last frame: the screen x of t0 and pixels per ns, and each worker
   // row's top y (negative when the row is not visible).
-  float canvas_x0 = 0, canvas_width = 0, canvas_y0 = 0, canvas_height = 0;
+  // canvas_y0 is the rows' content origin (it moves with the scroll), view_y0 the top
+  // of the visible rows, canvas_height their visible height.
+  float canvas_x0 = 0, canvas_width = 0, canvas_y0 = 0, canvas_height = 0, view_y0 = 0;
   std::vector<float> row_y;
   // What the mouse is over in the last frame (-1 / empty when nothing).
   int64_t hovered_exec = -1;
@@ -87,6 +98,18 @@ struct TimelineState {
   int64_t boxes_drawn = 0;              // task boxes drawn (merged boxes count once)
   int64_t merged_boxes = 0;
   float why_button_x = 0, why_button_y = 0;  // centre of the toolbar's "Why idle?" button
+  // Navigation (studio/timeline_nav.cc): the search and its matches (for `searched`, in
+  // the model they were found in), the filter, the edit mode (a plain drag moves tasks).
+  std::string search;
+  std::string searched;
+  const TraceModel* search_model = nullptr;
+  std::vector<int64_t> matches;
+  ViewFilter filter;
+  bool edit_mode = false;
+  // The range readout (duration, tasks, bytes, bandwidth) and what it was computed for.
+  std::string readout;
+  std::optional<TimeWindow> readout_for;
+  const TraceModel* readout_model = nullptr;
   // The details pane's list of the selected linear group's members: where each line is.
   float member_x = 0;
   std::vector<float> member_y;
@@ -119,8 +142,9 @@ struct StudioState {
   TimeWindow window;
   int hovered_kind = -1;                // OpKind under the mouse (highlight); -1 none
 
-  std::string status;                   // one line at the bottom of the window
+  std::string status;                   // a message at the bottom of the window (wrapped)
   bool status_error = false;
+  float status_height = 0;              // its height in the last frame
   bool show_frame_time = false;         // frame-time overlay in a corner
   double frame_cpu_ms = 0;              // CPU time of the last app frame
   bool quit_requested = false;
@@ -166,8 +190,10 @@ bool open_input(StudioState& s, const std::string& path, int64_t run = -1,
                 int32_t sim_steps = 8);
 // Opens a trace.db only.
 bool open_trace(StudioState& s, const std::string& path, int64_t run = -1);
-// Makes `run` the current run: loads its TraceModel, clears the selection, fits the
-// window to the run. Returns false (the previous run stays) for an unknown run.
+// Makes `run` the current run: loads its TraceModel, clears the selection; keeps the
+// window when another run was shown and the window still overlaps the new one (switching
+// runs, and every hand edit, keep the zoom), else fits the run. Returns false (the
+// previous run stays) for an unknown run.
 bool select_run(StudioState& s, int64_t run);
 // Re-reads the run list of the open trace (after a run was appended to it).
 void refresh_runs(StudioState& s);
@@ -178,5 +204,8 @@ const RunRecord* find_run(const StudioState& s, int64_t id);
 void fit_window(StudioState& s);
 // Selects execution `exec` (-1: none) and drops a why-idle walk of another execution.
 void select_execution(StudioState& s, int64_t exec);
+// Brings execution `exec` into view, keeping the zoom: centres the window on it and
+// scrolls the timeline's rows to its worker (expanding its group).
+void show_execution(StudioState& s, int64_t exec);
 
 }  // namespace mpk::studio

@@ -71,8 +71,8 @@ TEST(WorkersPanel, AClickOnARowShowsItsTimelineRow) {
   h.click(frame, v.row_x, v.row_y[static_cast<size_t>(target)]);
   h.run(frame, 3);
   EXPECT_EQ(s.view, View::kTimeline);
-  ASSERT_GE(s.timeline.row_y[static_cast<size_t>(target)], s.timeline.canvas_y0) << "worker " << target;
-  EXPECT_LE(s.timeline.row_y[static_cast<size_t>(target)], s.timeline.canvas_y0 + s.timeline.canvas_height);
+  ASSERT_GE(s.timeline.row_y[static_cast<size_t>(target)], s.timeline.view_y0) << "worker " << target;
+  EXPECT_LE(s.timeline.row_y[static_cast<size_t>(target)], s.timeline.view_y0 + s.timeline.canvas_height);
   EXPECT_GE(target, 20);  // it was below the timeline's first screen
 }
 
