@@ -17,6 +17,7 @@
 #include "studio/panels.h"
 #include "studio/row_paint.h"
 #include "studio/timeline_details.h"
+#include "studio/timeline_lanes.h"
 #include "studio/timeline_layout.h"
 #include "studio/timeline_nav.h"
 #include "studio/why_idle.h"
@@ -649,14 +650,14 @@ static void draw_timeline_panel(StudioState& s) {
 
   const float details_h = s.selection.exec >= 0 ? kDetailsHeight : 0.0f;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float rows_h = std::max(60.0f, avail.y - kRulerHeight - details_h);
+  const float rows_h = std::max(60.0f, avail.y - kRulerHeight - kLanesHeight - details_h);
   setup_for_model(s, rows_h);
 
   // Ruler above the rows, aligned with the rows' canvas (the rows always show a scrollbar).
   const ImVec2 ruler_p = ImGui::GetCursorScreenPos();
   const float scrollbar = ImGui::GetStyle().ScrollbarSize;
   const float canvas_w = std::max(10.0f, avail.x - kLabelWidth - scrollbar);
-  ImGui::Dummy(ImVec2(avail.x, kRulerHeight));
+  ImGui::Dummy(ImVec2(avail.x, kRulerHeight + kLanesHeight));
 
   ImGui::BeginChild("rows", ImVec2(0, rows_h), false,
                     ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_AlwaysVerticalScrollbar);
@@ -705,6 +706,7 @@ static void draw_timeline_panel(StudioState& s) {
   }
   ImGui::EndChild();
   draw_ruler(s, f.axis, ruler_p, avail.x - scrollbar);
+  draw_timeline_lanes(s, f.axis, ImVec2(ruler_p.x, ruler_p.y + kRulerHeight), avail.x - scrollbar);
 
   if (s.selection.exec >= 0) draw_timeline_details(s, [&](int64_t x) { show_execution(s, x); });
 }

@@ -11,6 +11,7 @@
 // status_error set, and the call returns false.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -106,6 +107,15 @@ struct TimelineState {
   std::vector<int64_t> matches;
   ViewFilter filter;
   bool edit_mode = false;
+  // The busy-SM strip (studio/lanes.h) of `strip_for`, one value a pixel; a drag on it.
+  std::vector<float> strip;
+  const TraceModel* strip_for = nullptr;
+  bool strip_drag = false;
+  float strip_x0 = 0, strip_x1 = 0, strip_y = 0;  // where it was drawn, last frame
+  // The bandwidth lane of `lane_for` at the axis `lane_key` (t0, ns a pixel, columns).
+  std::vector<float> lane;
+  const TraceModel* lane_for = nullptr;
+  std::array<double, 3> lane_key{};
   // The range readout (duration, tasks, bytes, bandwidth) and what it was computed for.
   std::string readout;
   std::optional<TimeWindow> readout_for;

@@ -68,7 +68,10 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
   }
 
   kinds_.reserve(graph_.graph.tasks.size());
-  for (const Task& t : graph_.graph.tasks) kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
+  for (const Task& t : graph_.graph.tasks) {
+    kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
+    task_bytes_.push_back(t.bytes);
+  }
 
   busy_prefix_ = busy_union_prefix(execs_);
   cover_end_.resize(execs_.size());

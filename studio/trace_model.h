@@ -124,7 +124,7 @@ class TraceModel {
   // once: "L0.q_proj+k_proj+v_proj".
   std::string group_name(int64_t exec) const;
   // Bytes the execution's task streams (the task table's estimate).
-  int64_t bytes_of(int64_t exec) const { return task(execution(exec).task).bytes; }
+  int64_t bytes_of(int64_t exec) const { return task_bytes_[static_cast<size_t>(execution(exec).task)]; }
 
   // ---- dependencies
   // Executions `exec` waited for (one per producer of every event it waits on, at step
@@ -153,6 +153,7 @@ class TraceModel {
   std::vector<std::vector<std::vector<int32_t>>> wide_;
   std::vector<StepRecord> steps_;
   std::vector<OpKind> kinds_;                // operator kind of each task
+  std::vector<int64_t> task_bytes_;          // bytes of each task (compact: hot in the lanes)
   std::vector<int64_t> busy_prefix_;         // busy_union_prefix of execs_
   std::vector<int64_t> cover_end_;           // latest end among the worker's execs up to i
   CoarsePicture picture_;
