@@ -4,12 +4,13 @@
 // panning, plus the time to open the run.
 //
 //   studio_frame_bench [trace.db [run]]
-//   studio_frame_bench --make out.db [MODEL [STEPS [WORKERS]]]
+//   studio_frame_bench --make out.db [MODEL [STEPS [WORKERS [POLICY]]]]
 // Without a trace it simulates qwen3-8b for 27 steps (37,362 tasks a step on 132
 // workers: 1.01M executions) into a temporary trace.db, shaped like a GPU trace (linear
 // groups recorded member by member, workers on other SMs: tests/studio/gpu_like_trace.h).
-// --make writes such a trace (default qwen3-8b, 27 steps, the machine's workers) and
-// exits: docs/studio.md's screenshots are taken of one.
+// --make appends such a run to out.db (default qwen3-8b, 27 steps, the machine's workers,
+// critical-path; WORKERS 0: the machine's) and exits: docs/studio.md's screenshots are
+// taken of one (scripts/studio_screenshots.sh).
 #include <time.h>
 #include <unistd.h>
 
@@ -42,11 +43,13 @@ double wall_s(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void make_trace(const std::string& path, const std::string& model, int32_t steps, int32_t workers) {
-  std::printf("simulating %s, %d steps%s, GPU-shaped -> %s\n", model.c_str(), steps,
-              workers > 0 ? (", " + std::to_string(workers) + " workers").c_str() : "", path.c_str());
+void make_trace(const std::string& path, const std::string& model, int32_t steps, int32_t workers,
+                const std::string& policy_name = "critical-path") {
+  std::printf("simulating %s, %d steps%s, %s, GPU-shaped -> %s\n", model.c_str(), steps,
+              workers > 0 ? (", " + std::to_string(workers) + " workers").c_str() : "", policy_name.c_str(),
+              path.c_str());
   Module m = import_model(model, ImportOptions{});
-  const std::string policy = "critical-path" + (workers > 0 ? ",workers=" + std::to_string(workers) : std::string());
+  const std::string policy = policy_name + (workers > 0 ? ",workers=" + std::to_string(workers) : std::string());
   PassManager pm(parse_pipeline("decompose,infer-deps,assign-sm{policy=" + policy + "}"));
   pm.run(m);
   RunInfo info;
@@ -95,7 +98,7 @@ int main(int argc, char** argv) {
   try {
     if (argc >= 3 && std::string(argv[1]) == "--make") {
       make_trace(argv[2], argc > 3 ? argv[3] : "qwen3-8b", argc > 4 ? std::stoi(argv[4]) : 27,
-                 argc > 5 ? std::stoi(argv[5]) : 0);
+                 argc > 5 ? std::stoi(argv[5]) : 0, argc > 6 ? argv[6] : "critical-path");
       return 0;
     }
     const bool own = argc < 2;

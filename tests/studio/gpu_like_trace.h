@@ -1,9 +1,10 @@
 // A GPU-shaped trace from a simulated one, for the studio's tests and frame benchmark:
 // the megakernel runs adjacent linear tasks of one layer over the same input (q/k/v,
 // gate/up) as one unit and records each member with the unit's start and end, and the
-// hardware places workers on SMs as it likes. Here, on each worker and step, runs of up to
-// three consecutive linear executions of different operators of one layer become one
-// group spanning them, and worker w runs on SM workers - 1 - w.
+// hardware places workers on SMs as it likes. Here, on each worker and step, runs of
+// consecutive executions of one layer's q/k/v projections, or of its gate/up projections
+// (different operators over the same input), become one group spanning them, and worker w
+// runs on SM workers - 1 - w.
 #pragma once
 
 #include <algorithm>
@@ -22,12 +23,17 @@ inline std::vector<Execution> gpu_like(const Module& m, std::vector<Execution> e
   const auto op_of = [&](const Execution& e) -> const Operator& {
     return m.program.ops[static_cast<size_t>(m.graph.tasks[static_cast<size_t>(e.task)].op)];
   };
+  // 1: q/k/v, 2: gate/up, 0: neither (by the operator's name after its layer).
+  const auto family = [](const Operator& op) {
+    const std::string n = op.name.substr(op.name.find('.') + 1);
+    return n == "q_proj" || n == "k_proj" || n == "v_proj" ? 1 : n == "gate_proj" || n == "up_proj" ? 2 : 0;
+  };
   for (size_t i = 0; i < execs.size();) {
     size_t j = i + 1;
     const Operator& lead = op_of(execs[i]);
-    if (lead.kind == OpKind::kLinear && lead.layer >= 0)
-      while (j < execs.size() && j - i < 3 && execs[j].worker == execs[i].worker && execs[j].step == execs[i].step &&
-             op_of(execs[j]).kind == OpKind::kLinear && op_of(execs[j]).layer == lead.layer &&
+    if (lead.kind == OpKind::kLinear && family(lead) > 0)
+      while (j < execs.size() && execs[j].worker == execs[i].worker && execs[j].step == execs[i].step &&
+             family(op_of(execs[j])) == family(lead) && op_of(execs[j]).layer == lead.layer &&
              op_of(execs[j]).name != op_of(execs[j - 1]).name)
         ++j;
     for (size_t k = i + 1; k < j; ++k) {  // the group runs from its first start to its last end
