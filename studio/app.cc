@@ -11,27 +11,21 @@
 #include "imgui.h"
 #include "imgui_stdlib.h"
 #include "ir/error.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 #include "studio/timeline_details.h"
 #include "studio/timeline_layout.h"
+#include "studio/timeline_nav.h"
 
 namespace mpk::studio {
 namespace {
 
-using PanelFn = void (*)(StudioState&);
-
-// The views, in tab order, and their panels.
-struct ViewEntry {
-  View view;
-  const char* title;
-  PanelFn draw;
-};
-
-constexpr ViewEntry kViews[] = {
-    {View::kTimeline, "Timeline", draw_timeline_panel}, {View::kStats, "Stats", draw_stats_panel},
-    {View::kCompare, "Compare", draw_compare_panel},    {View::kGraph, "Graph", draw_graph_panel},
-    {View::kPipeline, "Pipeline", draw_pipeline_panel},
-};
+// The registered views' names: "timeline, stats, compare, graph, pipeline".
+std::string view_names(const char* separator) {
+  std::string out;
+  for (const PanelInfo& p : registered_panels()) out += (out.empty() ? "" : separator) + std::string(p.name);
+  return out;
+}
 
 int64_t parse_int(const std::string& opt, const std::string& v) {
   try {
@@ -67,13 +61,15 @@ void draw_menu(StudioState& s) {
     if (ImGui::MenuItem("Open...")) open_dialog = true;
     if (ImGui::MenuItem("Reload run list", nullptr, false, s.reader != nullptr)) refresh_runs(s);
     ImGui::Separator();
+    export_menu_items(s);
+    ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) s.quit_requested = true;
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    for (const ViewEntry& v : kViews)
-      if (ImGui::MenuItem(v.title, nullptr, s.view == v.view)) {
-        s.view = v.view;
+    for (const PanelInfo& p : registered_panels())
+      if (ImGui::MenuItem(p.title, nullptr, s.view.name == p.name)) {
+        s.view = View{p.name};
         s.view_changed = true;
       }
     ImGui::Separator();
@@ -88,11 +84,15 @@ void draw_menu(StudioState& s) {
         "Up/Down scroll the rows, Esc clears the selection, F2 frame time.\n"
         "Click a task to select it: arrows show its producers and consumers;\n"
         "'Why idle?' walks back what made it start when it did.\n"
-        "Right-drag picks a time range for the Stats view.\n"
+        "Right-drag picks a time range (Stats and Workers follow it; File exports it).\n"
+        "Find: type an operator or task, Enter / F3 next, Shift+F3 previous.\n"
+        "Z zooms to the range, the walk or the selection; Filter dims other layers,\n"
+        "steps and kinds.\n"
         "\n"
         "Hand edits of the schedule (timeline and pipeline views, selected task):\n"
         "Alt+Left/Right: a place earlier/later on its worker; Alt+Up/Down: the\n"
-        "previous/next worker; Alt+drag a task onto another row or place moves it there.\n"
+        "previous/next worker; Ctrl+drag (or Alt+drag, or a drag in edit mode: E)\n"
+        "a task onto another row or place moves it there.\n"
         "Ctrl+Z / Ctrl+Y undo / redo. A refused move says why in the status line.");
     ImGui::EndMenu();
   }
@@ -128,11 +128,24 @@ void draw_nothing_open(StudioState& s) {
   ImGui::TextDisabled("File > Open... takes a trace.db (mpk run --trace t.db) or a scheduled .mpk.");
 }
 
-void draw_status_line(StudioState& s) {
+// The status line's height: its message wrapped to the window, at most kStatusLines lines
+// (a longer one scrolls).
+constexpr int kStatusLines = 6;
+float status_height(const StudioState& s) {
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  const float text = ImGui::CalcTextSize(s.status.c_str(), nullptr, false, wrap).y;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  return std::min(std::max(text, ImGui::GetTextLineHeight()), kStatusLines * line) + ImGui::GetStyle().ItemSpacing.y * 2 + 4;
+}
+
+void draw_status_line(StudioState& s, float height) {
   ImGui::Separator();
   if (s.status_error) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
-  ImGui::TextUnformatted(s.status.c_str());
+  ImGui::BeginChild("status", ImVec2(0, height - ImGui::GetStyle().ItemSpacing.y - 2), false);
+  ImGui::TextWrapped("%s", s.status.c_str());  // a deadlock's cycle is long: it wraps
+  ImGui::EndChild();
   if (s.status_error) ImGui::PopStyleColor();
+  s.status_height = height;
 }
 
 void draw_frame_time(const StudioState& s) {
@@ -157,6 +170,10 @@ double thread_cpu_ms() {
 }
 
 }  // namespace
+
+// The pipeline view's registration: its line belongs in panel_pipeline.cc, which another
+// change is moving; until then it registers here.
+MPK_STUDIO_PANEL(pipeline, "Pipeline", 50, draw_pipeline_panel);
 
 double parse_time_ns(const std::string& text) {
   static const std::pair<const char*, double> kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
@@ -185,7 +202,7 @@ double parse_time_ns(const std::string& text) {
 
 std::string app_usage() {
   return "usage: mpk-studio [trace.db | graph.mpk] [--run N] [--compare-run M]\n"
-         "                  [--view timeline|stats|compare|graph|pipeline] [--steps N]\n"
+         "                  [--view " + view_names("|") + "] [--steps N]\n"
          "                  [--window T0:T1] [--select TASK:STEP [--why-idle]]\n"
          "                  [--screenshot out.png [--size WxH]]\n"
          "Opens a trace.db (default: its last run), or simulates a scheduled .mpk task graph\n"
@@ -212,7 +229,7 @@ AppOptions parse_app_options(const std::vector<std::string>& args) {
     } else if (a == "--view") {
       const std::string& v = value();
       const auto view = parse_view(v);
-      if (!view) throw Error("unknown view '" + v + "' (timeline, stats, compare, graph, pipeline)");
+      if (!view) throw Error("unknown view '" + v + "' (" + view_names(", ") + ")");
       o.view = *view;
     } else if (a == "--screenshot") {
       o.screenshot = value();
@@ -313,25 +330,29 @@ void draw_app_frame(StudioState& s) {
   ImGui::PopStyleVar();
   draw_menu(s);
   draw_open_popup(s);
-  const float status_h = ImGui::GetFrameHeightWithSpacing() + 4;
+  draw_export_popup(s);
+  const float status_h = status_height(s);
   if (!s.model) {
     draw_nothing_open(s);
   } else {
     draw_header(s);
     if (ImGui::CollapsingHeader("Runs", ImGuiTreeNodeFlags_DefaultOpen)) draw_runs_panel(s);
     if (ImGui::BeginTabBar("views")) {
-      for (const ViewEntry& v : kViews) {
-        const ImGuiTabItemFlags tf =
-            s.view_changed && s.view == v.view ? ImGuiTabItemFlags_SetSelected : 0;
-        if (ImGui::BeginTabItem(v.title, nullptr, tf)) {
-          if (!s.view_changed) s.view = v.view;
+      // A view picked before this frame (options, a job's result, a panel last frame)
+      // selects its tab; a panel may pick another while it draws, for the next frame.
+      const bool picked = s.view_changed;
+      const View wanted = s.view;
+      s.view_changed = false;
+      for (const PanelInfo& p : registered_panels()) {
+        const ImGuiTabItemFlags tf = picked && wanted.name == p.name ? ImGuiTabItemFlags_SetSelected : 0;
+        if (ImGui::BeginTabItem(p.title, nullptr, tf)) {
+          if (!picked) s.view = View{p.name};
           ImGui::BeginChild("view", ImVec2(0, -status_h), false);
-          v.draw(s);
+          p.draw(s);
           ImGui::EndChild();
           ImGui::EndTabItem();
         }
       }
-      s.view_changed = false;
       ImGui::EndTabBar();
     }
   }
@@ -339,7 +360,7 @@ void draw_app_frame(StudioState& s) {
   // --screenshot until it is done.
   if (s.pipeline.job != PipelineJob::kNone || s.pipeline.store_pending) ++s.background_jobs;
   ImGui::SetCursorPosY(ImGui::GetWindowHeight() - status_h);
-  draw_status_line(s);
+  draw_status_line(s, status_h);
   ImGui::End();
   if (s.show_frame_time) draw_frame_time(s);
   s.frame_cpu_ms = thread_cpu_ms() - t0;

@@ -53,6 +53,8 @@ ImU32 kind_color(OpKind k) { return kKindColors[static_cast<size_t>(k) % kKindCo
 
 ImU32 bubble_color(BubbleCause c) { return kBubbleColors[static_cast<size_t>(c) % 4]; }
 
+ImU32 walk_color() { return IM_COL32(0, 255, 200, 255); }  // mint: nearest kind is rope's cyan
+
 ImU32 darken(ImU32 c, float f) {
   const auto ch = [&](int shift) {
     return static_cast<ImU32>(static_cast<float>((c >> shift) & 0xFF) * f) << shift;

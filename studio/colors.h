@@ -13,6 +13,8 @@ namespace mpk::studio {
 
 ImU32 kind_color(OpKind k);
 ImU32 bubble_color(BubbleCause c);
+// The why-idle walk's outline: a colour no kind or idle cause uses.
+ImU32 walk_color();
 // `c` scaled towards black by `factor` in [0, 1] (1: unchanged), alpha kept.
 ImU32 darken(ImU32 c, float factor);
 ImU32 with_alpha(ImU32 c, int alpha);

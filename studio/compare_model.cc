@@ -14,8 +14,7 @@ CompareModel::CompareModel(const TraceReader& reader_a, int64_t run_a,
                            const TraceReader& reader_b, int64_t run_b)
     : a_(compute_stats(reader_a, run_a)),
       b_(compute_stats(reader_b, run_b)),
-      model_b_(std::make_unique<TraceModel>(reader_b, run_b)),
-      busy_b_(busy_union_prefix(model_b_->executions())) {
+      model_b_(std::make_unique<TraceModel>(reader_b, run_b)) {
   auto add = [&](const std::string& group, const std::string& label, double a, double b,
                  DeltaUnit unit) { deltas_.push_back({group, label, a, b, unit}); };
   add("step", "makespan per step (median)", a_.median_step_ns, b_.median_step_ns, DeltaUnit::kNs);

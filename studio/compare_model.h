@@ -12,7 +12,6 @@
 
 #include "studio/trace_model.h"
 #include "traces/analysis.h"
-#include "traces/busy_time.h"
 #include "traces/trace_db.h"
 
 namespace mpk::studio {
@@ -37,9 +36,8 @@ class CompareModel {
 
   const RunStats& stats_a() const { return a_; }
   const RunStats& stats_b() const { return b_; }
-  // Run b, loaded for drawing, and its busy_union_prefix.
+  // Run b, loaded for drawing.
   const TraceModel& model_b() const { return *model_b_; }
-  const std::vector<int64_t>& busy_b() const { return busy_b_; }
   // The longer of the two runs: the shared time axis spans [0, duration_ns()).
   int64_t duration_ns() const;
   const std::vector<DeltaRow>& deltas() const { return deltas_; }
@@ -47,7 +45,6 @@ class CompareModel {
  private:
   RunStats a_, b_;
   std::unique_ptr<TraceModel> model_b_;
-  std::vector<int64_t> busy_b_;
   std::vector<DeltaRow> deltas_;
 };
 

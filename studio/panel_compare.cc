@@ -1,6 +1,7 @@
 // The compare view: the current run (A) above the compare run (B), one row per worker,
 // on one time axis shared with the timeline (wheel zooms at the cursor, drag pans,
-// double click fits both runs), each run's step ends marked; below, a table of what
+// double click fits both runs), merged tasks drawn as the timeline draws them (busy
+// columns, so idle time shows at every zoom), each run's step ends marked; below, a table of what
 // changed from A to B: makespan per step, utilization, idle time by cause, time per
 // operator kind and the critical path of the median step.
 #include <algorithm>
@@ -9,7 +10,9 @@
 
 #include "imgui.h"
 #include "studio/colors.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
+#include "studio/row_paint.h"
 #include "studio/timeline_layout.h"
 
 namespace mpk::studio {
@@ -18,6 +21,7 @@ namespace {
 constexpr float kRulerHeight = 20;
 constexpr float kLabelHeight = 18;
 constexpr float kMinBoxPx = 3;
+constexpr float kSlicePx = 2;  // the timeline's
 
 // Builds (or keeps) the model for s.run against s.compare_run; nullptr with the reason
 // in v.error when there is none.
@@ -32,7 +36,6 @@ CompareModel* compare_model(StudioState& s) {
   if (s.compare_run < 0) return nullptr;
   try {
     v.model = std::make_shared<CompareModel>(*s.reader, s.run, *s.reader, s.compare_run);
-    v.busy_a = busy_union_prefix(s.model->executions());
   } catch (const std::exception& e) {
     v.error = e.what();
   }
@@ -59,15 +62,22 @@ void draw_run_picker(StudioState& s) {
 
 struct Section {
   const TraceModel* model;
-  const std::vector<int64_t>* busy;  // busy_union_prefix of the model's executions
   const char* tag;
   const RunStats* stats;
   float y0;      // top of the label
   float rows_y;  // top of the first row
 };
 
+// Adds `busy_ns` drawn around time t to its step's sum in `per_step`.
+void add_to_step(const TraceModel& m, double t, double busy_ns, std::vector<double>& per_step) {
+  const auto& steps = m.steps();
+  const auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                                   [](double v, const StepRecord& st) { return v < static_cast<double>(st.end_ns); });
+  if (it != steps.end()) per_step[static_cast<size_t>(it - steps.begin())] += busy_ns;
+}
+
 void draw_section(ImDrawList* dl, const Section& sec, const TimeAxis& axis, float x1, float row_h,
-                  std::vector<TaskBox>& boxes, int64_t& drawn) {
+                  std::vector<TaskBox>& boxes, int64_t& drawn, std::vector<double>& step_busy) {
   const TraceModel& m = *sec.model;
   const RunRecord& r = m.run();
   char label[256];
@@ -77,20 +87,28 @@ void draw_section(ImDrawList* dl, const Section& sec, const TimeAxis& axis, floa
   dl->AddRectFilled(ImVec2(axis.x0, sec.y0), ImVec2(x1, sec.y0 + kLabelHeight), IM_COL32(255, 255, 255, 14));
   dl->AddText(ImVec2(axis.x0 + 6, sec.y0 + 2), ImGui::GetColorU32(ImGuiCol_Text), label);
   const float gap = row_h >= 5 ? 1.0f : 0.0f;
+  step_busy.assign(static_cast<size_t>(m.num_steps()), 0.0);
+  thread_local std::vector<KindSlice> slices;
   for (int32_t w = 0; w < m.num_workers(); ++w) {
     const float y = sec.rows_y + row_h * static_cast<float>(w);
     boxes.clear();
     layout_tasks(m, w, axis, kMinBoxPx, boxes);
     for (const TaskBox& b : boxes) {
-      ImU32 c = kind_color(b.kind);
-      if (b.count > 1) {
-        // Merged tasks: as opaque as the box is busy, so that idle time shows at any zoom.
-        const std::vector<int64_t>& busy = *sec.busy;
-        const double span = static_cast<double>(m.execution(b.exec + b.count - 1).end_ns - m.execution(b.exec).start_ns);
-        const double f = span > 0 ? static_cast<double>(busy[b.exec + b.count] - busy[b.exec]) / span : 1.0;
-        c = with_alpha(c, 40 + static_cast<int>(215.0 * std::clamp(f, 0.0, 1.0)));
+      if (b.merged) {
+        // Merged tasks: busy columns, as the timeline draws them, so idle time shows at any zoom.
+        slices.clear();
+        merged_slices(m, b, axis, kSlicePx, slices);
+        paint_slices(dl, slices, y, y + row_h - gap, {});
+        for (const KindSlice& sl : slices) {
+          const double ta = axis.t_of(sl.x0), tb = axis.t_of(sl.x1);
+          add_to_step(m, 0.5 * (ta + tb), sl.busy * (tb - ta), step_busy);
+        }
+        continue;
       }
-      dl->AddRectFilled(ImVec2(b.x0, y), ImVec2(std::max(b.x1, b.x0 + 1), y + row_h - gap), c);
+      dl->AddRectFilled(ImVec2(b.x0, y), ImVec2(std::max(b.x1, b.x0 + 1), y + row_h - gap), kind_color(b.kind));
+      const double ta = std::max(static_cast<double>(b.t0_ns), axis.t0_ns);
+      const double tb = std::min(static_cast<double>(b.t1_ns), axis.t1_ns());
+      if (tb > ta) add_to_step(m, 0.5 * (ta + tb), tb - ta, step_busy);
     }
     drawn += static_cast<int64_t>(boxes.size());
   }
@@ -157,15 +175,15 @@ void draw_lanes(StudioState& s, const CompareModel& cm, float height) {
   const float x1 = p.x + width;
   dl->PushClipRect(p, ImVec2(x1, p.y + height), true);
   dl->AddRectFilled(p, ImVec2(x1, p.y + height), IM_COL32(0, 0, 0, 40));
-  Section a{&ma, &v.busy_a, "A", &cm.stats_a(), p.y + kRulerHeight, 0};
+  Section a{&ma, "A", &cm.stats_a(), p.y + kRulerHeight, 0};
   a.rows_y = a.y0 + kLabelHeight;
-  Section b{&mb, &cm.busy_b(), "B", &cm.stats_b(), a.rows_y + row_h * static_cast<float>(ma.num_workers()) + 8, 0};
+  Section b{&mb, "B", &cm.stats_b(), a.rows_y + row_h * static_cast<float>(ma.num_workers()) + 8, 0};
   b.rows_y = b.y0 + kLabelHeight;
   draw_ruler(dl, axis, p.y, x1, p.y + height);
   thread_local std::vector<TaskBox> boxes;
   v.boxes_drawn = 0;
-  draw_section(dl, a, axis, x1, row_h, boxes, v.boxes_drawn);
-  draw_section(dl, b, axis, x1, row_h, boxes, v.boxes_drawn);
+  draw_section(dl, a, axis, x1, row_h, boxes, v.boxes_drawn, v.step_busy_drawn[0]);
+  draw_section(dl, b, axis, x1, row_h, boxes, v.boxes_drawn, v.step_busy_drawn[1]);
   // Where the runs end.
   for (const Section* sec : {&a, &b}) {
     const double x = axis.x_of(static_cast<double>(sec->model->duration_ns()));
@@ -279,7 +297,7 @@ void draw_deltas(const CompareModel& cm) {
 
 }  // namespace
 
-void draw_compare_panel(StudioState& s) {
+static void draw_compare_panel(StudioState& s) {
   if (!s.model || !s.reader) {
     ImGui::TextDisabled("No run is open.");
     return;
@@ -300,5 +318,7 @@ void draw_compare_panel(StudioState& s) {
   ImGui::Spacing();
   draw_deltas(*cm);
 }
+
+MPK_STUDIO_PANEL(compare, "Compare", 30, draw_compare_panel);
 
 }  // namespace mpk::studio

@@ -10,6 +10,7 @@
 
 #include "imgui.h"
 #include "studio/colors.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 
 namespace mpk::studio {
@@ -295,7 +296,7 @@ void handle_input(StudioState& s, bool hovered) {
 
 }  // namespace
 
-void draw_graph_panel(StudioState& s) {
+static void draw_graph_panel(StudioState& s) {
   if (!s.model || !s.reader) {
     ImGui::TextDisabled("No run is open.");
     return;
@@ -358,5 +359,7 @@ void draw_graph_panel(StudioState& s) {
   }
   dl->PopClipRect();
 }
+
+MPK_STUDIO_PANEL(graph, "Graph", 40, draw_graph_panel);
 
 }  // namespace mpk::studio

@@ -1,13 +1,14 @@
-// The statistics view: a sortable table of per-operator-kind statistics of the current
-// run (count, total, mean, p50, p99, share of the SM time, idle time before), limited
-// to the time range picked on the timeline when there is one, and a histogram of one
-// kind's durations with its p50 and p99 marked.
+// The statistics view: a sortable table of the current run's statistics by operator kind,
+// operator (one layer's or across layers) or layer (count, total, mean, p50, p99, share of
+// the SM time, idle time before), limited to the time range picked on the timeline when
+// there is one, and a histogram of one row's durations with its p50 and p99 marked.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "imgui.h"
 #include "studio/colors.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 #include "studio/timeline_layout.h"
 
@@ -15,26 +16,27 @@ namespace mpk::studio {
 namespace {
 
 constexpr const char* kColumnNames[kNumStatsColumns] = {
-    "kind", "count", "total", "mean", "p50", "p99", "share", "idle before"};
+    "name", "count", "total", "mean", "p50", "p99", "share", "idle before"};
 constexpr const char* kColumnHelp[kNumStatsColumns] = {
-    "operator kind",
+    "the operator kind, operator or layer (a linear group is one execution, named after its members)",
     "executions starting in the range",
     "summed durations",
     "mean duration",
     "median duration (nearest rank)",
     "99th percentile duration (nearest rank)",
-    "the kind's time over the SM time of the range (workers x length)",
-    "idle time on the worker right before each execution of the kind, summed"};
+    "the row's time over the SM time of the range (workers x length)",
+    "idle time on the worker right before each of the row's executions, summed"};
 
 // The model of the current run, rebuilt when the run or the file changes; the range
 // follows s.range.
 StatsModel* stats_model(StudioState& s) {
   StatsViewState& v = s.stats;
   if (!v.model || v.run != s.run || v.trace_path != s.trace_path) {
-    v.model = std::make_shared<StatsModel>(*s.reader, s.run);
+    v.model = std::make_shared<StatsModel>(*s.model);
     v.run = s.run;
     v.trace_path = s.trace_path;
   }
+  if (v.model->grouping() != v.grouping) v.model->set_grouping(v.grouping);
   int64_t t0 = 0, t1 = 0;
   if (s.range) {
     t0 = static_cast<int64_t>(std::floor(std::max(0.0, s.range->t0_ns)));
@@ -48,6 +50,17 @@ StatsModel* stats_model(StudioState& s) {
 }
 
 void draw_range_line(StudioState& s, const StatsModel& m) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("By");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(170);
+  if (ImGui::BeginCombo("##grouping", name_of(s.stats.grouping))) {
+    for (int g = 0; g < kNumStatsGroupings; ++g)
+      if (ImGui::Selectable(name_of(static_cast<StatsGrouping>(g)), static_cast<int>(s.stats.grouping) == g))
+        s.stats.grouping = static_cast<StatsGrouping>(g);
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
   if (m.whole_run()) {
     ImGui::Text("Whole run: %s, %d workers.", format_duration(static_cast<double>(m.duration_ns())).c_str(),
                 m.num_workers());
@@ -99,12 +112,12 @@ void draw_table(StudioState& s, StatsModel& m, float height) {
                                 ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("kinds", kNumStatsColumns, flags, ImVec2(0, height))) return;
+  if (!ImGui::BeginTable("rows", kNumStatsColumns, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (int c = 0; c < kNumStatsColumns; ++c) {
     ImGuiTableColumnFlags f = ImGuiTableColumnFlags_PreferSortDescending;
     if (static_cast<StatsColumn>(c) == StatsColumn::kTotal) f |= ImGuiTableColumnFlags_DefaultSort;
-    if (static_cast<StatsColumn>(c) == StatsColumn::kKind) f = ImGuiTableColumnFlags_PreferSortAscending;
+    if (static_cast<StatsColumn>(c) == StatsColumn::kName) f = ImGuiTableColumnFlags_PreferSortAscending;
     ImGui::TableSetupColumn(kColumnNames[c], f, c == 0 ? 1.6f : 1.0f, static_cast<ImGuiID>(c));
   }
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
@@ -125,9 +138,8 @@ void draw_table(StudioState& s, StatsModel& m, float height) {
     specs->SpecsDirty = false;
   }
   s.stats.row_y.clear();
-  for (const KindRow& r : m.rows()) {
-    const std::optional<OpKind> kind = parse_op_kind(r.kind);
-    const ImU32 color = kind ? kind_color(*kind) : IM_COL32(160, 160, 160, 255);
+  for (const StatsRow& r : m.rows()) {
+    const ImU32 color = r.kind >= 0 ? kind_color(static_cast<OpKind>(r.kind)) : IM_COL32(160, 160, 160, 255);
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -135,12 +147,12 @@ void draw_table(StudioState& s, StatsModel& m, float height) {
     s.stats.row_y.push_back(p.y + 0.5f * h);
     ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + h - 4, p.y + h - 2), color, 2);
     ImGui::SetCursorScreenPos(ImVec2(p.x + h, p.y));
-    const bool selected = r.kind == s.stats.histogram_kind;
-    if (ImGui::Selectable(r.kind.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
-      s.stats.histogram_kind = r.kind;
+    const bool selected = r.name == s.stats.histogram_row;
+    if (ImGui::Selectable(r.name.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
+      s.stats.histogram_row = r.name;
     if (ImGui::IsItemHovered()) {
-      s.hovered_kind = kind ? static_cast<int>(*kind) : -1;
-      ImGui::SetTooltip("Click for the histogram of %s durations.", r.kind.c_str());
+      s.hovered_kind = r.kind;
+      ImGui::SetTooltip("Click for the histogram of %s durations.", r.name.c_str());
     }
     ImGui::TableSetColumnIndex(1);
     cell(std::to_string(r.count));
@@ -161,7 +173,7 @@ void draw_table(StudioState& s, StatsModel& m, float height) {
   ImGui::TableNextRow();
   ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(255, 255, 255, 18));
   ImGui::TableSetColumnIndex(0);
-  ImGui::TextUnformatted("all kinds");
+  ImGui::TextUnformatted("all");
   ImGui::TableSetColumnIndex(1);
   cell(std::to_string(m.total_count()));
   ImGui::TableSetColumnIndex(2);
@@ -187,17 +199,17 @@ int64_t count_step(int64_t max_count) {
 void draw_histogram(StudioState& s, StatsModel& m) {
   StatsViewState& v = s.stats;
   if (m.rows().empty()) return;
-  if (std::none_of(m.rows().begin(), m.rows().end(), [&](const KindRow& r) { return r.kind == v.histogram_kind; }))
-    v.histogram_kind = m.rows().front().kind;
-  const KindRow& row = *std::find_if(m.rows().begin(), m.rows().end(),
-                                     [&](const KindRow& r) { return r.kind == v.histogram_kind; });
+  if (std::none_of(m.rows().begin(), m.rows().end(), [&](const StatsRow& r) { return r.name == v.histogram_row; }))
+    v.histogram_row = m.rows().front().name;
+  const StatsRow& row = *std::find_if(m.rows().begin(), m.rows().end(),
+                                      [&](const StatsRow& r) { return r.name == v.histogram_row; });
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Durations of");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(160);
-  if (ImGui::BeginCombo("##kind", v.histogram_kind.c_str())) {
-    for (const KindRow& r : m.rows())
-      if (ImGui::Selectable(r.kind.c_str(), r.kind == v.histogram_kind)) v.histogram_kind = r.kind;
+  if (ImGui::BeginCombo("##row", v.histogram_row.c_str())) {
+    for (const StatsRow& r : m.rows())
+      if (ImGui::Selectable(r.name.c_str(), r.name == v.histogram_row)) v.histogram_row = r.name;
     ImGui::EndCombo();
   }
   ImGui::SameLine();
@@ -208,7 +220,7 @@ void draw_histogram(StudioState& s, StatsModel& m) {
                       format_duration(static_cast<double>(row.p50_ns)).c_str(),
                       format_duration(static_cast<double>(row.p99_ns)).c_str());
 
-  const DurationHistogram h = m.histogram(v.histogram_kind, v.histogram_bins);
+  const DurationHistogram h = m.histogram(v.histogram_row, v.histogram_bins);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float height = std::max(120.0f, avail.y - 4);
@@ -250,8 +262,7 @@ void draw_histogram(StudioState& s, StatsModel& m) {
     const ImVec2 ts = ImGui::CalcTextSize(t.label.c_str());
     dl->AddText(ImVec2(std::clamp(x - ts.x / 2, p.x, b.x - ts.x), b.y + 5), text, t.label.c_str());
   }
-  const std::optional<OpKind> kind = parse_op_kind(h.kind);
-  const ImU32 color = kind ? kind_color(*kind) : IM_COL32(160, 160, 160, 255);
+  const ImU32 color = row.kind >= 0 ? kind_color(static_cast<OpKind>(row.kind)) : IM_COL32(160, 160, 160, 255);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   for (size_t i = 0; i < h.counts.size(); ++i) {
     const double b0 = lo + static_cast<double>(h.bin_ns) * static_cast<double>(i);
@@ -278,8 +289,8 @@ void draw_histogram(StudioState& s, StatsModel& m) {
 
 }  // namespace
 
-void draw_stats_panel(StudioState& s) {
-  if (!s.model || !s.reader) {
+static void draw_stats_panel(StudioState& s) {
+  if (!s.model) {
     ImGui::TextDisabled("No run is open.");
     return;
   }
@@ -302,5 +313,7 @@ void draw_stats_panel(StudioState& s) {
   ImGui::Spacing();
   draw_histogram(s, *m);
 }
+
+MPK_STUDIO_PANEL(stats, "Stats", 20, draw_stats_panel);
 
 }  // namespace mpk::studio

@@ -6,14 +6,20 @@
 // (studio/pipeline_state.h). The selection's details pane is in timeline_details.cc.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "imgui.h"
 #include "studio/colors.h"
+#include "studio/panel_registry.h"
+#include "studio/navigation.h"
 #include "studio/panels.h"
+#include "studio/row_paint.h"
 #include "studio/timeline_details.h"
+#include "studio/timeline_lanes.h"
 #include "studio/timeline_layout.h"
+#include "studio/timeline_nav.h"
 #include "studio/why_idle.h"
 
 namespace mpk::studio {
@@ -29,7 +35,6 @@ constexpr float kDetailsHeight = 190.0f;
 constexpr size_t kMaxArrows = 256;  // per side; the details pane lists them all
 
 const ImU32 kSelectColor = IM_COL32(255, 255, 255, 255);
-const ImU32 kWalkColor = IM_COL32(255, 235, 59, 255);
 const ImU32 kProducerColor = IM_COL32(129, 212, 250, 170);
 const ImU32 kConsumerColor = IM_COL32(165, 214, 167, 150);
 
@@ -56,7 +61,26 @@ void setup_for_model(StudioState& s, float rows_h) {
   const float fit = (rows_h - static_cast<float>(groups) * kHeaderHeight) /
                     static_cast<float>(std::max(m.num_workers(), 1));
   tl.row_height = std::clamp(std::floor(fit), 8.0f, 20.0f);
-  tl.scroll_to_worker = -1;
+}
+
+// A request to show a worker's row (Go to, --select, the workers view, search): expands
+// its group and scrolls to it. ImGui scrolls on the next frame within the last frame's
+// content, so the request stays until the row is on screen, for a few frames at most.
+void scroll_to_requested_row(TimelineState& tl, const Frame& f, int32_t num_workers) {
+  if (tl.scroll_to_worker < 0 || tl.scroll_to_worker >= num_workers) {
+    tl.scroll_to_worker = -1;
+    return;
+  }
+  tl.collapsed[static_cast<size_t>(tl.scroll_to_worker / std::max(tl.group_size, 1))] = false;
+  const int32_t r = f.row_of_worker[static_cast<size_t>(tl.scroll_to_worker)];
+  const Row* row = r >= 0 ? &f.rows[static_cast<size_t>(r)] : nullptr;
+  if (row && row->y >= f.scroll_y && row->y + row->height <= f.scroll_y + f.view_h) {
+    tl.scroll_to_worker = -1;
+    tl.scroll_tries = 0;
+    return;
+  }
+  if (row) ImGui::SetScrollY(std::max(0.0f, row->y - f.view_h / 3));
+  if (++tl.scroll_tries > 4) tl.scroll_to_worker = -1, tl.scroll_tries = 0;
 }
 
 // The worker row's centre y, or the group header's when the group is collapsed.
@@ -67,14 +91,6 @@ float row_center(const Frame& f, const TimelineState& tl, int32_t worker) {
   for (const Row& row : f.rows)
     if (row.kind == Row::kGroupHeader && row.group == g) return f.origin.y + row.y + row.height * 0.5f;
   return f.origin.y;
-}
-
-void center_on(StudioState& s, int64_t exec) {
-  const Execution& e = s.model->execution(exec);
-  const double span = s.window.span();
-  const double mid = 0.5 * static_cast<double>(e.start_ns + e.end_ns);
-  s.window = {mid - span / 2, mid + span / 2};
-  s.timeline.scroll_to_worker = e.worker;
 }
 
 // Keys: Left/Right pan, +/- zoom, F fit, Home/End, Up/Down scroll, Esc deselect; with
@@ -101,10 +117,13 @@ void handle_keys(StudioState& s, float row_h) {
     ImGui::SetScrollY(ImGui::GetScrollY() - 3 * row_h);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)))
     ImGui::SetScrollY(ImGui::GetScrollY() + 3 * row_h);
+  if (ImGui::IsKeyPressed(kKeyF3)) step_search(s, !io.KeyShift);
   for (ImWchar c : io.InputQueueCharacters) {
     if (c == '+' || c == '=') s.window = zoom_at(s.window, mid, 0.8, run_ns);
     if (c == '-' || c == '_') s.window = zoom_at(s.window, mid, 1.25, run_ns);
     if (c == 'f' || c == 'F') fit_window(s);
+    if (c == 'z' || c == 'Z') zoom_to(s);
+    if (c == 'e' || c == 'E') s.timeline.edit_mode = !s.timeline.edit_mode;
   }
 }
 
@@ -128,7 +147,7 @@ bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
     tl.drag_active = true;
-    if (tl.move_task < 0) {  // an Alt+drag moves a task instead (handle_move_drag)
+    if (tl.move_task < 0) {  // a drag that grabbed a task moves it instead (handle_move_drag)
       s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, run_ns);
       ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
     }
@@ -170,7 +189,7 @@ void layout_frame(const StudioState& s, Frame& f) {
 struct Hit {
   int32_t header_group = -1;
   int64_t exec = -1;
-  const TaskBox* merged = nullptr;
+  std::optional<TaskBox> merged;
   int32_t worker = -1;
   int64_t bubble = -1;
 };
@@ -196,10 +215,10 @@ Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
     if (d < best_d || (d == 0 && best_d == 0 && b.x1 - b.x0 < best->x1 - best->x0)) best = &b, best_d = d;
   }
   if (best) {
-    if (best->count == 1)
-      h.exec = best->exec;
+    if (best->merged)
+      h.merged = *best;
     else
-      h.merged = best;
+      h.exec = best->exec;
     return h;
   }
   const Bubble* b = s.model->bubble_at(row.worker, static_cast<int64_t>(f.axis.t_of(mouse.x)));
@@ -235,13 +254,14 @@ void set_drop(StudioState& s, const Frame& f, int32_t worker) {
   tl.move_noop = own && own_after == tl.move_after;
 }
 
-// Alt+drag: pressing on a task grabs it (selects it, and loads an edit session when the
-// run has none); while dragged its landing place follows the mouse; the release moves it
-// there (edit_move: refused moves say why in the status line).
+// Ctrl+drag, Alt+drag, or a drag in edit mode: pressing on a task grabs it (selects it,
+// and loads an edit session when the run has none); while dragged its landing place
+// follows the mouse; the release moves it there (edit_move: refused moves say why in the
+// status line). Window managers that take Alt+drag leave Ctrl and the edit mode.
 void handle_move_drag(StudioState& s, const Frame& f, const Hit& hit, bool hovered) {
   TimelineState& tl = s.timeline;
   const ImGuiIO& io = ImGui::GetIO();
-  if (ImGui::IsItemActivated() && io.KeyAlt && hit.exec >= 0) {
+  if (ImGui::IsItemActivated() && (io.KeyAlt || io.KeyCtrl || tl.edit_mode) && hit.exec >= 0) {
     const Execution& e = s.model->execution(hit.exec);
     select_execution(s, hit.exec);
     tl.move_task = e.task;
@@ -379,36 +399,47 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
       draw_hatched(dl, ImVec2(b.x0, y0 + pad + 2), ImVec2(b.x1, y1 - pad - 2),
                    hot ? IM_COL32(255, 255, 255, 255) : bubble_color(bb.cause));
     }
+    const ViewFilter& filter = tl.filter;
+    const bool filtering = filter.active();
+    const auto dimmed = [&](const KindSlice& sl) {
+      return (hovered_kind >= 0 && static_cast<int>(sl.kind) != hovered_kind) ||
+             (filtering && sl.exec >= 0 && !passes(m, filter, sl.exec));
+    };
     for (const TaskBox& b : f.tasks[v]) {
       const float x1 = std::max(b.x1, b.x0 + 1.0f);
       ImU32 c = kind_color(b.kind);
-      if (hovered_kind >= 0 && static_cast<int>(b.kind) != hovered_kind) c = darken(c, 0.35f);
+      if ((hovered_kind >= 0 && static_cast<int>(b.kind) != hovered_kind) || (filtering && !passes(m, filter, b.exec)))
+        c = darken(c, 0.35f);
       const ImVec2 a(b.x0, y0 + pad), z(x1, y1 - pad);
       ++tl.boxes_drawn;
-      if (b.count > 1) {
+      if (b.merged) {
         ++tl.merged_boxes;
         slices.clear();
         merged_slices(m, b, f.axis, kSlicePx, slices);
-        for (const KindSlice& sl : slices) {
-          ImU32 sc = kind_color(sl.kind);
-          if (hovered_kind >= 0 && static_cast<int>(sl.kind) != hovered_kind) sc = darken(sc, 0.35f);
-          dl->AddRectFilled(ImVec2(sl.x0, a.y), ImVec2(sl.x1, z.y), darken(sc, 0.85f));
-        }
+        paint_slices(dl, slices, a.y, z.y, dimmed);
         if (x1 - b.x0 > 34 && r.height >= text_h) {
           const std::string n = std::to_string(b.count);
-          dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(20, 20, 20, 255), n.c_str());
+          dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(230, 230, 230, 255), n.c_str());
         }
         continue;
       }
       dl->AddRectFilled(a, z, c);
-      if (x1 - b.x0 > 4) dl->AddRect(a, z, darken(c, 0.55f));
+      if (x1 - b.x0 > 8) dl->AddRect(a, z, darken(c, 0.55f));  // narrower: the outline would be all of it
+      if (b.count > 1 && x1 - b.x0 > 6) {
+        // A linear group: a tick between members, so the box reads as several tasks in one.
+        const float step_h = (z.y - a.y) / static_cast<float>(b.count);
+        for (int64_t k = 1; k < b.count; ++k)
+          dl->AddLine(ImVec2(b.x0 + 1, a.y + step_h * static_cast<float>(k)), ImVec2(b.x0 + 4, a.y + step_h * static_cast<float>(k)),
+                      darken(c, 0.4f));
+      }
       if (x1 - b.x0 > 48 && r.height >= text_h) {
-        const std::string& name = m.op_of(m.execution(b.exec).task).name;
+        const std::string name = b.count > 1 ? std::to_string(b.count) + "x " + m.op_of(m.execution(b.exec).task).name
+                                             : m.op_of(m.execution(b.exec).task).name;
         dl->PushClipRect(a, ImVec2(x1 - 2, z.y), true);
         dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(15, 15, 15, 255), name.c_str());
         dl->PopClipRect();
       }
-      if (b.exec == hit.exec) dl->AddRect(a, z, IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
+      if (hit.exec >= b.exec && hit.exec < b.exec + b.count) dl->AddRect(a, z, IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
     }
     dl->PopClipRect();
   }
@@ -446,7 +477,7 @@ void draw_arrow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 c, float thickness
 }
 
 // The picked time range, shaded across the rows.
-void draw_range(const StudioState& s, const Frame& f) {
+void draw_range(StudioState& s, const Frame& f) {
   if (!s.range) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const double left = f.axis.x0, right = f.axis.x0 + f.axis.width;
@@ -456,6 +487,22 @@ void draw_range(const StudioState& s, const Frame& f) {
   dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), IM_COL32(100, 181, 246, 40));
   dl->AddLine(ImVec2(x0, y0), ImVec2(x0, y1), IM_COL32(100, 181, 246, 200));
   dl->AddLine(ImVec2(x1, y0), ImVec2(x1, y1), IM_COL32(100, 181, 246, 200));
+  // The readout: what the range holds, at its top (kept on screen).
+  TimelineState& tl = s.timeline;
+  if (!tl.readout_for || tl.readout_for->t0_ns != s.range->t0_ns || tl.readout_for->t1_ns != s.range->t1_ns ||
+      tl.readout_model != s.model.get()) {
+    const RangeSummary r = summarize_range(*s.model, s.range->t0_ns, s.range->t1_ns);
+    char text[160];
+    std::snprintf(text, sizeof text, "%s, %lld tasks, %.3g MB, %.2f TB/s", format_duration(r.duration_ns).c_str(),
+                  static_cast<long long>(r.tasks), r.bytes * 1e-6, r.bytes_per_ns() * 1e-3);
+    tl.readout = text;
+    tl.readout_for = s.range;
+    tl.readout_model = s.model.get();
+  }
+  const ImVec2 size = ImGui::CalcTextSize(tl.readout.c_str());
+  const float tx = std::clamp(0.5f * (x0 + x1) - 0.5f * size.x, static_cast<float>(left), static_cast<float>(right) - size.x - 8);
+  dl->AddRectFilled(ImVec2(tx - 4, y0 + 2), ImVec2(tx + size.x + 4, y0 + size.y + 6), IM_COL32(20, 40, 60, 230), 3);
+  dl->AddText(ImVec2(tx, y0 + 4), IM_COL32(187, 222, 251, 255), tl.readout.c_str());
 }
 
 // Outlines the executions of the tasks another view highlighted (the graph view's node).
@@ -497,10 +544,10 @@ void draw_selection(StudioState& s, const Frame& f) {
     const std::vector<int64_t>& w = s.selection.why_idle;
     for (size_t i = 0; i < w.size(); ++i) {
       const Rect r = exec_rect(s, f, w[i]);
-      dl->AddRect(r.Min, r.Max, kWalkColor, 0, 0, 2.5f);
+      dl->AddRect(r.Min, r.Max, walk_color(), 0, 0, 2.5f);
       if (i > 0) {
         const Rect p = exec_rect(s, f, w[i - 1]);
-        draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(r.Min.x, (r.Min.y + r.Max.y) / 2), kWalkColor, 2.5f, false);
+        draw_arrow(dl, ImVec2(p.Max.x, (p.Min.y + p.Max.y) / 2), ImVec2(r.Min.x, (r.Min.y + r.Max.y) / 2), walk_color(), 2.5f, false);
       }
     }
   } else {
@@ -529,12 +576,7 @@ void show_tooltip(StudioState& s, const Hit& hit) {
   if (hit.exec >= 0) {
     tl.hover_text = explain_execution(*s.model, hit.exec);
   } else if (hit.merged) {
-    const Execution& a = s.model->execution(hit.merged->exec);
-    const Execution& z = s.model->execution(hit.merged->exec + hit.merged->count - 1);
-    tl.hover_text = std::to_string(hit.merged->count) + " tasks from " +
-                    format_duration(static_cast<double>(a.start_ns)) + " to " +
-                    format_duration(static_cast<double>(z.end_ns)) +
-                    "\nclick or zoom in to see them";
+    tl.hover_text = explain_merged(*s.model, *hit.merged);
   } else if (hit.bubble >= 0) {
     tl.hover_text = explain_bubble(*s.model, s.model->bubbles(hit.worker)[static_cast<size_t>(hit.bubble)]);
   } else if (hit.header_group >= 0) {
@@ -553,10 +595,8 @@ void handle_click(StudioState& s, const Hit& hit) {
   } else if (hit.exec >= 0) {
     select_execution(s, hit.exec);
   } else if (hit.merged) {
-    const Execution& a = s.model->execution(hit.merged->exec);
-    const Execution& z = s.model->execution(hit.merged->exec + hit.merged->count - 1);
-    const double pad = 0.05 * static_cast<double>(z.end_ns - a.start_ns);
-    s.window = {static_cast<double>(a.start_ns) - pad, static_cast<double>(z.end_ns) + pad};
+    const double pad = 0.05 * static_cast<double>(hit.merged->t1_ns - hit.merged->t0_ns);
+    s.window = {static_cast<double>(hit.merged->t0_ns) - pad, static_cast<double>(hit.merged->t1_ns) + pad};
   } else {
     select_execution(s, -1);
   }
@@ -587,6 +627,7 @@ void draw_toolbar(StudioState& s) {
   ImGui::TextDisabled("window %s from %s of %s", format_duration(s.window.span()).c_str(),
                       format_duration(s.window.t0_ns).c_str(),
                       format_duration(static_cast<double>(s.model->duration_ns())).c_str());
+  draw_navigation_bar(s);
   if (tl.show_legend) {
     bool present[kNumOpKinds] = {};
     for (const Operator& op : s.model->graph().program.ops) present[static_cast<size_t>(op.kind)] = true;
@@ -598,7 +639,7 @@ void draw_toolbar(StudioState& s) {
 
 }  // namespace
 
-void draw_timeline_panel(StudioState& s) {
+static void draw_timeline_panel(StudioState& s) {
   if (!s.model) {
     ImGui::TextDisabled("No run is open.");
     return;
@@ -609,14 +650,14 @@ void draw_timeline_panel(StudioState& s) {
 
   const float details_h = s.selection.exec >= 0 ? kDetailsHeight : 0.0f;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float rows_h = std::max(60.0f, avail.y - kRulerHeight - details_h);
+  const float rows_h = std::max(60.0f, avail.y - kRulerHeight - kLanesHeight - details_h);
   setup_for_model(s, rows_h);
 
   // Ruler above the rows, aligned with the rows' canvas (the rows always show a scrollbar).
   const ImVec2 ruler_p = ImGui::GetCursorScreenPos();
   const float scrollbar = ImGui::GetStyle().ScrollbarSize;
   const float canvas_w = std::max(10.0f, avail.x - kLabelWidth - scrollbar);
-  ImGui::Dummy(ImVec2(avail.x, kRulerHeight));
+  ImGui::Dummy(ImVec2(avail.x, kRulerHeight + kLanesHeight));
 
   ImGui::BeginChild("rows", ImVec2(0, rows_h), false,
                     ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_AlwaysVerticalScrollbar);
@@ -633,15 +674,8 @@ void draw_timeline_panel(StudioState& s) {
   f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);
   const bool clicked = handle_mouse(s, f, hovered);
   f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);  // after zoom and pan
-  if (tl.scroll_to_worker >= 0 && tl.scroll_to_worker < s.model->num_workers()) {
-    const int32_t g = tl.scroll_to_worker / std::max(tl.group_size, 1);
-    tl.collapsed[static_cast<size_t>(g)] = false;
-    for (const Row& r : rows)
-      if (r.worker == tl.scroll_to_worker && (r.y < f.scroll_y || r.y + r.height > f.scroll_y + f.view_h))
-        ImGui::SetScrollY(std::max(0.0f, r.y - f.view_h / 3));
-    tl.scroll_to_worker = -1;
-  }
   layout_frame(s, f);
+  scroll_to_requested_row(tl, f, s.model->num_workers());
 
   const Hit hit = hovered ? hit_test(s, f, ImGui::GetIO().MousePos) : Hit{};
   tl.hovered_exec = hit.exec;
@@ -663,6 +697,7 @@ void draw_timeline_panel(StudioState& s) {
   tl.canvas_x0 = f.axis.x0;
   tl.canvas_width = f.axis.width;
   tl.canvas_y0 = f.origin.y;
+  tl.view_y0 = f.origin.y + f.scroll_y;
   tl.canvas_height = f.view_h;
   tl.row_y.assign(static_cast<size_t>(s.model->num_workers()), -1.0f);
   for (int32_t ri : f.visible_rows) {
@@ -671,8 +706,11 @@ void draw_timeline_panel(StudioState& s) {
   }
   ImGui::EndChild();
   draw_ruler(s, f.axis, ruler_p, avail.x - scrollbar);
+  draw_timeline_lanes(s, f.axis, ImVec2(ruler_p.x, ruler_p.y + kRulerHeight), avail.x - scrollbar);
 
-  if (s.selection.exec >= 0) draw_timeline_details(s, [&](int64_t x) { center_on(s, x); });
+  if (s.selection.exec >= 0) draw_timeline_details(s, [&](int64_t x) { show_execution(s, x); });
 }
+
+MPK_STUDIO_PANEL(timeline, "Timeline", 10, draw_timeline_panel);
 
 }  // namespace mpk::studio

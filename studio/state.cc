@@ -15,14 +15,12 @@
 #include "driver/record.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
+#include "studio/panel_registry.h"
 
 namespace mpk::studio {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr std::array<const char*, kNumViews> kViewNames = {"timeline", "stats", "compare",
-                                                           "graph", "pipeline"};
 
 // True when the file starts with SQLite's header string.
 bool looks_like_sqlite(const std::string& path) {
@@ -71,12 +69,12 @@ void close_input(StudioState& s) {
 
 }  // namespace
 
-const char* name_of(View v) { return kViewNames[static_cast<size_t>(v)]; }
+const char* name_of(View v) { return v.name.data(); }  // a literal or a registered name
 
 std::optional<View> parse_view(std::string_view name) {
-  for (size_t i = 0; i < kViewNames.size(); ++i)
-    if (name == kViewNames[i]) return static_cast<View>(i);
-  return std::nullopt;
+  const PanelInfo* p = find_panel(name);
+  if (!p) return std::nullopt;
+  return View{p->name};
 }
 
 StudioState::StudioState() = default;
@@ -151,9 +149,11 @@ bool select_run(StudioState& s, int64_t run) {
     set_status(s, "no trace is open", true);
     return false;
   }
+  bool keep_window = false;
   try {
     auto model = std::make_unique<TraceModel>(*s.reader, run);
     if (!s.model || s.model->run().graph != model->run().graph) s.highlighted_tasks.clear();
+    keep_window = s.model && s.window.t1_ns > 0 && s.window.t0_ns < static_cast<double>(model->duration_ns());
     s.model = std::move(model);
   } catch (const Error& e) {
     set_status(s, e.what(), true);
@@ -164,7 +164,7 @@ bool select_run(StudioState& s, int64_t run) {
   s.selection = {};
   s.timeline.hovered_exec = -1;
   s.timeline.hovered_bubble = -1;
-  fit_window(s);
+  if (!keep_window) fit_window(s);
   char line[256];
   std::snprintf(line, sizeof line, "run %lld: %lld executions on %d workers, loaded in %.2f s",
                 static_cast<long long>(run),
@@ -193,6 +193,15 @@ void fit_window(StudioState& s) {
   const double d = s.model ? static_cast<double>(std::max<int64_t>(s.model->duration_ns(), 1)) : 1.0;
   s.window.t0_ns = -0.01 * d;
   s.window.t1_ns = 1.01 * d;
+}
+
+void show_execution(StudioState& s, int64_t exec) {
+  if (!s.model || exec < 0) return;
+  const Execution& e = s.model->execution(exec);
+  const double span = s.window.span();
+  const double mid = 0.5 * static_cast<double>(e.start_ns + e.end_ns);
+  s.window = {mid - span / 2, mid + span / 2};
+  s.timeline.scroll_to_worker = e.worker;
 }
 
 void select_execution(StudioState& s, int64_t exec) {

@@ -71,6 +71,22 @@ void draw_timeline_details(StudioState& s, const std::function<void(int64_t)>& g
   ImGui::PushStyleColor(ImGuiCol_Text, c);
   ImGui::TextUnformatted("selected");
   ImGui::PopStyleColor();
+  const IndexRange group = m.group_of(sel);
+  s.timeline.member_y.clear();
+  if (group.size() > 1) {
+    // A linear group: every member can be selected (its dependencies differ).
+    ImGui::TextDisabled("a linear group of %lld tasks:", static_cast<long long>(group.size()));
+    s.timeline.member_x = ImGui::GetCursorScreenPos().x + 20;
+    for (int64_t i = group.begin; i < group.end; ++i) {
+      s.timeline.member_y.push_back(ImGui::GetCursorScreenPos().y + ImGui::GetTextLineHeight() / 2);
+      const Execution& e = m.execution(i);
+      const std::string line = m.op_of(e.task).name + " [task " + std::to_string(e.task) + "]";
+      ImGui::PushID(static_cast<int>(i - group.begin));
+      if (ImGui::Selectable(line.c_str(), i == sel)) pick = i;
+      ImGui::PopID();
+    }
+    ImGui::Separator();
+  }
   ImGui::TextWrapped("%s", explain_execution(m, sel).c_str());
   if (ImGui::Button("Why idle?")) show_why_idle(s);
   ImGui::SameLine();

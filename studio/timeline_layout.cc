@@ -5,10 +5,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "studio/gallop.h"
+
 namespace mpk::studio {
 namespace {
 
 constexpr double kMinSpan = 100.0;  // ns
+constexpr double kCoarseCells = 8;  // cells a slice spans at least to be summed from them
 
 // Keeps x within a few pixels of the axis so that far-off coordinates stay exact in float.
 float clamp_x(const TimeAxis& a, double x) {
@@ -29,31 +32,7 @@ Unit unit_for(double ns) {
   return {1, "ns"};
 }
 
-// The first index in [lo, hi) whose key(x) >= v (keys increase along the range),
-// searching outward from lo: O(log distance), so walking a row costs what the screen
-// shows.
-template <typename Key>
-int64_t gallop(const std::vector<Execution>& xs, int64_t lo, int64_t hi, double v, Key key) {
-  if (lo >= hi || static_cast<double>(key(xs[static_cast<size_t>(lo)])) >= v) return lo;
-  int64_t below = lo;  // key < v here
-  int64_t probe = hi;
-  for (int64_t step = 1;; step *= 2) {
-    const int64_t p = below + step;
-    if (p >= hi) break;
-    if (static_cast<double>(key(xs[static_cast<size_t>(p)])) >= v) {
-      probe = p;
-      break;
-    }
-    below = p;
-  }
-  const auto it = std::partition_point(xs.begin() + below + 1, xs.begin() + probe, [&](const Execution& e) {
-    return static_cast<double>(key(e)) < v;
-  });
-  return it - xs.begin();
-}
-
 constexpr auto end_of = [](const Execution& e) { return e.end_ns; };
-constexpr auto start_of = [](const Execution& e) { return e.start_ns; };
 
 }  // namespace
 
@@ -162,17 +141,20 @@ int32_t row_at(const std::vector<Row>& rows, float y) {
 void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, float min_px,
                   std::vector<TaskBox>& out) {
   const double t0 = axis.t0_ns, t1 = axis.t1_ns();
-  const IndexRange r = m.executions_in(worker, static_cast<int64_t>(std::floor(t0)),
-                                       static_cast<int64_t>(std::ceil(t1)));
+  IndexRange r = m.executions_in(worker, static_cast<int64_t>(std::floor(t0)),
+                                 static_cast<int64_t>(std::ceil(t1)));
+  if (r.empty()) return;
+  r.begin = m.group_of(r.begin).begin;  // a group starts with its first member
   const IndexRange all = m.worker_range(worker);
   const std::vector<Execution>& xs = m.executions();
   const double min_ns = static_cast<double>(min_px) * axis.ns_per_px;
   for (int64_t i = r.begin; i < r.end;) {
     const Execution& x = xs[static_cast<size_t>(i)];
     if (static_cast<double>(x.end_ns - x.start_ns) >= min_ns) {
-      out.push_back({clamp_x(axis, axis.x_of(x.start_ns)), clamp_x(axis, axis.x_of(x.end_ns)), i, 1,
-                     m.kind_of(x.task)});
-      ++i;
+      const int64_t members = m.group_of(i).end - i;
+      out.push_back({clamp_x(axis, axis.x_of(x.start_ns)), clamp_x(axis, axis.x_of(x.end_ns)), i, members,
+                     false, m.kind_of(x.task), x.start_ns, x.end_ns});
+      i += members;
       continue;
     }
     // A run of small tasks: every task ending within min_ns of the run's end started
@@ -183,11 +165,11 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
       const int64_t kk = gallop(xs, j, all.end, group_end + min_ns, end_of);
       if (kk == j) break;
       j = kk;
-      group_end = static_cast<double>(xs[static_cast<size_t>(j - 1)].end_ns);
+      group_end = std::max(group_end, static_cast<double>(xs[static_cast<size_t>(j - 1)].end_ns));
     }
-    const Execution& mid = xs[static_cast<size_t>(i + (j - i) / 2)];
-    out.push_back({clamp_x(axis, axis.x_of(x.start_ns)), clamp_x(axis, axis.x_of(group_end)), i,
-                   j - i, m.kind_of(mid.task)});
+    const bool one = m.group_of(i).end >= j;  // a small linear group alone
+    out.push_back({clamp_x(axis, axis.x_of(x.start_ns)), clamp_x(axis, axis.x_of(group_end)), i, j - i, !one,
+                   m.kind_of(x.task), x.start_ns, static_cast<int64_t>(group_end)});
     i = j;
   }
 }
@@ -195,35 +177,42 @@ void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, flo
 void merged_slices(const TraceModel& m, const TaskBox& box, const TimeAxis& axis, float slice_px,
                    std::vector<KindSlice>& out) {
   const std::vector<Execution>& xs = m.executions();
-  const int64_t last = box.exec + box.count;
   const int32_t worker = xs[static_cast<size_t>(box.exec)].worker;
-  // Zoomed out, a slice covers a cell of the model's coarse picture or more: read it.
-  const bool coarse = slice_px * axis.ns_per_px >= m.kind_cell_ns();
-  int64_t at = box.exec;  // slices move right: each search starts where the last one ended
-  for (float x = box.x0; x < box.x1; x += slice_px) {
-    const float x1 = std::min(x + slice_px, box.x1);
-    const double t = axis.t_of(0.5 * (x + x1));
-    const int cell = coarse ? m.kind_cell(worker, t) : -1;
-    if (cell >= 0) {
-      const auto k = static_cast<OpKind>(cell);
-      if (!out.empty() && out.back().kind == k && out.back().x1 == x)
-        out.back().x1 = x1;
-      else
-        out.push_back({x, x1, k});
-      continue;
+  const double box_t0 = static_cast<double>(box.t0_ns), box_t1 = static_cast<double>(box.t1_ns);
+  const float left = std::max(box.x0, axis.x0), right = std::min(box.x1, axis.x0 + axis.width);
+  // Zoomed out, a slice covers kCoarseCells cells of the model's coarse picture or more:
+  // sum cells (the partial cells at its ends, spread evenly, err by at most a cell each).
+  const CoarsePicture& pic = m.picture();
+  const bool coarse = slice_px * axis.ns_per_px >= kCoarseCells * pic.cell_ns();
+  TraceModel::SpanCursor cursor;  // slices move right: each search starts where the last one ended
+  cursor.exec = box.exec;
+  const float first = axis.x0 + std::floor((left - axis.x0) / slice_px) * slice_px;
+  for (float x = first; x < right; x += slice_px) {
+    const float xa = std::max(x, left), xb = std::min(x + slice_px, right);
+    const double ta = std::max(axis.t_of(xa), box_t0), tb = std::min(axis.t_of(xb), box_t1);
+    if (xb <= xa || tb <= ta) continue;
+    const SpanSummary sum = coarse ? pic.summarize(worker, ta, tb) : m.summarize(worker, ta, tb, &cursor);
+    KindSlice sl{xa, xb, OpKind::kLinear, static_cast<float>(std::clamp(sum.busy_ns / (tb - ta), 0.0, 1.0)),
+                 sum.cause, sum.exec};
+    if (sl.exec < 0) sl.busy = 0;
+    else sl.kind = static_cast<OpKind>(sum.kind);
+    KindSlice* last = out.empty() ? nullptr : &out.back();
+    if (last && last->x1 == xa && last->kind == sl.kind && last->cause == sl.cause &&
+        std::fabs(last->busy - sl.busy) < 1.0f / 512) {
+      // Alike: widen the last slice, its busy fraction weighted by width.
+      const float w0 = last->x1 - last->x0, w1 = xb - xa;
+      last->busy = (last->busy * w0 + sl.busy * w1) / (w0 + w1);
+      last->x1 = xb;
+    } else {
+      out.push_back(sl);
     }
-    // The last task starting at or before t, unless it ended before t and the next
-    // one starts within the box.
-    int64_t i = gallop(xs, at, last, std::nextafter(t, 1e300), start_of);
-    if (i > box.exec) --i;
-    if (static_cast<double>(xs[static_cast<size_t>(i)].end_ns) < t && i + 1 < last) ++i;
-    at = i;
-    const OpKind k = m.kind_of(xs[static_cast<size_t>(i)].task);
-    if (!out.empty() && out.back().kind == k && out.back().x1 == x)
-      out.back().x1 = x1;
-    else
-      out.push_back({x, x1, k});
   }
+}
+
+double box_busy_fraction(const TraceModel& m, const TaskBox& box) {
+  if (box.t1_ns <= box.t0_ns) return 1.0;
+  const int32_t worker = m.execution(box.exec).worker;
+  return static_cast<double>(m.busy_ns(worker, box.t0_ns, box.t1_ns)) / static_cast<double>(box.t1_ns - box.t0_ns);
 }
 
 void layout_bubbles(const TraceModel& m, int32_t worker, const TimeAxis& axis, float min_px,

@@ -2,7 +2,8 @@
 // pan, fit), the ruler's ticks in nice units, the rows (workers in collapsible groups)
 // and, per row, the boxes to draw. Tasks narrower than a few pixels merge into one
 // counted box per run of small tasks, found by binary search, so a row costs O(boxes
-// on screen * log n) whatever the trace's size. Bubbles come from a per-worker level of
+// on screen * log n) whatever the trace's size; merged boxes are filled with how busy
+// each slice of pixels was, so idle time shows at every zoom. Bubbles come from a per-worker level of
 // detail: at a zoom where a pixel covers P ns only bubbles of at least ~P ns are visited.
 #pragma once
 
@@ -68,26 +69,37 @@ int32_t row_at(const std::vector<Row>& rows, float y);
 // ---- boxes of one worker row
 struct TaskBox {
   float x0 = 0, x1 = 0;
-  int64_t exec = -1;   // the first execution of the box
-  int64_t count = 1;   // > 1: merged small tasks
-  OpKind kind = OpKind::kLinear;  // the kind of the box's middle execution
+  int64_t exec = -1;     // the first execution of the box
+  int64_t count = 1;     // executions in it (a linear group's members each count)
+  bool merged = false;   // small tasks merged (else one execution, or one linear group)
+  OpKind kind = OpKind::kLinear;  // the first execution's kind
+  int64_t t0_ns = 0, t1_ns = 0;   // the first start and the latest end
 };
 // Boxes of `worker` across the axis; tasks narrower than `min_px` join one box with
-// their neighbours that start within `min_px` of the previous end.
+// their neighbours that start within `min_px` of the previous end. A linear group's
+// members are one box.
 void layout_tasks(const TraceModel& m, int32_t worker, const TimeAxis& axis, float min_px,
                   std::vector<TaskBox>& out);
 
-// The fill of a merged box: every `slice_px` pixels, the kind of the task running at
-// the slice's middle (or the next one to start), so that a zoomed-out row still shows
-// which kinds of work it did where. When a slice spans a cell of the model's coarse
-// picture (TraceModel::kind_cell) or more, the cell answers; else a search does:
-// O(slices * log n) at worst.
+// The fill of a merged box, on a grid of `slice_px` pixels aligned to the axis: per
+// slice, how busy the worker was (the union of its executions over the slice's time),
+// the execution shown (running at the slice's middle, or the next to start in it: its
+// kind colours the busy part) and the idle cause with the most time in the slice. A
+// slice that spans 8 cells of the model's coarse picture (TraceModel::picture) or more
+// is summed from the cells; a finer one exactly, by galloping searches: O(slices * log
+// distance) at worst. Either way the busy time of a span adds up to the truth within a
+// cell at each end, whatever the zoom. Neighbouring slices alike merge.
 struct KindSlice {
   float x0 = 0, x1 = 0;
   OpKind kind = OpKind::kLinear;
+  float busy = 1;      // busy fraction in [0, 1]
+  int cause = -1;      // BubbleCause of most of the idle part; -1 none
+  int64_t exec = -1;   // the execution shown
 };
 void merged_slices(const TraceModel& m, const TaskBox& box, const TimeAxis& axis, float slice_px,
                    std::vector<KindSlice>& out);
+// The busy fraction of a merged box's whole span (its hover says it).
+double box_busy_fraction(const TraceModel& m, const TaskBox& box);
 
 struct BubbleBox {
   float x0 = 0, x1 = 0;

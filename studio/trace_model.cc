@@ -2,7 +2,15 @@
 #include "studio/trace_model.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <climits>
+#include <cmath>
+#include <tuple>
+
+#include "ir/error.h"
+#include "studio/gallop.h"
+#include "traces/busy_time.h"
 
 namespace mpk::studio {
 namespace {
@@ -29,12 +37,18 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
   // The reader checked every row against the run's graph (traces/trace_rows.h): workers,
   // tasks, operators and steps are in range.
   const int32_t workers = run_.num_workers;
-  // The reader orders by (worker, start) already; the model relies on it, so make sure.
-  const auto by_worker_start = [](const auto& a, const auto& b) {
+  if (execs_.size() > static_cast<size_t>(INT32_MAX))
+    throw Error("run " + std::to_string(run) + ": too many executions to show (" +
+                std::to_string(execs_.size()) + ")");
+  // Ordered by (worker, start, end, step, task): a linear group's members are adjacent.
+  const auto exec_order = [](const Execution& a, const Execution& b) {
+    return std::tie(a.worker, a.start_ns, a.end_ns, a.step, a.task) <
+           std::tie(b.worker, b.start_ns, b.end_ns, b.step, b.task);
+  };
+  if (!std::is_sorted(execs_.begin(), execs_.end(), exec_order)) std::sort(execs_.begin(), execs_.end(), exec_order);
+  const auto by_worker_start = [](const Bubble& a, const Bubble& b) {
     return a.worker != b.worker ? a.worker < b.worker : a.start_ns < b.start_ns;
   };
-  if (!std::is_sorted(execs_.begin(), execs_.end(), by_worker_start))
-    std::sort(execs_.begin(), execs_.end(), by_worker_start);
   if (!std::is_sorted(bubbles_.begin(), bubbles_.end(), by_worker_start))
     std::sort(bubbles_.begin(), bubbles_.end(), by_worker_start);
   worker_begin_ = worker_offsets(execs_, workers);
@@ -54,34 +68,18 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
   }
 
   kinds_.reserve(graph_.graph.tasks.size());
-  for (const Task& t : graph_.graph.tasks) kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
-
-  // The coarse picture: walk each worker's executions once, cell by cell.
-  cell_ns_ = std::max(1.0, static_cast<double>(run_.duration_ns) / kKindCells);
-  cells_.assign(static_cast<size_t>(workers) * kKindCells, -1);
-  for (int32_t w = 0; w < workers; ++w) {
-    const IndexRange r = worker_range(w);
-    int64_t i = r.begin;
-    for (int32_t c = 0; c < kKindCells && i < r.end; ++c) {
-      const double c0 = c * cell_ns_, mid = c0 + 0.5 * cell_ns_, c1 = c0 + cell_ns_;
-      while (i < r.end && static_cast<double>(execs_[static_cast<size_t>(i)].end_ns) <= mid) ++i;
-      if (i == r.end) break;
-      const Execution& x = execs_[static_cast<size_t>(i)];
-      // x is the first task ending after the middle: it covers the middle, or it starts
-      // after it (then it counts if it starts within the cell).
-      int64_t pick = -1;
-      if (static_cast<double>(x.start_ns) <= mid) {
-        pick = i;
-      } else if (i > r.begin && static_cast<double>(execs_[static_cast<size_t>(i - 1)].end_ns) > c0) {
-        pick = i - 1;
-      } else if (static_cast<double>(x.start_ns) < c1) {
-        pick = i;
-      }
-      if (pick >= 0)
-        cells_[static_cast<size_t>(w) * kKindCells + static_cast<size_t>(c)] =
-            static_cast<int8_t>(kinds_[static_cast<size_t>(execs_[static_cast<size_t>(pick)].task)]);
-    }
+  for (const Task& t : graph_.graph.tasks) {
+    kinds_.push_back(graph_.program.ops[static_cast<size_t>(t.op)].kind);
+    task_bytes_.push_back(t.bytes);
   }
+
+  busy_prefix_ = busy_union_prefix(execs_);
+  cover_end_.resize(execs_.size());
+  for (size_t i = 0; i < execs_.size(); ++i)
+    cover_end_[i] = i > 0 && execs_[i - 1].worker == execs_[i].worker ? std::max(cover_end_[i - 1], execs_[i].end_ns)
+                                                                      : execs_[i].end_ns;
+  picture_ = CoarsePicture(execs_, worker_begin_, bubbles_, bubble_begin_, graph_.graph.tasks, kinds_,
+                           run_.duration_ns);
 
   walker_ = std::make_unique<CriticalPathWalker>(graph_, execs_,
                                                  std::max<int32_t>(static_cast<int32_t>(run_.steps), 1));
@@ -140,14 +138,85 @@ int64_t TraceModel::execution_at(int32_t worker, int64_t t, int64_t slack_ns) co
     const int64_t d = after->start_ns - t;
     if (d < best_dist) best = after - execs_.begin(), best_dist = d;
   }
-  return best_dist <= slack_ns ? best : -1;
+  return best_dist <= slack_ns ? group_of(best).begin : -1;
 }
 
-int TraceModel::kind_cell(int32_t worker, double t) const {
-  if (worker < 0 || worker >= num_workers() || t < 0) return -1;
-  const auto c = static_cast<int64_t>(t / cell_ns_);
-  if (c >= kKindCells) return -1;
-  return cells_[static_cast<size_t>(worker) * kKindCells + static_cast<size_t>(c)];
+IndexRange TraceModel::group_of(int64_t exec) const {
+  const Execution& x = execution(exec);
+  const auto same = [&](int64_t i) {
+    const Execution& y = execs_[static_cast<size_t>(i)];
+    return y.worker == x.worker && y.start_ns == x.start_ns && y.end_ns == x.end_ns && y.step == x.step;
+  };
+  IndexRange r{exec, exec + 1};
+  while (r.begin > 0 && same(r.begin - 1)) --r.begin;
+  while (r.end < static_cast<int64_t>(execs_.size()) && same(r.end)) ++r.end;
+  return r;
+}
+
+double TraceModel::busy_before(int32_t worker, double t, int64_t* hint) const {
+  const IndexRange r = worker_range(worker);
+  if (r.empty()) return 0;
+  const int64_t from = hint && *hint >= r.begin && *hint <= r.end ? *hint : r.begin;
+  // k: the first execution starting at or after t; those before it started before t.
+  const int64_t k = hint ? gallop(execs_, from, r.end, t, [](const Execution& e) { return e.start_ns; })
+                         : std::lower_bound(execs_.begin() + r.begin, execs_.begin() + r.end, t,
+                                            [](const Execution& e, double v) { return static_cast<double>(e.start_ns) < v; }) -
+                               execs_.begin();
+  if (hint) *hint = k;
+  if (k == r.begin) return 0;
+  // The union of executions r.begin..k-1, less its part after t: every one of them that
+  // reaches past t covers [t, its end), so that part is [t, the latest end).
+  const double union_ns = static_cast<double>(busy_prefix_[static_cast<size_t>(k)] - busy_prefix_[static_cast<size_t>(r.begin)]);
+  return union_ns - std::max(0.0, static_cast<double>(cover_end_[static_cast<size_t>(k - 1)]) - t);
+}
+
+int64_t TraceModel::busy_ns(int32_t worker, int64_t t0, int64_t t1) const {
+  if (t1 <= t0) return 0;
+  return std::llround(busy_before(worker, static_cast<double>(t1)) - busy_before(worker, static_cast<double>(t0)));
+}
+
+SpanSummary TraceModel::summarize(int32_t worker, double t0, double t1, SpanCursor* cursor) const {
+  SpanSummary s;
+  const IndexRange r = worker_range(worker);
+  if (r.empty() || t1 <= t0) return s;
+  SpanCursor local;
+  SpanCursor& c = cursor ? *cursor : local;
+  if (c.exec < r.begin || c.exec > r.end) c = SpanCursor{r.begin, 0, -1, 0};
+  const double before = c.t == t0 ? c.busy_before : busy_before(worker, t0, &c.exec);
+  // The last execution starting at or before the middle, unless it ended before it and
+  // the next one starts within the span.
+  const double mid = 0.5 * (t0 + t1);
+  int64_t i = gallop(execs_, c.exec, r.end, std::nextafter(mid, 1e300), [](const Execution& e) { return e.start_ns; });
+  if (i > r.begin) --i;
+  if (static_cast<double>(execs_[static_cast<size_t>(i)].end_ns) < mid && i + 1 < r.end &&
+      static_cast<double>(execs_[static_cast<size_t>(i + 1)].start_ns) < t1)
+    ++i;
+  const Execution& x = execs_[static_cast<size_t>(i)];
+  if (static_cast<double>(x.end_ns) > t0 && static_cast<double>(x.start_ns) < t1) {
+    s.exec = i;
+    s.kind = static_cast<int>(kinds_[static_cast<size_t>(x.task)]);
+  }
+  c.busy_before = busy_before(worker, t1, &c.exec);
+  c.t = t1;
+  s.busy_ns = c.busy_before - before;
+  // Idle causes from the bubbles in the span: from the first one ending after t0 (a
+  // worker's bubbles never overlap, so their ends increase too).
+  std::array<double, 4> idle{};
+  const std::span<const Bubble> bs = bubbles(worker);
+  const std::vector<Bubble>& all = bubbles_;
+  const int64_t base = bubble_begin_[static_cast<size_t>(worker)];
+  const int64_t from = base + std::clamp<int64_t>(c.bubble, 0, static_cast<int64_t>(bs.size()));
+  int64_t k = gallop(all, from, base + static_cast<int64_t>(bs.size()), std::nextafter(t0, 1e300),
+                     [](const Bubble& b) { return b.end_ns; });
+  c.bubble = k - base;
+  for (; k < base + static_cast<int64_t>(bs.size()) && static_cast<double>(all[static_cast<size_t>(k)].start_ns) < t1; ++k) {
+    const Bubble& b = all[static_cast<size_t>(k)];
+    const double w = std::min(t1, static_cast<double>(b.end_ns)) - std::max(t0, static_cast<double>(b.start_ns));
+    if (w > 0) idle[static_cast<size_t>(b.cause) % 4] += w;
+  }
+  const auto top = std::max_element(idle.begin(), idle.end());
+  if (*top > 0) s.cause = static_cast<int>(top - idle.begin());
+  return s;
 }
 
 std::span<const Bubble> TraceModel::bubbles(int32_t worker) const {
@@ -207,9 +276,23 @@ const Operator& TraceModel::op_of(TaskId t) const {
   return graph_.program.ops[static_cast<size_t>(task(t).op)];
 }
 
+std::string TraceModel::group_name(int64_t exec) const {
+  const IndexRange g = group_of(exec);
+  const Operator& op = op_of(execution(exec).task);
+  if (g.size() == 1) return op.name;
+  // The walker's joined names without layers, the layer said once.
+  const std::string names = walker_->name_of(walker_->node_of(g.begin), true);
+  return op.layer >= 0 ? "L" + std::to_string(op.layer) + "." + names : names;
+}
+
 std::string TraceModel::label(int64_t exec) const {
+  const IndexRange g = group_of(exec);
   const Execution& x = execution(exec);
-  return op_of(x.task).name + " [task " + std::to_string(x.task) + "]";
+  if (g.size() == 1) return op_of(x.task).name + " [task " + std::to_string(x.task) + "]";
+  std::string s = std::to_string(g.size()) + " tasks: " + group_name(exec) + " [tasks ";
+  for (int64_t i = g.begin; i < g.end; ++i)
+    s += (i > g.begin ? ", " : "") + std::to_string(execution(i).task);
+  return s + "]";
 }
 
 std::vector<DepLink> TraceModel::producers(int64_t exec) const {

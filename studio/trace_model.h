@@ -4,8 +4,11 @@
 // panels ask every frame: time-window queries by binary search, the task or bubble under
 // a time on a worker, producers and consumers of an execution, the blame of a wait and
 // the critical-path walk (traces/critical_path.h's walker, whose BlameIndex answers the
-// wait queries). Loading a run of 1M executions takes a few seconds; every query after
-// that is O(log n) or O(answer).
+// wait queries), busy time as a union per worker, and the coarse picture that zoomed-out
+// drawing reads (studio/coarse_picture.h). A linear group (executions sharing worker,
+// step, start and end: the megakernel runs q/k/v or gate/up as one unit) is one execution
+// with members: they are adjacent, and every query treats them as one. Loading a run of
+// 1M executions takes a second or two; every query after that is O(log n) or O(answer).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "studio/coarse_picture.h"
 #include "traces/critical_path.h"
 #include "traces/run_derive.h"
 #include "traces/trace_db.h"
@@ -56,8 +60,8 @@ class TraceModel {
   int64_t max_task_ns() const { return run_.max_task_ns; }
   const std::vector<StepRecord>& steps() const { return steps_; }
 
-  // ---- executions: one array ordered by (worker, start); on a worker both start and
-  // end are increasing (a worker runs one task at a time).
+  // ---- executions: one array ordered by (worker, start, end, step, task); on a worker
+  // starts never decrease (a worker runs one task, or one linear group, at a time).
   const std::vector<Execution>& executions() const { return execs_; }
   const Execution& execution(int64_t i) const { return execs_[static_cast<size_t>(i)]; }
   IndexRange worker_range(int32_t worker) const;
@@ -74,12 +78,27 @@ class TraceModel {
   // The execution of `task` at `step`; -1 when the run does not have it.
   int64_t find(TaskId task, int32_t step) const { return walker_->blames().executions().find(task, step); }
 
-  // ---- a coarse picture for zoomed-out drawing: the run cut into kKindCells cells of
-  // kind_cell_ns() each; per worker and cell, the operator kind running at the cell's
-  // middle, else of the first task starting in the cell, else -1 (idle). O(1).
-  static constexpr int32_t kKindCells = 8192;
-  double kind_cell_ns() const { return cell_ns_; }
-  int kind_cell(int32_t worker, double t) const;
+  // ---- linear groups: the members of `exec`'s group (itself alone when it has none),
+  // adjacent in executions(), the group's lowest task first. O(members).
+  IndexRange group_of(int64_t exec) const;
+
+  // ---- busy time, the union of a worker's executions (traces/busy_time.h)
+  // Busy time of `worker` in [t0, t1). O(log n).
+  int64_t busy_ns(int32_t worker, int64_t t0, int64_t t1) const;
+  // Busy time of `worker` before t. `hint` (an index into executions(), or -1) speeds up a
+  // walk to the right: it is moved to where the next search with a later t starts.
+  double busy_before(int32_t worker, double t, int64_t* hint = nullptr) const;
+  // Where a walk of summarize() calls along a row is: the next searches start here.
+  struct SpanCursor {
+    int64_t exec = -1, bubble = -1;  // indices into executions() and the worker's bubbles
+    double t = -1, busy_before = 0;  // busy_before(t) of the last span's end
+  };
+  // A span of `worker` summed exactly: busy time, the execution at its middle (or the
+  // next to start within it) and the idle cause with the most time in it. With a cursor,
+  // spans taken left to right cost O(log distance) each.
+  SpanSummary summarize(int32_t worker, double t0, double t1, SpanCursor* cursor = nullptr) const;
+  // The run cut into cells, for drawing zoomed out.
+  const CoarsePicture& picture() const { return picture_; }
 
   // ---- bubbles, per worker, ordered by start, never overlapping.
   std::span<const Bubble> bubbles(int32_t worker) const;
@@ -98,8 +117,14 @@ class TraceModel {
   const Task& task(TaskId t) const { return graph_.graph.tasks[static_cast<size_t>(t)]; }
   const Operator& op_of(TaskId t) const;
   OpKind kind_of(TaskId t) const { return kinds_[static_cast<size_t>(t)]; }
-  // The label of an execution: "<operator> [task <id>]".
+  // The label of an execution: "<operator> [task <id>]"; of a linear group's member, the
+  // group's: "3 tasks: L0.q_proj+k_proj+v_proj [tasks 4, 5, 6]".
   std::string label(int64_t exec) const;
+  // An execution's operator name; a linear group member's, the group's, its layer said
+  // once: "L0.q_proj+k_proj+v_proj".
+  std::string group_name(int64_t exec) const;
+  // Bytes the execution's task streams (the task table's estimate).
+  int64_t bytes_of(int64_t exec) const { return task_bytes_[static_cast<size_t>(execution(exec).task)]; }
 
   // ---- dependencies
   // Executions `exec` waited for (one per producer of every event it waits on, at step
@@ -128,8 +153,10 @@ class TraceModel {
   std::vector<std::vector<std::vector<int32_t>>> wide_;
   std::vector<StepRecord> steps_;
   std::vector<OpKind> kinds_;                // operator kind of each task
-  double cell_ns_ = 1;
-  std::vector<int8_t> cells_;                // [worker * kKindCells + cell]: OpKind or -1
+  std::vector<int64_t> task_bytes_;          // bytes of each task (compact: hot in the lanes)
+  std::vector<int64_t> busy_prefix_;         // busy_union_prefix of execs_
+  std::vector<int64_t> cover_end_;           // latest end among the worker's execs up to i
+  CoarsePicture picture_;
   std::unique_ptr<CriticalPathWalker> walker_;
   double load_seconds_ = 0;
 };

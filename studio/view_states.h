@@ -20,7 +20,8 @@ struct StatsViewState {
   std::shared_ptr<StatsModel> model;  // of `run` in `trace_path`
   std::string trace_path;
   int64_t run = -1;
-  std::string histogram_kind;          // "" = the first row's kind
+  StatsGrouping grouping = StatsGrouping::kKind;
+  std::string histogram_row;           // "" = the first row
   int histogram_bins = 40;
   // Last frame: the centre of each column's header and of each row, and the
   // histogram's bars.
@@ -35,11 +36,12 @@ struct CompareViewState {
   std::string trace_path;
   int64_t run_a = -1, run_b = -1;
   std::string error;                    // why the model could not be built
-  std::vector<int64_t> busy_a;          // busy_union_prefix of run A's executions
   bool drag_active = false;
-  // Last frame: the canvas, and task boxes drawn for both runs (merged ones once).
+  // Last frame: the canvas, task boxes drawn for both runs (merged ones once), and per
+  // run (A, B) and step the busy time the drawn boxes and busy columns stand for.
   float canvas_x0 = 0, canvas_y0 = 0, canvas_width = 0, canvas_height = 0;
   int64_t boxes_drawn = 0;
+  std::array<std::vector<double>, 2> step_busy_drawn;
 };
 
 struct GraphViewState {

@@ -2,6 +2,8 @@
 #include "studio/why_idle.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 
 #include "studio/timeline_layout.h"
 
@@ -28,15 +30,12 @@ WhyIdle why_idle(const TraceModel& m, int64_t exec) {
       link.via = e.link == PathLink::kDependency ? WhyIdleLink::kEvent : WhyIdleLink::kWorker;
       link.event = e.event;
     }
+    // The walk's entries tile the path (time before the step's start or overlapping an
+    // earlier entry is clipped), so running and waiting add up to at most the step.
+    link.gap_ns = e.gap_ns;
+    out.busy_ns += e.run_ns;
+    out.gap_ns += e.gap_ns;
     chain.push_back(link);
-  }
-  int64_t cursor = step_start;
-  for (WhyIdleLink& l : chain) {
-    const Execution& e = m.execution(l.exec);
-    l.gap_ns = std::max<int64_t>(0, e.start_ns - cursor);
-    cursor = std::max(cursor, e.end_ns);
-    out.busy_ns += e.end_ns - e.start_ns;
-    out.gap_ns += l.gap_ns;
   }
   out.chain = std::move(chain);
   return out;
@@ -65,7 +64,10 @@ std::string explain_execution(const TraceModel& m, int64_t exec) {
   const Execution& e = m.execution(exec);
   const Operator& op = m.op_of(e.task);
   const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
-  std::string s = op.name + "  [task " + std::to_string(e.task) + "]\n";
+  std::string s;
+  if (m.group_of(exec).size() > 1)
+    s = m.label(exec) + "\nrun as one unit (a linear group); this one:\n";
+  s += op.name + "  [task " + std::to_string(e.task) + "]\n";
   s += "operator kind " + std::string(name_of(op.kind)) + ", task kind " +
        std::string(name_of(m.task(e.task).kind));
   s += op.layer >= 0 ? ", layer " + std::to_string(op.layer) : std::string(", outside the layers");
@@ -74,6 +76,31 @@ std::string explain_execution(const TraceModel& m, int64_t exec) {
        t(e.start_ns - e.wait_begin_ns) + ")\nend   " + t(e.end_ns) + "\nduration " +
        t(e.end_ns - e.start_ns);
   return s;
+}
+
+std::string explain_merged(const TraceModel& m, const TaskBox& box) {
+  const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
+  const int32_t worker = m.execution(box.exec).worker;
+  const int64_t span = box.t1_ns - box.t0_ns;
+  char busy[64];
+  std::snprintf(busy, sizeof busy, "busy %.1f %%", 100.0 * box_busy_fraction(m, box));
+  std::string s = std::to_string(box.count) + " tasks on " + m.row_label(worker) + " from " + t(box.t0_ns) + " to " +
+                  t(box.t1_ns) + " (" + t(span) + "), " + busy;
+  // Its idle time by cause.
+  std::array<int64_t, 4> idle{};
+  const IndexRange r = m.bubbles_in(worker, box.t0_ns, box.t1_ns);
+  for (int64_t i = r.begin; i < r.end; ++i) {
+    const Bubble& b = m.bubbles(worker)[static_cast<size_t>(i)];
+    idle[static_cast<size_t>(b.cause) % 4] += std::min(b.end_ns, box.t1_ns) - std::max(b.start_ns, box.t0_ns);
+  }
+  for (size_t c = 0; c < idle.size(); ++c) {
+    if (idle[c] <= 0 || span <= 0) continue;
+    char line[96];
+    std::snprintf(line, sizeof line, "\nidle %s: %s (%.1f %%)", name_of(static_cast<BubbleCause>(c)), t(idle[c]).c_str(),
+                  100.0 * static_cast<double>(idle[c]) / static_cast<double>(span));
+    s += line;
+  }
+  return s + "\nclick or zoom in to see them";
 }
 
 std::string explain_bubble(const TraceModel& m, const Bubble& b) {

@@ -11,6 +11,7 @@
 #include "backends/imgui_impl_opengl3.h"
 #include "ir/error.h"
 #include "studio/app.h"
+#include "studio/key_queue.h"
 #include "studio/screenshot.h"
 
 namespace mpk::studio {
@@ -50,6 +51,15 @@ class Window {
     apply_style();
     ImGui_ImplGlfw_InitForOpenGL(window_, true);
     ImGui_ImplOpenGL3_Init("#version 150");
+    // Key events go to the backend, then to the queue that keeps presses a slow frame
+    // would miss (studio/key_queue.h).
+    glfwSetWindowUserPointer(window_, this);
+    glfwSetKeyCallback(window_, [](GLFWwindow* w, int key, int scancode, int action, int mods) {
+      ImGui_ImplGlfw_KeyCallback(w, key, scancode, action, mods);
+      if (action == GLFW_REPEAT) return;
+      static_cast<Window*>(glfwGetWindowUserPointer(w))
+          ->keys_.on_key(key, action == GLFW_PRESS, mods & GLFW_MOD_CONTROL, mods & GLFW_MOD_SHIFT, mods & GLFW_MOD_ALT);
+    });
   }
   ~Window() {
     ImGui_ImplOpenGL3_Shutdown();
@@ -72,6 +82,7 @@ class Window {
       glfwPollEvents();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    keys_.before_frame(ImGui::GetIO());
     ImGui::NewFrame();
     draw_app_frame(s);
     ImGui::Render();
@@ -87,6 +98,7 @@ class Window {
 
  private:
   GLFWwindow* window_ = nullptr;
+  KeyQueue keys_;
 };
 
 int screenshot(const AppOptions& o) {

@@ -51,6 +51,10 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
   const auto in_range = [&](int64_t step) {
     return step >= options.first_step && (options.last_step < 0 || step <= options.last_step);
   };
+  const auto in_time = [&](int64_t start, int64_t end) {
+    return (end > options.t0_ns || start >= options.t0_ns) && (options.t1_ns < 0 || start < options.t1_ns);
+  };
+  const auto keep = [&](const Execution& e) { return in_range(e.step) && in_time(e.start_ns, e.end_ns); };
   const RunRecord r = reader.run(run);
   const bool ranged = options.first_step != 0 || options.last_step != -1;
   for (const int64_t k : {options.first_step, options.last_step < 0 ? options.first_step : options.last_step})
@@ -83,7 +87,7 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
     track(k, sm_of[k] >= 0 ? strf("worker %d (SM %d)", k, sm_of[k]) : strf("worker %d", k), k);
 
   for (const StepRecord& st : reader.steps(run))
-    if (in_range(st.step)) w.add(strf("{\"name\":\"step %d\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+    if (in_range(st.step) && in_time(st.start_ns, st.end_ns)) w.add(strf("{\"name\":\"step %d\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
                "\"ts\":%s,\"dur\":%s,\"args\":{\"step\":%d,\"busy_ns\":%lld}}",
                st.step, pid, steps_tid, us(st.start_ns).c_str(), us(st.end_ns - st.start_ns).c_str(),
                st.step, static_cast<long long>(st.busy_ns)));
@@ -91,7 +95,7 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
   std::vector<std::string> op_json(m.program.ops.size());
   for (size_t i = 0; i < m.program.ops.size(); ++i) op_json[i] = json_str(m.program.ops[i].name);
   for (const Execution& e : execs) {
-    if (!in_range(e.step)) continue;
+    if (!keep(e)) continue;
     const Task& t = m.graph.tasks[e.task];
     const bool has_op = t.op >= 0 && static_cast<size_t>(t.op) < m.program.ops.size();
     const std::string& name = has_op ? op_json[t.op] : json_str("task " + std::to_string(e.task));
@@ -123,17 +127,17 @@ ChromeExportStats export_chrome_trace(const TraceReader& reader, int64_t run, st
                  id, pid, to.worker, us(to.start_ns).c_str()));
     };
     for (const Execution& e : execs) {
-      if (!in_range(e.step)) continue;
+      if (!keep(e)) continue;
       if (flows == FlowMode::kLast) {
         const Blame b = blames.blame(e);
-        if (b.event >= 0 && in_range(execs[b.producer_exec].step)) arrow(execs[b.producer_exec], e);
+        if (b.event >= 0 && keep(execs[b.producer_exec])) arrow(execs[b.producer_exec], e);
         continue;
       }
       for (EventId ev : blames.graph().waits(e.task)) {
         const int32_t step = e.step - blames.graph().distance(ev);
         for (TaskId prod : blames.graph().producers(ev)) {
           const int64_t p = index.find(prod, step);
-          if (p >= 0 && in_range(step)) arrow(execs[p], e);
+          if (p >= 0 && keep(execs[p])) arrow(execs[p], e);
         }
       }
     }

@@ -22,6 +22,10 @@ struct ChromeExportOptions {
   FlowMode flows = FlowMode::kLast;
   int64_t first_step = 0;  // export steps first_step..last_step only
   int64_t last_step = -1;  // -1: through the last step
+  // And only what overlaps the time range [t0_ns, t1_ns) (ns from the run's start; t1_ns
+  // -1: to the end): executions, steps, and arrows whose both ends are kept.
+  int64_t t0_ns = 0;
+  int64_t t1_ns = -1;
 };
 
 struct ChromeExportStats {

@@ -1,14 +1,21 @@
 // mpk-studio's timeline at scale: CPU time to build one whole app frame (headless, no
 // rendering: layout, hit testing, draw lists) on a run of about 1M task executions, at
-// full zoom-out, at one step, and deep zoom, plus the time to open the run.
+// full zoom-out, at one step, and deep zoom, the worst of a sweep over 15 zoom levels,
+// panning, plus the time to open the run.
 //
 //   studio_frame_bench [trace.db [run]]
+//   studio_frame_bench --make out.db [MODEL [STEPS [WORKERS [POLICY]]]]
 // Without a trace it simulates qwen3-8b for 27 steps (37,362 tasks a step on 132
-// workers: 1.01M executions) into a temporary trace.db.
+// workers: 1.01M executions) into a temporary trace.db, shaped like a GPU trace (linear
+// groups recorded member by member, workers on other SMs: tests/studio/gpu_like_trace.h).
+// --make appends such a run to out.db (default qwen3-8b, 27 steps, the machine's workers,
+// critical-path; WORKERS 0: the machine's) and exits: docs/studio.md's screenshots are
+// taken of one (scripts/studio_screenshots.sh).
 #include <time.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <cstdio>
 #include <string>
@@ -18,6 +25,7 @@
 #include "studio/app.h"
 #include "studio/headless_frame.h"
 #include "studio/timeline_layout.h"
+#include "tests/studio/gpu_like_trace.h"
 #include "traces/simulator.h"
 
 namespace {
@@ -35,18 +43,21 @@ double wall_s(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string make_trace() {
-  const std::string path = "/tmp/mpk_studio_bench_" + std::to_string(::getpid()) + ".db";
-  std::printf("simulating qwen3-8b, 27 steps -> %s\n", path.c_str());
-  Module m = import_model("qwen3-8b", ImportOptions{});
-  PassManager pm(parse_pipeline("decompose,infer-deps,assign-sm{policy=critical-path}"));
+void make_trace(const std::string& path, const std::string& model, int32_t steps, int32_t workers,
+                const std::string& policy_name = "critical-path") {
+  std::printf("simulating %s, %d steps%s, %s, GPU-shaped -> %s\n", model.c_str(), steps,
+              workers > 0 ? (", " + std::to_string(workers) + " workers").c_str() : "", policy_name.c_str(),
+              path.c_str());
+  Module m = import_model(model, ImportOptions{});
+  const std::string policy = policy_name + (workers > 0 ? ",workers=" + std::to_string(workers) : std::string());
+  PassManager pm(parse_pipeline("decompose,infer-deps,assign-sm{policy=" + policy + "}"));
   pm.run(m);
   RunInfo info;
   info.kind = "sim";
-  info.model = "qwen3-8b";
-  info.steps = 27;
-  write_run(path, m, info, simulate(m, CostParams::from_machine(m.machine), 27));
-  return path;
+  info.model = model + " (GPU-shaped)";
+  info.steps = steps;
+  const int32_t n = static_cast<int32_t>(m.graph.schedule.workers.size());
+  write_run(path, m, info, testing::gpu_like(m, simulate(m, CostParams::from_machine(m.machine), steps), n));
 }
 
 // Mean CPU time of `frames` frames with `setup` applied before each.
@@ -67,12 +78,32 @@ void measure(const char* name, StudioState& s, HeadlessFrame& h, const std::func
               format_duration(s.window.span()).c_str());
 }
 
+// Mean CPU time of 10 frames at the state's window, nudged by a picosecond a frame so
+// that nothing drawn for the window is reused (as while zooming or panning).
+double measure_quiet(StudioState& s, HeadlessFrame& h) {
+  const auto frame = [&] {
+    s.window.t0_ns += 1e-3;
+    s.window.t1_ns += 1e-3;
+    draw_app_frame(s);
+  };
+  h.run(frame, 2);
+  const double c0 = cpu_ms();
+  h.run(frame, 10);
+  return (cpu_ms() - c0) / 10;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
+    if (argc >= 3 && std::string(argv[1]) == "--make") {
+      make_trace(argv[2], argc > 3 ? argv[3] : "qwen3-8b", argc > 4 ? std::stoi(argv[4]) : 27,
+                 argc > 5 ? std::stoi(argv[5]) : 0, argc > 6 ? argv[6] : "critical-path");
+      return 0;
+    }
     const bool own = argc < 2;
-    const std::string path = own ? make_trace() : argv[1];
+    const std::string path = own ? "/tmp/mpk_studio_bench_" + std::to_string(::getpid()) + ".db" : argv[1];
+    if (own) make_trace(path, "qwen3-8b", 27, 0);
     StudioState s;
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = cpu_ms();
@@ -99,6 +130,18 @@ int main(int argc, char** argv) {
     s.timeline.row_height = 8;
     measure("one step", s, h, [&](int) { s.window = {step_t0, step_t0 + step_span}; });
     measure("deep zoom (20 us)", s, h, [&](int) { s.window = {step_t0 + 0.5 * step_span, step_t0 + 0.5 * step_span + 2e4}; });
+    // Every zoom from the whole run down to 1/2^14 of it, centred on the middle step: the
+    // worst one (slices switch from the coarse picture to exact sums in between).
+    double worst = 0, worst_span = 0;
+    for (int k = 0; k <= 14; ++k) {
+      const double span = 1.02 * d / std::pow(2.0, k);
+      const double c = step_t0 + 0.5 * step_span;
+      s.window = {c - span / 2, c + span / 2};
+      const double ms = measure_quiet(s, h);
+      if (ms > worst) worst = ms, worst_span = span;
+    }
+    std::printf("%-44s %8.2f ms CPU/frame   at a window of %s\n", "zoom sweep (15 levels), the worst", worst,
+                format_duration(worst_span).c_str());
     measure("panning at 1 ms (a new window every frame)", s, h, [&](int i) {
       const double t = 0.1 * d + 0.01 * d * i;
       s.window = {t, t + 1e6};

@@ -68,10 +68,9 @@ TEST(CompareModel, TwoSchedulesOfOneGraph) {
   EXPECT_EQ(m.model_b().worker_range(0).size(), 12);
   EXPECT_TRUE(m.model_b().worker_range(1).empty());
   // All on worker 0: 900 ns of work a step.
-  ASSERT_EQ(m.busy_b().size(), 13u);
-  EXPECT_EQ(m.busy_b().front(), 0);
-  EXPECT_EQ(m.busy_b()[4], 900);
-  EXPECT_EQ(m.busy_b().back(), 2700);
+  EXPECT_EQ(m.model_b().busy_ns(0, 0, 900), 900);
+  EXPECT_EQ(m.model_b().busy_ns(0, 0, 2700), 2700);
+  EXPECT_EQ(m.model_b().busy_ns(1, 0, 2700), 0);
 }
 
 TEST(CompareModel, RunsFromTwoFilesAndErrors) {

@@ -249,6 +249,51 @@ TEST_F(StudioFrame, RunListPicksARun) {
   EXPECT_EQ(s_.model->run().policy, "round-robin");
 }
 
+// A GPU-shaped run: a linear group is one box; its hover lists the members, a click
+// selects the group, the details pane reaches every member, and --select any member.
+TEST(StudioGroups, EveryMemberOfALinearGroupIsReachable) {
+  TempPath path("studio_groups.db");
+  const int64_t run = mpk::testing::store_gpu_like_tiny(path.str(), 3, 16);
+  StudioState s;
+  ASSERT_TRUE(open_trace(s, path.str(), run)) << s.status;
+  const TraceModel& m = *s.model;
+  // The largest group of step 1.
+  int64_t lead = -1, n = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(m.executions().size()); ++i)
+    if (m.group_of(i).size() > n && m.group_of(i).begin == i && m.execution(i).step == 1) lead = i, n = m.group_of(i).size();
+  ASSERT_GE(lead, 0);
+  const Execution& e = m.execution(lead);
+  s.window = {static_cast<double>(e.start_ns) - 2000, static_cast<double>(e.end_ns) + 2000};
+  HeadlessFrame h(1600, 1000);
+  const auto frame = [&] { draw_app_frame(s); };
+  h.run(frame, 3);
+  const float x = static_cast<float>(x_of(s, 0.5 * static_cast<double>(e.start_ns + e.end_ns)));
+  const float y = s.timeline.row_y[static_cast<size_t>(e.worker)] + s.timeline.row_height / 2;
+  h.mouse_move(x, y);
+  h.run(frame, 2);
+  EXPECT_EQ(s.timeline.hovered_exec, lead);
+  const std::string& text = s.timeline.hover_text;
+  EXPECT_NE(text.find(std::to_string(n) + " tasks: " + m.group_name(lead)), std::string::npos) << text;
+  for (int64_t k = lead; k < lead + n; ++k)
+    EXPECT_NE(text.find(std::to_string(m.execution(k).task)), std::string::npos) << text;
+  h.click(frame, x, y);
+  ASSERT_EQ(s.selection.exec, lead);
+  h.run(frame);
+  ASSERT_EQ(static_cast<int64_t>(s.timeline.member_y.size()), n);
+  for (int64_t k = n - 1; k >= 0; --k) {
+    h.click(frame, s.timeline.member_x, s.timeline.member_y[static_cast<size_t>(k)]);
+    EXPECT_EQ(s.selection.exec, lead + k);
+  }
+  // --select names any member.
+  StudioState t;
+  AppOptions o;
+  o.input = path.str();
+  o.select_task = m.execution(lead + n - 1).task;
+  o.select_step = 1;
+  ASSERT_TRUE(apply_options(t, o)) << t.status;
+  EXPECT_EQ(t.selection.exec, lead + n - 1);
+}
+
 // ---- bad input: a message, never a crash
 
 void expect_open_fails(const std::string& path, const std::string& words) {

@@ -9,6 +9,7 @@
 
 #include "ir/import/import.h"
 #include "passes/pass_manager.h"
+#include "tests/studio/gpu_like_trace.h"
 #include "tests/traces/test_graphs.h"
 #include "traces/simulator.h"
 #include "traces/trace_db.h"
@@ -53,6 +54,16 @@ inline int64_t store_tiny(const std::string& path, int32_t steps,
                           const std::string& policy = "critical-path") {
   const Module m = tiny_scheduled(policy);
   return store_run(path, m, CostParams::from_machine(m.machine), steps, "tiny");
+}
+
+// The tiny preset on `workers` workers, simulated, then shaped like a GPU trace (linear
+// groups recorded member by member, workers on other SMs: tests/studio/gpu_like_trace.h).
+inline int64_t store_gpu_like_tiny(const std::string& path, int32_t steps, int32_t workers) {
+  const Module m = tiny_scheduled("critical-path,workers=" + std::to_string(workers));
+  RunInfo info;
+  info.kind = "gpu";
+  info.model = "tiny (GPU-like)";
+  return write_run(path, m, info, gpu_like(m, simulate(m, CostParams::from_machine(m.machine), steps), workers));
 }
 
 }  // namespace mpk::testing

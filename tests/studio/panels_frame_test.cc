@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <chrono>
 #include <thread>
 
 #include "studio/app.h"
 #include "studio/headless_frame.h"
+#include "studio/panel_registry.h"
 #include "studio/panels.h"
 #include "tests/studio/panel_test_runs.h"
 
@@ -86,17 +88,17 @@ TEST_F(PanelsFrame, StatsHeaderClicksSort) {
   EXPECT_TRUE(m.sort_ascending());
   for (size_t i = 1; i < m.rows().size(); ++i) EXPECT_LE(m.rows()[i - 1].count, m.rows()[i].count);
   // Kind: by name, ascending first.
-  h_.click(frame_, hx[static_cast<size_t>(StatsColumn::kKind)], s_.stats.header_y);
-  EXPECT_EQ(m.sort_column(), StatsColumn::kKind);
+  h_.click(frame_, hx[static_cast<size_t>(StatsColumn::kName)], s_.stats.header_y);
+  EXPECT_EQ(m.sort_column(), StatsColumn::kName);
   EXPECT_TRUE(m.sort_ascending());
-  for (size_t i = 1; i < m.rows().size(); ++i) EXPECT_LT(m.rows()[i - 1].kind, m.rows()[i].kind);
+  for (size_t i = 1; i < m.rows().size(); ++i) EXPECT_LT(m.rows()[i - 1].name, m.rows()[i].name);
   // A click on a row shows that kind's histogram.
   ASSERT_EQ(s_.stats.row_y.size(), m.rows().size());
   ASSERT_GE(m.rows().size(), 3u);
-  const std::string third = m.rows()[2].kind;
-  EXPECT_NE(s_.stats.histogram_kind, third);
+  const std::string third = m.rows()[2].name;
+  EXPECT_NE(s_.stats.histogram_row, third);
   h_.click(frame_, hx[static_cast<size_t>(StatsColumn::kTotal)], s_.stats.row_y[2]);
-  EXPECT_EQ(s_.stats.histogram_kind, third);
+  EXPECT_EQ(s_.stats.histogram_row, third);
   EXPECT_GT(s_.stats.histogram_x1, s_.stats.histogram_x0);
 }
 
@@ -145,6 +147,39 @@ TEST_F(PanelsFrame, CompareSharesTheTimeAxis) {
   h_.drag(frame_, x, y, -200, 0);
   EXPECT_GT(s_.window.t0_ns, zoomed.t0_ns);
   EXPECT_NEAR(s_.window.span(), zoomed.span(), 1e-6 * zoomed.span());
+}
+
+// The same GPU-shaped run as A and B at three zooms (the whole run; three steps; one step
+// and a half): per step, the busy time the lanes stand for (boxes, and merged tasks'
+// busy columns) is the step's busy time, the same at every zoom.
+TEST(CompareLanes, TheSameRunDrawsTheSameBusyTimeAtEveryZoom) {
+  TempPath path("compare_lanes_zoom.db");
+  const int64_t a = mpk::testing::store_gpu_like_tiny(path.str(), 8, 16);
+  const int64_t b = mpk::testing::store_gpu_like_tiny(path.str(), 8, 16);
+  StudioState s;
+  ASSERT_TRUE(open_trace(s, path.str(), a)) << s.status;
+  s.compare_run = b;
+  s.view = View::kCompare;
+  HeadlessFrame h(1600, 1000);
+  const auto frame = [&] { draw_app_frame(s); };
+  h.run(frame, 3);
+  ASSERT_NE(s.compare.model, nullptr) << s.compare.error;
+  const std::vector<StepRecord>& steps = s.model->steps();
+  const StepRecord& st = steps[4];
+  const double len = static_cast<double>(st.end_ns - st.start_ns);
+  const double mid = 0.5 * static_cast<double>(st.start_ns + st.end_ns);
+  std::vector<std::array<double, 2>> drawn;  // step 4's, per zoom, for A and B
+  for (const double span : {-1.0, 3 * len, 1.5 * len}) {
+    if (span < 0)
+      fit_window(s);
+    else
+      s.window = {mid - span / 2, mid + span / 2};
+    h.run(frame, 2);
+    drawn.push_back({s.compare.step_busy_drawn[0][4], s.compare.step_busy_drawn[1][4]});
+  }
+  for (const auto& d : drawn)
+    for (double v : d) EXPECT_NEAR(v, static_cast<double>(st.busy_ns), 0.01 * static_cast<double>(st.busy_ns));
+  EXPECT_NEAR(drawn[0][0], drawn[2][0], 0.01 * static_cast<double>(st.busy_ns));
 }
 
 TEST_F(PanelsFrame, GraphClickHighlightsAndDoubleClickExpands) {
@@ -208,14 +243,27 @@ TEST_F(PanelsFrame, GraphWheelZoomsAtTheCursor) {
   EXPECT_NEAR((y - g.origin_y) / g.scale, gy, 1e-2f);
 }
 
+// Every registered panel copes with nothing open.
+// The views register themselves, in tab order; each is a --view name.
+TEST(PanelRegistry, EveryViewIsRegisteredOnce) {
+  std::vector<std::string> names;
+  for (const PanelInfo& p : registered_panels()) names.push_back(p.name);
+  const std::vector<std::string> want = {"timeline", "stats", "workers", "compare", "graph", "pipeline"};
+  EXPECT_EQ(names, want);
+  for (const std::string& n : names) {
+    ASSERT_TRUE(parse_view(n).has_value()) << n;
+    EXPECT_STREQ(name_of(*parse_view(n)), n.c_str());
+  }
+  EXPECT_FALSE(parse_view("flame").has_value());
+  EXPECT_EQ(find_panel("stats")->title, std::string("Stats"));
+}
+
 TEST(PanelsEmpty, NothingOpenSaysSo) {
   StudioState s;
   HeadlessFrame h(800, 600);
   h.run([&] {
     ImGui::Begin("w");
-    draw_stats_panel(s);
-    draw_compare_panel(s);
-    draw_graph_panel(s);
+    for (const PanelInfo& p : registered_panels()) p.draw(s);
     ImGui::End();
   });
   EXPECT_EQ(s.stats.model, nullptr);

@@ -1,5 +1,6 @@
-// StatsModel: per-kind statistics, time ranges, sorting and histograms on a fork-join
-// run worked out by hand, and bookkeeping identities on the simulated tiny preset.
+// StatsModel: statistics by kind, operator and layer, time ranges, sorting and histograms
+// on a fork-join run worked out by hand, linear groups named after their members, and
+// bookkeeping identities on the simulated tiny preset.
 #include "studio/stats_model.h"
 
 #include <gtest/gtest.h>
@@ -22,25 +23,25 @@ struct HandRun {
                                         mpk::testing::unit_costs(), 3, "fork-join");
 };
 
-const KindRow& row_of(const StatsModel& s, const std::string& kind) {
-  for (const KindRow& r : s.rows())
-    if (r.kind == kind) return r;
+const StatsRow& row_of(const StatsModel& s, const std::string& kind) {
+  for (const StatsRow& r : s.rows())
+    if (r.name == kind) return r;
   throw std::runtime_error("no row " + kind);
 }
 
 TEST(StatsModel, WholeRunByHand) {
   HandRun h;
   TraceReader reader(h.path.str());
-  StatsModel s(reader, h.run);
+  StatsModel s(TraceModel(reader, h.run));
   EXPECT_TRUE(s.whole_run());
   EXPECT_EQ(s.duration_ns(), 2100);
   ASSERT_EQ(s.rows().size(), 3u);
   // Default order: total time, descending; the tie between residual and norm by name.
-  EXPECT_EQ(s.rows()[0].kind, "linear");
-  EXPECT_EQ(s.rows()[1].kind, "residual_add");
-  EXPECT_EQ(s.rows()[2].kind, "rms_norm");
+  EXPECT_EQ(s.rows()[0].name, "linear");
+  EXPECT_EQ(s.rows()[1].name, "residual_add");
+  EXPECT_EQ(s.rows()[2].name, "rms_norm");
 
-  const KindRow& lin = row_of(s, "linear");
+  const StatsRow& lin = row_of(s, "linear");
   EXPECT_EQ(lin.count, 6);
   EXPECT_EQ(lin.total_ns, 3 * 200 + 3 * 500);
   EXPECT_DOUBLE_EQ(lin.mean_ns, 350);
@@ -50,7 +51,7 @@ TEST(StatsModel, WholeRunByHand) {
   // q0 follows the norm at once; q1 starts 100 ns after worker 1 became free each step.
   EXPECT_EQ(lin.bubble_before_ns, 3 * 100);
 
-  const KindRow& norm = row_of(s, "rms_norm");
+  const StatsRow& norm = row_of(s, "rms_norm");
   EXPECT_EQ(norm.count, 3);
   EXPECT_EQ(norm.total_ns, 300);
   EXPECT_EQ(norm.p50_ns, 100);
@@ -71,19 +72,61 @@ TEST(StatsModel, ALinearGroupIsOneExecution) {
   TempPath db("stats_grouped.db");
   const int64_t run = write_run(db.str(), mpk::testing::grouped_graph(), RunInfo{}, mpk::testing::grouped_execs());
   TraceReader reader(db.str());
-  StatsModel s(reader, run);
+  StatsModel s(TraceModel(reader, run));
   EXPECT_EQ(s.total_count(), 6);
   EXPECT_EQ(s.total_busy_ns(), 745);
   EXPECT_LE(s.total_busy_ns() + s.total_bubble_ns(), s.capacity_ns());
+  // By operator, each group is one row named after its members, its layer said once.
+  s.set_grouping(StatsGrouping::kOperator);
+  EXPECT_EQ(row_of(s, "L0.q_proj+k_proj").count, 1);
+  EXPECT_EQ(row_of(s, "L0.q_proj+k_proj").total_ns, 190);
+  EXPECT_EQ(row_of(s, "L1.q_proj+k_proj").total_ns, 240);
+  EXPECT_EQ(row_of(s, "L0.input_norm").count, 1);
+  EXPECT_EQ(s.rows().size(), 6u);
+  EXPECT_EQ(s.total_busy_ns(), 745);
+  // Across layers: the two groups are one row; by layer: two rows.
+  s.set_grouping(StatsGrouping::kOperatorAllLayers);
+  EXPECT_EQ(row_of(s, "q_proj+k_proj").count, 2);
+  EXPECT_EQ(row_of(s, "q_proj+k_proj").total_ns, 430);
+  EXPECT_EQ(row_of(s, "o_proj").count, 2);
+  EXPECT_EQ(s.rows().size(), 3u);
+  s.set_grouping(StatsGrouping::kLayer);
+  ASSERT_EQ(s.rows().size(), 2u);
+  EXPECT_EQ(row_of(s, "layer 0").count, 3);
+  EXPECT_EQ(row_of(s, "layer 1").total_ns, 45 + 240 + 80);
+  EXPECT_EQ(row_of(s, "layer 0").kind, static_cast<int>(OpKind::kLinear));
+  EXPECT_EQ(s.histogram("layer 1", 4).counts.size(), 4u);
+}
+
+TEST(StatsModel, ByOperatorAndLayerOnTheTinyPreset) {
+  TempPath path("stats_tiny_groupings.db");
+  const int64_t run = mpk::testing::store_tiny(path.str(), 2);
+  TraceReader reader(path.str());
+  StatsModel s(TraceModel(reader, run));
+  const int64_t busy = s.total_busy_ns(), count = s.total_count();
+  // Every grouping covers the same executions and time.
+  for (int g = 0; g < kNumStatsGroupings; ++g) {
+    s.set_grouping(static_cast<StatsGrouping>(g));
+    EXPECT_EQ(s.total_busy_ns(), busy) << name_of(static_cast<StatsGrouping>(g));
+    EXPECT_EQ(s.total_count(), count);
+  }
+  // By layer, a layer mixes kinds (its colour is none); by operator each row has one.
+  s.set_grouping(StatsGrouping::kLayer);
+  EXPECT_EQ(row_of(s, "layer 0").kind, -1);
+  EXPECT_NO_THROW(row_of(s, "outside layers"));
+  s.set_grouping(StatsGrouping::kOperator);
+  const TraceModel m(reader, run);
+  EXPECT_EQ(s.rows().size(), m.graph().program.ops.size());
+  for (const StatsRow& r : s.rows()) EXPECT_GE(r.kind, 0) << r.name;
 }
 
 TEST(StatsModel, RangeKeepsExecutionsStartingInside) {
   HandRun h;
   TraceReader reader(h.path.str());
-  StatsModel s(reader, h.run);
+  StatsModel s(TraceModel(reader, h.run));
   s.set_range(700, 1400);  // step 1: norm, q0, q1, res
   EXPECT_FALSE(s.whole_run());
-  const KindRow& lin = row_of(s, "linear");
+  const StatsRow& lin = row_of(s, "linear");
   EXPECT_EQ(lin.count, 2);
   EXPECT_EQ(lin.total_ns, 700);
   EXPECT_EQ(lin.p50_ns, 200);
@@ -94,7 +137,7 @@ TEST(StatsModel, RangeKeepsExecutionsStartingInside) {
 
   s.set_range(1300, 1400);  // only step 1's residual starts here
   ASSERT_EQ(s.rows().size(), 1u);
-  EXPECT_EQ(s.rows()[0].kind, "residual_add");
+  EXPECT_EQ(s.rows()[0].name, "residual_add");
 
   s.set_range(5000, 6000);  // after the run: nothing
   EXPECT_TRUE(s.rows().empty());
@@ -108,33 +151,33 @@ TEST(StatsModel, RangeKeepsExecutionsStartingInside) {
 TEST(StatsModel, SortIsStableAndKeptAcrossRanges) {
   HandRun h;
   TraceReader reader(h.path.str());
-  StatsModel s(reader, h.run);
+  StatsModel s(TraceModel(reader, h.run));
   s.sort(StatsColumn::kCount, true);
   // residual_add and rms_norm both ran 3 times: they keep their previous order.
   ASSERT_EQ(s.rows().size(), 3u);
-  EXPECT_EQ(s.rows()[0].kind, "residual_add");
-  EXPECT_EQ(s.rows()[1].kind, "rms_norm");
-  EXPECT_EQ(s.rows()[2].kind, "linear");
+  EXPECT_EQ(s.rows()[0].name, "residual_add");
+  EXPECT_EQ(s.rows()[1].name, "rms_norm");
+  EXPECT_EQ(s.rows()[2].name, "linear");
   s.sort(StatsColumn::kTotal, true);  // the same tie the other way round
-  EXPECT_EQ(s.rows()[0].kind, "residual_add");
-  EXPECT_EQ(s.rows()[1].kind, "rms_norm");
+  EXPECT_EQ(s.rows()[0].name, "residual_add");
+  EXPECT_EQ(s.rows()[1].name, "rms_norm");
   s.sort(StatsColumn::kBubble, false);
-  EXPECT_EQ(s.rows()[0].kind, "rms_norm");
-  EXPECT_EQ(s.rows()[1].kind, "linear");
-  EXPECT_EQ(s.rows()[2].kind, "residual_add");
-  s.sort(StatsColumn::kKind, false);
-  EXPECT_EQ(s.rows()[0].kind, "rms_norm");
-  EXPECT_EQ(s.rows()[2].kind, "linear");
+  EXPECT_EQ(s.rows()[0].name, "rms_norm");
+  EXPECT_EQ(s.rows()[1].name, "linear");
+  EXPECT_EQ(s.rows()[2].name, "residual_add");
+  s.sort(StatsColumn::kName, false);
+  EXPECT_EQ(s.rows()[0].name, "rms_norm");
+  EXPECT_EQ(s.rows()[2].name, "linear");
   s.set_range(0, 1400);
-  EXPECT_EQ(s.sort_column(), StatsColumn::kKind);
+  EXPECT_EQ(s.sort_column(), StatsColumn::kName);
   EXPECT_FALSE(s.sort_ascending());
-  EXPECT_EQ(s.rows()[0].kind, "rms_norm");
+  EXPECT_EQ(s.rows()[0].name, "rms_norm");
 }
 
 TEST(StatsModel, Histogram) {
   HandRun h;
   TraceReader reader(h.path.str());
-  StatsModel s(reader, h.run);
+  StatsModel s(TraceModel(reader, h.run));
   const DurationHistogram lin = s.histogram("linear", 3);
   EXPECT_EQ(lin.lo_ns, 200);
   EXPECT_EQ(lin.bin_ns, 100);
@@ -163,14 +206,14 @@ TEST(StatsModel, TinyPresetAddsUp) {
   TempPath path("stats_tiny.db");
   const int64_t run = mpk::testing::store_tiny(path.str(), 4);
   TraceReader reader(path.str());
-  StatsModel s(reader, run);
+  StatsModel s(TraceModel(reader, run));
   const RunRecord r = reader.run(run);
   EXPECT_EQ(s.total_count(), r.num_executions);
   // Per-kind totals agree with the writer's per-operator statistics.
   std::map<std::string, int64_t> by_kind;
   for (const OperatorStat& o : reader.operator_stats(run)) by_kind[o.kind] += o.total_ns;
   ASSERT_EQ(s.rows().size(), by_kind.size());
-  for (const KindRow& row : s.rows()) EXPECT_EQ(row.total_ns, by_kind[row.kind]) << row.kind;
+  for (const StatsRow& row : s.rows()) EXPECT_EQ(row.total_ns, by_kind[row.name]) << row.name;
   // Busy time, idle time before executions and each worker's idle tail fill the SM time.
   std::vector<int64_t> last_end(static_cast<size_t>(r.num_workers), 0);
   for (const ExecutionRecord& e : reader.executions(run))
@@ -179,7 +222,7 @@ TEST(StatsModel, TinyPresetAddsUp) {
   for (int64_t end : last_end) tails += r.duration_ns - end;
   EXPECT_EQ(s.total_busy_ns() + s.total_bubble_ns() + tails, s.capacity_ns());
   // p50 <= p99 <= the longest execution.
-  for (const KindRow& row : s.rows()) {
+  for (const StatsRow& row : s.rows()) {
     EXPECT_LE(row.p50_ns, row.p99_ns);
     EXPECT_LE(row.p99_ns, r.max_task_ns);
   }

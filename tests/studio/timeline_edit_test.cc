@@ -47,18 +47,23 @@ class TimelineEdit : public testing::AppOnTinyRun {
     return s_.timeline.row_y[static_cast<size_t>(worker)] + s_.timeline.row_height * 0.5f;
   }
 
-  // Alt+drags the step-0 box of task t by (dx, dy) from a point 2 px inside its left edge.
-  void alt_drag(TaskId t, float dx, float dy) {
+  enum class Grab { kAlt, kCtrl, kEditMode };
+  // Drags the step-0 box of task t by (dx, dy) from a point 2 px inside its left edge,
+  // holding Alt or Ctrl, or with no key in edit mode.
+  void grab_drag(TaskId t, float dx, float dy, Grab grab = Grab::kAlt) {
     const Execution& e = s_.model->execution(s_.model->find(t, 0));
     const float x = x_of(static_cast<double>(e.start_ns)) + 2, y = y_of(e.worker);
     ASSERT_GT(y, 0) << "worker " << e.worker << "'s row is not visible";
     ImGui::SetCurrentContext(h_.context());
-    ImGui::GetIO().KeyAlt = true;
+    ImGui::GetIO().KeyAlt = grab == Grab::kAlt;
+    ImGui::GetIO().KeyCtrl = grab == Grab::kCtrl;
+    s_.timeline.edit_mode = grab == Grab::kEditMode;
     h_.drag(frame_, x, y, dx, dy, 6);
     ImGui::SetCurrentContext(h_.context());
-    ImGui::GetIO().KeyAlt = false;
+    ImGui::GetIO().KeyAlt = ImGui::GetIO().KeyCtrl = false;
     h_.run(frame_);
   }
+  void alt_drag(TaskId t, float dx, float dy) { grab_drag(t, dx, dy, Grab::kAlt); }
 
 };
 
@@ -98,9 +103,12 @@ TEST_F(TimelineEdit, AltDragMovesATaskToAnotherWorkersRowAndCtrlZRestoresIt) {
   EXPECT_EQ(s_.window.t0_ns, static_cast<double>(s_.model->steps().front().start_ns))
       << "an Alt+drag must not pan";
 
-  // The edited schedule is stored as a run and shown.
+  // The edited schedule is stored as a run and shown, at the same zoom.
+  const TimeWindow zoom = s_.window;
   idle();
   EXPECT_NE(s_.run, first_);
+  EXPECT_EQ(s_.window.t0_ns, zoom.t0_ns);
+  EXPECT_EQ(s_.window.t1_ns, zoom.t1_ns);
   EXPECT_NE(s_.model->graph().graph.schedule.workers, before_run);
   EXPECT_EQ(s_.model->graph().graph.schedule.workers, editor().module().graph.schedule.workers);
 
@@ -110,6 +118,30 @@ TEST_F(TimelineEdit, AltDragMovesATaskToAnotherWorkersRowAndCtrlZRestoresIt) {
   idle();
   EXPECT_EQ(s_.run, first_);
   EXPECT_EQ(s_.model->graph().graph.schedule.workers, before_run);
+}
+
+// Where the window manager takes Alt+drag: Ctrl+drag moves a task, and so does a plain
+// drag in edit mode (E); out of it a plain drag pans.
+TEST_F(TimelineEdit, CtrlDragAndEditModeMoveATaskToo) {
+  load_session_and_show_timeline();
+  zoom_to_step0();
+  ASSERT_EQ(editor().worker_of(13), 1);
+  grab_drag(13, 0, y_of(2) - y_of(1), Grab::kCtrl);
+  EXPECT_EQ(editor().worker_of(13), 2) << s_.pipeline.edit_message;
+  idle();
+  grab_drag(13, 0, y_of(3) - y_of(2), Grab::kEditMode);
+  EXPECT_EQ(editor().worker_of(13), 3) << s_.pipeline.edit_message;
+  idle();
+  s_.timeline.edit_mode = false;
+  const double t0 = s_.window.t0_ns;
+  const Execution& e = s_.model->execution(s_.model->find(13, 0));
+  h_.drag(frame_, x_of(static_cast<double>(e.start_ns)) + 2, y_of(e.worker), -100, 0, 4);
+  EXPECT_EQ(editor().worker_of(13), 3);
+  EXPECT_GT(s_.window.t0_ns, t0);  // panned
+  // E toggles the edit mode.
+  h_.type_char('e');
+  h_.run(frame_);
+  EXPECT_TRUE(s_.timeline.edit_mode);
 }
 
 TEST_F(TimelineEdit, AltDragThatWouldDeadlockIsRefusedWithTheVerifiersMessage) {

@@ -126,7 +126,7 @@ void check_boxes(const TraceModel& m, int32_t w, const TimeAxis& axis, float min
       EXPECT_EQ(b.exec, boxes[i - 1].exec + boxes[i - 1].count);
       EXPECT_GE(b.x0, boxes[i - 1].x1 - 1e-3f);
     }
-    if (b.count > 1)
+    if (b.merged)
       for (int64_t k = b.exec; k < b.exec + b.count; ++k) {
         const Execution& e = m.execution(k);
         EXPECT_LT(static_cast<double>(e.end_ns - e.start_ns), min_ns);
@@ -158,7 +158,7 @@ TEST(TimelineLayout, MergedBoxesCoverEveryTaskOnce) {
     check_boxes(m, w, axis, 3.0f);
     std::vector<TaskBox> boxes;
     layout_tasks(m, w, axis, 3.0f, boxes);
-    for (const TaskBox& b : boxes) merged += b.count > 1;
+    for (const TaskBox& b : boxes) merged += b.merged;
   }
   EXPECT_GT(merged, 0);  // the zoomed-out cases did merge
 }
@@ -190,6 +190,8 @@ TEST(TimelineLayout, ManySmallTasksBecomeFewBoxes) {
   ASSERT_EQ(slices.size(), 2u);
   EXPECT_EQ(slices[0].kind, OpKind::kLinear);
   EXPECT_EQ(slices[1].kind, OpKind::kAttention);
+  EXPECT_FLOAT_EQ(slices[0].busy, 1.0f);  // back to back: busy all through
+  EXPECT_FLOAT_EQ(slices[1].busy, 1.0f);
   EXPECT_FLOAT_EQ(slices[0].x0, boxes[0].x0);
   EXPECT_FLOAT_EQ(slices[1].x1, boxes[0].x1);
   EXPECT_NEAR(slices[1].x0, TimeAxis(fit(2e6), 0, 1000).x_of(1e6), 2.0);
@@ -198,10 +200,55 @@ TEST(TimelineLayout, ManySmallTasksBecomeFewBoxes) {
   const TimeAxis deep(TimeWindow{500000, 510000}, 0, 1000);
   layout_tasks(m, 0, deep, 3.0f, boxes);
   EXPECT_EQ(boxes.size(), 100u);
-  for (const TaskBox& b : boxes) EXPECT_EQ(b.count, 1);
+  for (const TaskBox& b : boxes) {
+    EXPECT_EQ(b.count, 1);
+    EXPECT_FALSE(b.merged);
+  }
   EXPECT_EQ(m.execution(boxes[0].exec).start_ns, 500000);
   EXPECT_FLOAT_EQ(boxes[0].x1 - boxes[0].x0, 10.0f);
   EXPECT_EQ(boxes[0].kind, OpKind::kLinear);
+}
+
+// One worker running 10,000 tasks of 100 ns, one every 200 ns: merged boxes are half
+// busy at every zoom, whether their slices are summed from the coarse picture or exactly,
+// and their busy time adds up to the truth.
+TEST(TimelineLayout, MergedSlicesShowHowBusyTheyAre) {
+  mpk::testing::GraphBuilder g(1);
+  const OpId op = g.op("L0.q_proj", OpKind::kLinear, 0);
+  std::vector<TaskId> list;
+  std::vector<Execution> execs;
+  for (int i = 0; i < 10000; ++i) {
+    list.push_back(g.task(op, 100));
+    execs.push_back({list.back(), 0, 0, 0, 200 * i, 200 * i, 200 * i + 100});
+  }
+  TempPath path("studio_half_busy.db");
+  const int64_t run = write_run(path.str(), g.schedule({list}), RunInfo{}, execs);
+  const TraceReader reader(path.str());
+  const TraceModel m(reader, run);
+  const double d = static_cast<double>(m.duration_ns());
+  for (const double span : {1.02 * d, 0.1 * d, 0.05 * d}) {
+    const TimeAxis axis(TimeWindow{0.3 * d - 0.01 * d, 0.3 * d - 0.01 * d + span}, 0, 1000);
+    std::vector<TaskBox> boxes;
+    layout_tasks(m, 0, axis, 3.0f, boxes);
+    ASSERT_EQ(boxes.size(), 1u) << span;
+    ASSERT_TRUE(boxes[0].merged);
+    EXPECT_NEAR(box_busy_fraction(m, boxes[0]), 0.5, 0.01);
+    std::vector<KindSlice> slices;
+    merged_slices(m, boxes[0], axis, 2.0f, slices);
+    double busy_ns = 0;
+    for (const KindSlice& sl : slices) {
+      // A whole slice of two periods or more is half busy.
+      if (sl.x1 - sl.x0 >= 1.99f && axis.t_of(sl.x1) - axis.t_of(sl.x0) >= 399) {
+        EXPECT_NEAR(sl.busy, 0.5, 0.05) << span;
+      }
+      EXPECT_EQ(sl.kind, OpKind::kLinear);
+      busy_ns += sl.busy * (axis.t_of(sl.x1) - axis.t_of(sl.x0));
+    }
+    const double t0 = std::max(0.0, axis.t0_ns), t1 = std::min(d, axis.t1_ns());
+    EXPECT_NEAR(busy_ns, static_cast<double>(m.busy_ns(0, static_cast<int64_t>(t0), static_cast<int64_t>(t1))),
+                0.005 * (t1 - t0) + 200)
+        << span;
+  }
 }
 
 TEST(TimelineLayout, BubbleBoxesAreWideEnough) {

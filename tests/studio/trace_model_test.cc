@@ -125,18 +125,77 @@ TEST_F(ForkJoinModel, ProducersAndConsumers) {
   EXPECT_EQ(m.previous_on_worker(m.worker_range(1).begin), -1);
 }
 
-TEST_F(ForkJoinModel, CoarsePictureOfKinds) {
+TEST_F(ForkJoinModel, CoarsePicture) {
   const TraceModel& m = *model_;
+  const CoarsePicture& p = m.picture();
   // 2100 ns in 8192 cells: cells of 1 ns (the smallest).
-  EXPECT_DOUBLE_EQ(m.kind_cell_ns(), 1.0);
-  EXPECT_EQ(m.kind_cell(0, 50), static_cast<int>(OpKind::kRmsNorm));
-  EXPECT_EQ(m.kind_cell(0, 150), static_cast<int>(OpKind::kLinear));
-  EXPECT_EQ(m.kind_cell(1, 650), static_cast<int>(OpKind::kResidualAdd));
-  EXPECT_EQ(m.kind_cell(0, 400), -1);  // idle
-  EXPECT_EQ(m.kind_cell(1, 50), -1);   // waiting
-  EXPECT_EQ(m.kind_cell(0, -5), -1);
-  EXPECT_EQ(m.kind_cell(0, 1e9), -1);
-  EXPECT_EQ(m.kind_cell(5, 50), -1);
+  EXPECT_DOUBLE_EQ(p.cell_ns(), 1.0);
+  const auto kind_at = [&](int32_t w, double t) {
+    const int32_t x = p.cell(w, p.cell_at(t)).exec;
+    return x < 0 ? -1 : static_cast<int>(m.kind_of(m.execution(x).task));
+  };
+  EXPECT_EQ(kind_at(0, 50), static_cast<int>(OpKind::kRmsNorm));
+  EXPECT_EQ(kind_at(0, 150), static_cast<int>(OpKind::kLinear));
+  EXPECT_EQ(kind_at(1, 650), static_cast<int>(OpKind::kResidualAdd));
+  EXPECT_EQ(kind_at(0, 400), -1);  // idle
+  EXPECT_EQ(kind_at(1, 50), -1);   // waiting
+  EXPECT_EQ(p.cell(0, 50).busy, CoarsePicture::kBusyOne);
+  EXPECT_EQ(p.cell(0, 400).busy, 0);
+  EXPECT_EQ(p.cell(1, 50).cause, static_cast<int>(BubbleCause::kWait));
+  // Worker 0 of step 0: busy [0, 300) of [0, 700); both workers busy 200 ns in [100, 300).
+  const SpanSummary s0 = p.summarize(0, 0, 700);
+  EXPECT_NEAR(s0.busy_ns, 300, 1e-6);
+  EXPECT_EQ(s0.cause, static_cast<int>(BubbleCause::kQueueEmpty));
+  EXPECT_NEAR(p.busy_workers(p.cell_at(150)), 2.0, 1e-9);
+  EXPECT_NEAR(p.busy_workers(p.cell_at(650)), 1.0, 1e-9);
+  // Outside the run and unknown workers: nothing.
+  EXPECT_EQ(p.summarize(0, -50, -10).busy_ns, 0);
+  EXPECT_EQ(p.summarize(5, 0, 100).exec, -1);
+  // Bytes spread over each execution's time add up to the tasks' bytes.
+  double bytes = 0;
+  for (int32_t c = 0; c < p.num_cells(); ++c) bytes += p.bytes(c);
+  double want = 0;
+  for (const Execution& e : m.executions()) want += static_cast<double>(m.task(e.task).bytes);
+  EXPECT_NEAR(bytes, want, 1e-6 * want);
+}
+
+TEST_F(ForkJoinModel, BusyTimeAndExactSummaries) {
+  const TraceModel& m = *model_;
+  EXPECT_EQ(m.busy_ns(0, 0, 700), 300);
+  EXPECT_EQ(m.busy_ns(1, 0, 700), 600);
+  EXPECT_EQ(m.busy_ns(1, 50, 150), 50);
+  EXPECT_EQ(m.busy_ns(1, 0, 2100), 3 * 600);
+  EXPECT_DOUBLE_EQ(m.busy_before(0, 250), 250);
+  int64_t hint = -1;
+  EXPECT_DOUBLE_EQ(m.busy_before(1, 650, &hint), 550);
+  EXPECT_DOUBLE_EQ(m.busy_before(1, 900, &hint), 700);  // a later t from the hint
+  const SpanSummary s = m.summarize(1, 0, 700);
+  EXPECT_DOUBLE_EQ(s.busy_ns, 600);
+  EXPECT_EQ(s.cause, static_cast<int>(BubbleCause::kWait));
+  EXPECT_EQ(s.exec, m.find(kQ1, 0));
+  EXPECT_EQ(m.summarize(0, 310, 690).exec, -1);  // idle all through
+}
+
+TEST(TraceModel, ALinearGroupIsOneExecutionWithMembers) {
+  TempPath db("studio_grouped.db");
+  const int64_t run = write_run(db.str(), mpk::testing::grouped_graph(), RunInfo{}, mpk::testing::grouped_execs());
+  const TraceReader reader(db.str());
+  const TraceModel m(reader, run);
+  // q and k of layer 0 (tasks 1, 2) ran as one on worker 1 over [110, 300).
+  const int64_t q = m.find(1, 0), k = m.find(2, 0);
+  EXPECT_EQ(k, q + 1);
+  EXPECT_EQ(m.group_of(q).begin, q);
+  EXPECT_EQ(m.group_of(k).begin, q);
+  EXPECT_EQ(m.group_of(k).size(), 2);
+  EXPECT_EQ(m.group_of(m.find(0, 0)).size(), 1);
+  EXPECT_EQ(m.label(k), "2 tasks: L0.q_proj+k_proj [tasks 1, 2]");
+  EXPECT_EQ(m.group_name(q), "L0.q_proj+k_proj");
+  EXPECT_EQ(m.label(m.find(0, 0)), "L0.input_norm [task 0]");
+  // Busy time is the union: worker 1 was busy 190 + 240 ns, not twice that.
+  EXPECT_EQ(m.busy_ns(1, 0, 800), 430);
+  EXPECT_EQ(m.busy_ns(0, 0, 800), 315);
+  // The hit lookup finds the group's first member; both are reachable by task.
+  EXPECT_EQ(m.execution_at(1, 200), q);
 }
 
 TEST(TraceModel, WideBubblesMatchBruteForce) {

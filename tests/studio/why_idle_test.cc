@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tests/studio/studio_test_runs.h"
+#include "traces/analysis.h"
 
 namespace mpk::studio {
 namespace {
@@ -101,6 +102,35 @@ TEST(WhyIdle, TinyPresetWalkFollowsTheRule) {
   const Execution& tail = m.execution(last);
   const int64_t from = std::min(m.steps()[1].start_ns, m.execution(w.chain.front().exec).start_ns);
   EXPECT_EQ(w.busy_ns + w.gap_ns, tail.end_ns - from);
+}
+
+// On a GPU-shaped run (linear groups recorded member by member) and on the hand-made
+// grouped run: from every step's last task, the walk's running and waiting add up to at
+// most the step's makespan, and the trace analyses' critical path of every step too.
+TEST(WhyIdle, TheCriticalPathOfEveryStepFitsInItsMakespan) {
+  TempPath path("studio_why_gpu_like.db");
+  const int64_t gpu_like = mpk::testing::store_gpu_like_tiny(path.str(), 6, 16);
+  const int64_t grouped = write_run(path.str(), mpk::testing::grouped_graph(), RunInfo{}, mpk::testing::grouped_execs());
+  const TraceReader reader(path.str());
+  int groups_on_paths = 0;
+  for (const int64_t run : {gpu_like, grouped}) {
+    const TraceModel m(reader, run);
+    for (const StepRecord& st : m.steps()) {
+      // The step's last-ending execution.
+      int64_t last = -1;
+      for (size_t i = 0; i < m.executions().size(); ++i)
+        if (m.execution(static_cast<int64_t>(i)).step == st.step &&
+            (last < 0 || m.execution(static_cast<int64_t>(i)).end_ns > m.execution(last).end_ns))
+          last = static_cast<int64_t>(i);
+      ASSERT_GE(last, 0);
+      const WhyIdle w = why_idle(m, last);
+      EXPECT_LE(w.busy_ns + w.gap_ns, st.end_ns - st.start_ns) << "run " << run << " step " << st.step;
+      for (const WhyIdleLink& l : w.chain) groups_on_paths += m.group_of(l.exec).size() > 1;
+      const RunStats stats = compute_stats(reader, run, st.step);
+      EXPECT_LE(stats.path_busy_ns + stats.path_gap_ns, st.end_ns - st.start_ns) << "run " << run << " step " << st.step;
+    }
+  }
+  EXPECT_GT(groups_on_paths, 0);  // the walks went through groups
 }
 
 TEST(WhyIdle, ABlameCycleInAnEditedTraceEndsTheChain) {
