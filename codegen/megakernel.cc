@@ -64,8 +64,15 @@ struct Builder {
         fail(t, "expects the whole of '" + tt.name + "', got a part of it");
   }
 
-  void reloc(TaskId t, int slot, TensorId id, int64_t elem_offset) {
-    out.relocations.push_back({t, slot, id, elem_offset * size_of(tensor(id).dtype)});
+  void reloc(TaskId t, abi::PtrSlot slot, TensorId id, int64_t elem_offset) {
+    out.relocations.push_back({t, slot.index, id, elem_offset * size_of(tensor(id).dtype)});
+  }
+  // The slot gets the (cos, sin) table of the RoPE that `attrs` describe.
+  void reloc_rope(TaskId t, abi::PtrSlot slot, const Attrs& attrs) {
+    out.relocations.push_back({t, slot.index, -1, 0, rope_table(attrs)});
+  }
+  static void set_arg(abi::TaskDesc& d, abi::ArgSlot slot, int64_t value) {
+    d.arg[slot.index] = static_cast<int32_t>(value);
   }
 
   int instantiate(const std::string& call, const std::string& prefetch = "") {
@@ -177,7 +184,7 @@ struct Builder {
 
   // The descriptor of a group of linear tasks over the same x, run as one (the
   // members' own descriptors stay in the table for per-op mode). Member m's output goes
-  // to pointer slot group_out_slot(m). `st` gets the group's stream.
+  // to pointer slot slots::Linear::group_y(m). `st` gets the group's stream.
   abi::TaskDesc make_group(const std::vector<TaskId>& members, StreamShape& st) {
     abi::TaskDesc d = out.tasks.at(members[0]);
     const LinearShape lead = *groupable(members[0]);
@@ -230,20 +237,22 @@ struct Builder {
         const TensorId table = in(0), tokens = in(1), y = outp(0);
         const Region& w = find(t, task.writes, y, "output");
         const int64_t c0 = w.dims[1].lo, c1 = w.dims[1].hi, H = tensor(y).shape[1];
-        reloc(t, 0, table, c0);
-        reloc(t, 1, tokens, 0);
-        reloc(t, 2, y, c0);
-        d.arg[0] = static_cast<int32_t>(tensor(table).shape[0]);
+        using Slot = abi::slots::Embedding;
+        reloc(t, Slot::kTable, table, c0);
+        reloc(t, Slot::kTokens, tokens, 0);
+        reloc(t, Slot::kY, y, c0);
+        set_arg(d, Slot::kVocab, tensor(table).shape[0]);
         call = "task_embedding" + targs({c1 - c0, H, B});
         break;
       }
       case TaskKind::kRmsNorm: {
         const TensorId x = in(0), w = in(1), y = outp(0);
         need_full_rows(t, find(t, task.writes, y, "output"));
-        reloc(t, 0, x, 0);
-        reloc(t, 1, w, 0);
-        reloc(t, 2, y, 0);
-        d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "eps")));
+        using Slot = abi::slots::Norm;
+        reloc(t, Slot::kX, x, 0);
+        reloc(t, Slot::kW, w, 0);
+        reloc(t, Slot::kY, y, 0);
+        set_arg(d, Slot::kEps, float_bits(static_cast<float>(attr_float(op.attrs, "eps"))));
         call = "task_rms_norm" + targs({tensor(y).shape[1], B});
         if (tensor(y).shape[1] % 8 != 0) fail(t, "hidden size is not a multiple of 8");
         scratch(static_cast<int>((tensor(y).shape[1] * 2 + 15) / 16 * 16 + 16));
@@ -281,10 +290,11 @@ struct Builder {
         const int64_t boxes = chunk_boxes(box_rows * (swiglu ? 2 : 1), K, rows * K * 2 * (swiglu ? 2 : 1));
         const int64_t groups = (rows + box_rows - 1) / box_rows;
         const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
-        reloc(t, 0, x, 0);
-        reloc(t, 1, y, n0);
-        if (residual) reloc(t, 2, lo.residual, n0);
-        if (norm) reloc(t, 3, lo.norm, 0);
+        using Slot = abi::slots::Linear;
+        reloc(t, Slot::kX, x, 0);
+        reloc(t, Slot::kY, y, n0);
+        if (residual) reloc(t, Slot::kResidual, lo.residual, n0);
+        if (norm) reloc(t, Slot::kNorm, lo.norm, 0);
         StreamShape& st = out.stream.at(t);
         st.weight = W;
         st.weight2 = lo.up;
@@ -295,7 +305,7 @@ struct Builder {
         st.col_chunks = static_cast<int32_t>(col_chunks);
         st.boxes = static_cast<int32_t>(boxes);
         st.boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
-        d.arg[0] = static_cast<int32_t>(n0);
+        set_arg(d, Slot::kRow0, n0);
         const int64_t unit_groups = coop.cooperative() ? coop.unit_rows / box_rows : 0;
         if (coop.cooperative()) st.pool = pool_for(t, coop, rows, unit_groups * col_chunks);
         if (st.pool < 0 || out.pools[st.pool].image == t) out.stream_bytes_per_step += rows * K * 2 * (swiglu ? 2 : 1);
@@ -314,8 +324,8 @@ struct Builder {
             const Region& vr = first_of_dtype(t, task.writes, DType::kF32, "argmax_val", y);
             const Region& ir = first_of_dtype(t, task.writes, DType::kI32, "argmax_idx");
             np = tensor(vr.tensor).shape[1];
-            reloc(t, 4, vr.tensor, vr.dims[1].lo);
-            reloc(t, 5, ir.tensor, ir.dims[1].lo);
+            reloc(t, Slot::kArgmaxVal, vr.tensor, vr.dims[1].lo);
+            reloc(t, Slot::kArgmaxIdx, ir.tensor, ir.dims[1].lo);
             extra_scratch = 2 * warps * 4;
           }
           call = "task_linear" + targs({K, rows, B, tensor(y).shape[1]},
@@ -335,16 +345,19 @@ struct Builder {
         const int64_t a = yr.dims[1].lo, b = yr.dims[1].hi;
         if (a % hd != 0 || (b - a) % hd != 0) fail(t, "region is not whole heads");
         const int64_t stride = tensor(y).shape[1];
-        reloc(t, 0, x, a);
         if (task.kind == TaskKind::kQkNorm) {
-          reloc(t, 1, in(1), 0);
-          reloc(t, 2, y, a);
-          d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "eps")));
+          using Slot = abi::slots::Norm;
+          reloc(t, Slot::kX, x, a);
+          reloc(t, Slot::kW, in(1), 0);
+          reloc(t, Slot::kY, y, a);
+          set_arg(d, Slot::kEps, float_bits(static_cast<float>(attr_float(op.attrs, "eps"))));
           call = "task_qk_norm" + targs({hd, (b - a) / hd, B, stride});
         } else {
           if (hd % 2 != 0) fail(t, "rope head_dim must be even");
-          reloc(t, 1, y, a);
-          out.relocations.push_back({t, 2, -1, 0, rope_table(op.attrs)});
+          using Slot = abi::slots::Rope;
+          reloc(t, Slot::kX, x, a);
+          reloc(t, Slot::kY, y, a);
+          reloc_rope(t, Slot::kTable, op.attrs);
           call = "task_rope" + targs({hd, (b - a) / hd, B, stride, out.max_seq_len});
         }
         break;
@@ -361,14 +374,15 @@ struct Builder {
         const int64_t h = wr.dims[2].lo, hd = shape[3];
         if (wr.dims[2].size() != 1) fail(t, "expects one KV head");
         check_head_dim(t, hd);
-        reloc(t, 0, k, h * hd);
-        reloc(t, 1, v, h * hd);
-        reloc(t, 2, kc, h * hd);
-        reloc(t, 3, vc, h * hd);
+        using Slot = abi::slots::KvAppend;
+        reloc(t, Slot::kK, k, h * hd);
+        reloc(t, Slot::kV, v, h * hd);
+        reloc(t, Slot::kKCache, kc, h * hd);
+        reloc(t, Slot::kVCache, vc, h * hd);
         const bool rope = op.attrs.count("theta") > 0;  // ropes k while appending
-        if (rope) out.relocations.push_back({t, 4, -1, 0, rope_table(op.attrs)});
+        if (rope) reloc_rope(t, Slot::kRopeTable, op.attrs);
         const int32_t eps = fused ? qk_norm_eps_bits(op) : 0;
-        if (eps != 0) reloc(t, 5, af.k_norm, 0);
+        if (eps != 0) reloc(t, Slot::kKNorm, af.k_norm, 0);
         call = "task_kv_append" + targs({hd, B, shape[1], shape[2], rope ? 1 : 0, eps});
         if (rope) scratch(head_scratch(hd, 0, true));
         break;
@@ -396,19 +410,20 @@ struct Builder {
           if (yc.lo % hd != 0 || yc.hi % hd != 0 || j0 / G != h || (j0 + heads - 1) / G != h)
             fail(t, "output is not whole query heads of its KV head");
         }
-        reloc(t, 0, q, j0 * hd);
-        reloc(t, 1, kc, h * hd);
-        reloc(t, 2, vc, h * hd);
-        d.arg[0] = float_bits(static_cast<float>(attr_float(op.attrs, "scale")));
+        using Slot = abi::slots::Attention;
+        reloc(t, Slot::kQ, q, j0 * hd);
+        reloc(t, Slot::kKCache, kc, h * hd);
+        reloc(t, Slot::kVCache, vc, h * hd);
+        set_arg(d, Slot::kScale, float_bits(static_cast<float>(attr_float(op.attrs, "scale"))));
         if (heads > warps) fail(t, "more query heads per task than warps");
         const int32_t eps = fused ? qk_norm_eps_bits(op) : 0;
         if (fused) {
-          reloc(t, 4, af.k, h * hd);
-          reloc(t, 5, af.v, h * hd);
-          out.relocations.push_back({t, 6, -1, 0, rope_table(op.attrs)});
+          reloc(t, Slot::kK, af.k, h * hd);
+          reloc(t, Slot::kV, af.v, h * hd);
+          reloc_rope(t, Slot::kRopeTable, op.attrs);
           if (eps != 0) {
-            reloc(t, 7, af.q_norm, 0);
-            reloc(t, 8, af.k_norm, 0);
+            reloc(t, Slot::kQNorm, af.q_norm, 0);
+            reloc(t, Slot::kKNorm, af.k_norm, 0);
           }
         }
         const std::string form = std::string(fused ? ", true, " : ", false, ") + std::to_string(eps);
@@ -417,7 +432,7 @@ struct Builder {
                      targs({hd, B, S, nkv}, task.kind == TaskKind::kAttention ? ", false" : ", true") +
                      "(d, step, lane)";
         if (task.kind == TaskKind::kAttention) {
-          reloc(t, 3, af.y, j0 * hd);
+          reloc(t, Slot::kOut, af.y, j0 * hd);
           const bool appends = std::any_of(task.writes.begin(), task.writes.end(),
                                            [&](const Region& r) { return r.tensor == kc; });
           call = "task_attention" + targs({hd, heads, B, S, nkv, nq},
@@ -427,9 +442,9 @@ struct Builder {
           const Region& pr = first_of_dtype(t, task.writes, DType::kF32, "attn_part");
           const Tensor& part = tensor(pr.tensor);  // [B, nq, splits, hd + 2]
           const int64_t splits = part.shape[2], s = pr.dims[2].lo;
-          reloc(t, 3, pr.tensor, (h * G * splits + s) * (hd + 2));
-          d.arg[1] = static_cast<int32_t>(kr.dims[1].lo);
-          d.arg[2] = static_cast<int32_t>(kr.dims[1].hi);
+          reloc(t, Slot::kOut, pr.tensor, (h * G * splits + s) * (hd + 2));
+          set_arg(d, Slot::kFirstPos, kr.dims[1].lo);
+          set_arg(d, Slot::kEndPos, kr.dims[1].hi);
           const int64_t rmax = (S + splits - 1) / splits;  // the longest split range
           if (kr.dims[1].size() > rmax) fail(t, "split range longer than ceil(S / splits)");
           call = "task_attention_partial" + targs({hd, G, B, S, nkv, splits, rmax}, form);
@@ -443,8 +458,8 @@ struct Builder {
         const int64_t nq = part.shape[1], splits = part.shape[2], hd = part.shape[3] - 2;
         const int64_t nkv = attr_int(op.attrs, "num_kv_heads");
         const int64_t G = nq / nkv, h = pr.dims[1].lo / G;
-        reloc(t, 0, pr.tensor, h * G * splits * (hd + 2));
-        reloc(t, 1, outp(0), h * G * hd);
+        reloc(t, abi::slots::AttentionMerge::kPart, pr.tensor, h * G * splits * (hd + 2));
+        reloc(t, abi::slots::AttentionMerge::kY, outp(0), h * G * hd);
         call = "task_attention_merge" + targs({hd, G, B, nkv, splits});
         break;
       }
@@ -453,9 +468,9 @@ struct Builder {
         const TensorId a = in(0), b = in(1), y = outp(0);
         const Region& yr = find(t, task.writes, y, "output");
         const int64_t c0 = yr.dims[1].lo, c1 = yr.dims[1].hi;
-        reloc(t, 0, a, c0);
-        reloc(t, 1, b, c0);
-        reloc(t, 2, y, c0);
+        reloc(t, abi::slots::Binary::kA, a, c0);
+        reloc(t, abi::slots::Binary::kB, b, c0);
+        reloc(t, abi::slots::Binary::kY, y, c0);
         call = std::string(task.kind == TaskKind::kSiluMul ? "task_silu_mul" : "task_residual_add") +
                targs({c1 - c0, B, tensor(y).shape[1]});
         break;
@@ -467,10 +482,11 @@ struct Builder {
         const Region& ir = first_of_dtype(t, task.writes, DType::kI32, "argmax_idx");
         const int64_t v0 = lr.dims[1].lo, v1 = lr.dims[1].hi, p = vr.dims[1].lo;
         const int64_t np = tensor(vr.tensor).shape[1];
-        reloc(t, 0, logits, v0);
-        reloc(t, 1, vr.tensor, p);
-        reloc(t, 2, ir.tensor, p);
-        d.arg[0] = static_cast<int32_t>(v0);
+        using Slot = abi::slots::ArgmaxPartial;
+        reloc(t, Slot::kLogits, logits, v0);
+        reloc(t, Slot::kVal, vr.tensor, p);
+        reloc(t, Slot::kIdx, ir.tensor, p);
+        set_arg(d, Slot::kFirstRow, v0);
         call = "task_argmax_partial" + targs({v1 - v0, B, tensor(logits).shape[1], np});
         scratch(warps * 8);
         break;
@@ -478,10 +494,11 @@ struct Builder {
       case TaskKind::kArgmaxReduce: {
         const Region& vr = first_of_dtype(t, task.reads, DType::kF32, "argmax_val");
         const Region& ir = first_of_dtype(t, task.reads, DType::kI32, "argmax_idx");
-        reloc(t, 0, vr.tensor, 0);
-        reloc(t, 1, ir.tensor, 0);
+        using Slot = abi::slots::ArgmaxReduce;
+        reloc(t, Slot::kVal, vr.tensor, 0);
+        reloc(t, Slot::kIdx, ir.tensor, 0);
         // The reduce of an argmax operator, or of an lm_head fused with its argmax.
-        reloc(t, 2, op.kind == OpKind::kLmHead ? linear_form(op).tokens : outp(0), 0);
+        reloc(t, Slot::kTokens, op.kind == OpKind::kLmHead ? linear_form(op).tokens : outp(0), 0);
         call = "task_argmax_reduce" + targs({tensor(vr.tensor).shape[1], B});
         scratch(warps * 8);
         break;
@@ -505,7 +522,6 @@ std::string format_source(const Megakernel& k) {
   os << "#define MPK_POOL_SLOTS " << k.pool_slots << "\n";
   os << "#include <cstddef>\n";
   os << "#include \"runtime/device/megakernel.cuh\"\n\n";
-  os << abi::layout_asserts() << "\n";
   os << "namespace mpk_gen {\n";
   os << "struct Dispatch {\n";
   os << "  __device__ __forceinline__ void operator()(const mpk::dev::TaskDesc& d, "
@@ -528,14 +544,6 @@ std::string format_source(const Megakernel& k) {
   return os.str();
 }
 
-// Per-op launches of one operator, in this order: a fused attention's partials read what
-// its kv_append tasks store, and merges and argmax reduces read the partials. (The
-// kv_append tasks after one-split attention tasks share their launch: those tasks never
-// read the row a kv_append stores.)
-int kind_rank(TaskKind k) {
-  if (k == TaskKind::kAttentionPartial) return 1;
-  return (k == TaskKind::kAttentionMerge || k == TaskKind::kArgmaxReduce) ? 2 : 0;
-}
 
 // Worker queues, in schedule order, with runs of adjacent linear tasks over the same x
 // (same K, waits a subset of the first one's, at most the rows one block can chain)
@@ -597,12 +605,13 @@ void build_queues(Builder& b, const TaskGraph& g, const TaskGraphIndex& index, M
         k.tasks.push_back(b.make_group(members, stream));
         k.stream.push_back(std::move(stream));
         // The leader's pointers, then each member's output in its group slot.
+        using Slot = abi::slots::Linear;
         for (size_t r = 0, n = k.relocations.size(); r < n; ++r)
           for (size_t m = 0; m < members.size(); ++m)
-            if (k.relocations[r].task == members[m] && (m == 0 || k.relocations[r].slot == 1)) {
+            if (k.relocations[r].task == members[m] && (m == 0 || k.relocations[r].slot == Slot::kY.index)) {
               Relocation copy = k.relocations[r];
               copy.task = index;
-              if (copy.slot == 1) copy.slot = abi::group_out_slot(static_cast<int>(m));
+              if (copy.slot == Slot::kY.index) copy.slot = Slot::group_y(static_cast<int>(m)).index;
               k.relocations.push_back(copy);
             }
       }
@@ -701,14 +710,18 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     }
   }
 
-  // Per-op launches: operators in program order, partial kinds before their combiners.
+  // Per-op launches: operators in program order, each task kind's stage (ir/kinds.def)
+  // after the other: a fused attention's partials read what its kv_append tasks store,
+  // and merges and argmax reduces read the partials. (The kv_append tasks after
+  // one-split attention tasks share their launch: those tasks never read the row a
+  // kv_append stores.)
   std::vector<std::vector<TaskId>> by_op(m.program.ops.size());
   for (TaskId t = 0; t < static_cast<TaskId>(g.tasks.size()); ++t) by_op.at(g.tasks[t].op).push_back(t);
   for (OpId o = 0; o < static_cast<OpId>(by_op.size()); ++o) {
     for (int rank = 0; rank < 3; ++rank) {
       OpLaunch l;
       for (TaskId t : by_op[o])
-        if (kind_rank(g.tasks[t].kind) == rank) l.tasks.push_back(t);
+        if (stage_of(g.tasks[t].kind) == rank) l.tasks.push_back(t);
       if (l.tasks.empty()) continue;
       l.name = m.program.ops[o].name;
       if (rank > 0) l.name += "." + std::string(name_of(g.tasks[l.tasks[0]].kind));

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/kernel_abi.h"
+#include "runtime/device/task_slots.cuh"
 #include "ir/module.h"
 
 namespace mpk {

@@ -29,8 +29,8 @@ CostParams CostParams::from_machine(const MachineModel& m) {
   p.defaults.fixed_ns = m.task_overhead_ns;
   p.defaults.bytes_scale = 1.0;
   p.defaults.flops_per_ns = 256.0 * m.clock_ghz;
-  p.kinds[static_cast<size_t>(TaskKind::kLinear)].prefetch = 1.0;
-  p.kinds[static_cast<size_t>(TaskKind::kLmHead)].prefetch = 1.0;
+  for (int k = 0; k < kNumTaskKinds; ++k)  // ir/kinds.def: the kinds that stream their weights
+    if (streams_weights(static_cast<TaskKind>(k))) p.kinds[k].prefetch = 1.0;
   return p;
 }
 

@@ -112,7 +112,7 @@ std::vector<int> task_phases(const Module& m) {
     if (t.kind == TaskKind::kKvAppend && t.op >= 0 && t.op < static_cast<OpId>(one_split.size()) &&
         m.program.ops[t.op].kind == OpKind::kAttention)
       phase[i] = one_split[t.op] ? 3 : 0;
-    else if (t.kind == TaskKind::kAttentionMerge || t.kind == TaskKind::kArgmaxReduce)
+    else if (stage_of(t.kind) == 2)  // combiners (ir/kinds.def)
       phase[i] = 2;
   }
   return phase;

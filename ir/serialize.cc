@@ -16,6 +16,18 @@ namespace {
 constexpr int kNewestIrVersion = kIrVersion;
 static_assert(kIrVersion == pb::IR_VERSION_1, "kIrVersion must be the newest IrVersion entry");
 
+// mpk.proto's OpKind and TaskKind are the rows of ir/kinds.def, in order, from 1: a row
+// without its proto value, or a proto value without its row, does not compile.
+#define MPK_OP_KIND(Name, name, family, proto, rgb)                                  \
+  static_assert(pb::proto == static_cast<int>(OpKind::k##Name) + 1, "mpk.proto: " #proto \
+                " must be OpKind::k" #Name " + 1 (ir/kinds.def)");
+#define MPK_TASK_KIND(Name, name, family, proto, stage, streams)                       \
+  static_assert(pb::proto == static_cast<int>(TaskKind::k##Name) + 1, "mpk.proto: " #proto \
+                " must be TaskKind::k" #Name " + 1 (ir/kinds.def)");
+#include "ir/kinds.def"
+static_assert(pb::OpKind_ARRAYSIZE == kNumOpKinds + 1 && pb::TaskKind_ARRAYSIZE == kNumTaskKinds + 1,
+              "mpk.proto has an OpKind or TaskKind value that ir/kinds.def lacks");
+
 // ---- in-memory -> proto ----
 
 void attrs_to_proto(const Attrs& attrs, google::protobuf::RepeatedPtrField<pb::Attr>* out) {

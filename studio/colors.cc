@@ -1,5 +1,6 @@
-// The studio's palette: operator kinds in distinct hues chosen so that kinds which
-// follow each other in a layer (norm -> linear -> rope -> attention) differ clearly.
+// The studio's palette: operator kinds in the hues of the kinds table (ir/kinds.def),
+// chosen so that kinds which follow each other in a layer (norm -> linear -> rope ->
+// attention) differ clearly.
 #include "studio/colors.h"
 
 #include <array>
@@ -8,19 +9,6 @@
 namespace mpk::studio {
 namespace {
 
-constexpr std::array<ImU32, kNumOpKinds> kKindColors = {
-    IM_COL32(141, 110, 99, 255),   // embedding: brown
-    IM_COL32(255, 202, 40, 255),   // rms_norm: amber
-    IM_COL32(66, 133, 244, 255),   // linear: blue
-    IM_COL32(171, 71, 188, 255),   // qk_norm: purple
-    IM_COL32(0, 172, 193, 255),    // rope: cyan
-    IM_COL32(120, 144, 156, 255),  // kv_append: blue grey
-    IM_COL32(229, 57, 53, 255),    // attention: red
-    IM_COL32(67, 160, 71, 255),    // silu_mul: green
-    IM_COL32(255, 112, 67, 255),   // residual_add: orange
-    IM_COL32(205, 220, 57, 255),   // lm_head: lime
-    IM_COL32(236, 64, 122, 255),   // argmax: pink
-};
 
 constexpr std::array<ImU32, 4> kBubbleColors = {
     IM_COL32(230, 74, 25, 255),    // wait: red-orange
@@ -49,7 +37,12 @@ void legend_item(ImU32 color, const char* name, bool hatched) {
 
 }  // namespace
 
-ImU32 kind_color(OpKind k) { return kKindColors[static_cast<size_t>(k) % kKindColors.size()]; }
+// The kind's colour in the kinds table (ir/kinds.def), opaque (a kind out of range, as a
+// damaged trace may hold, wraps around).
+ImU32 kind_color(OpKind k) {
+  const uint32_t rgb = rgb_of(static_cast<OpKind>(static_cast<size_t>(k) % kNumOpKinds));
+  return IM_COL32((rgb >> 16) & 0xFF, (rgb >> 8) & 0xFF, rgb & 0xFF, 255);
+}
 
 ImU32 bubble_color(BubbleCause c) { return kBubbleColors[static_cast<size_t>(c) % 4]; }
 

@@ -1,54 +1,41 @@
-// The megakernel's binary interface: the fixed-size task descriptor, the wait-table
-// entry, the weight-stream chunk, the kernel parameters, the watchdog's error record and
-// the trace record. codegen/kernel_abi.h mirrors these structs on the host; every
-// generated kernel static_asserts that both sides agree on each field's offset.
+// The megakernel's binary interface, in ONE header compiled by the host (g++: codegen/
+// writes the task table, runtime/gpu/ uploads it and reads the records back) and by the
+// device (nvcc: every generated kernel includes it through megakernel.cuh): the
+// fixed-size task descriptor, the wait-table entry, the weight-stream chunk, the
+// cooperative pool, the kernel parameters, the watchdog's error record, the trace record
+// and the weight-stream pack box. The offsets below are asserted on both sides, so a
+// compiler that laid a struct out differently fails to compile. What each task kind
+// keeps in the descriptor's pointer and integer slots is runtime/device/task_slots.cuh.
+// Plain C++17 and nothing host-side: this is device code that the host may read.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
-#ifndef MPK_THREADS
-#define MPK_THREADS 256
-#endif
-#ifndef MPK_STAGES
-#define MPK_STAGES 6
-#endif
-#ifndef MPK_SLOT_BYTES
-#define MPK_SLOT_BYTES 32768
-#endif
-#ifndef MPK_INFLIGHT
-#define MPK_INFLIGHT 1
-#endif
-#ifndef MPK_SCRATCH_BYTES
-#define MPK_SCRATCH_BYTES 32768
-#endif
-#ifndef MPK_POOL_SLOTS
-#define MPK_POOL_SLOTS 1
+#if defined(__CUDACC__)
+#define MPK_HD __host__ __device__
+#else
+#define MPK_HD
 #endif
 
 namespace mpk {
-namespace dev {
+namespace abi {
 
-// A worker block: kWarps body warps run the task bodies (kThreads threads), then three
-// control warps: the stream warp (weight stream), the dispatch warp (descriptor
-// prefetch, event waits) and the completion warp (event triggers, trace).
-// runtime/device/worker.cuh describes the roles.
-constexpr int kThreads = MPK_THREADS;
-constexpr int kWarps = MPK_THREADS / 32;
-constexpr int kStreamWarp = kWarps;
-constexpr int kDispatchWarp = kWarps + 1;
-constexpr int kCompletionWarp = kWarps + 2;
-constexpr int kBlockThreads = kThreads + 96;
-constexpr int kStages = MPK_STAGES;
-constexpr int kSlotBytes = MPK_SLOT_BYTES;
-constexpr int kInflight = MPK_INFLIGHT;  // weight-stream copies in flight per worker at most
-constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
-constexpr int kPoolSlots = MPK_POOL_SLOTS;  // cooperative shares in one step of a worker's queue
-constexpr int kDescSlots = 4;  // descriptors held in shared memory ahead of the bodies
-constexpr int kPtrSlots = 10;
-constexpr int kArgSlots = 5;
-constexpr int kInlineWaits = 2;
-constexpr int kInlineTrigs = 3;
-constexpr int kBoxCols = 64;  // weight-stream box width: 64 bf16 = one 128-byte swizzled row
+inline constexpr int kPtrSlots = 10;
+inline constexpr int kArgSlots = 5;
+inline constexpr int kInlineWaits = 2;
+inline constexpr int kInlineTrigs = 3;
+inline constexpr int kBoxCols = 64;         // weight-stream box width: 64 bf16 = one 128-byte swizzled row
+inline constexpr int kControlThreads = 96;  // the stream, dispatch and completion warps of a worker block
+
+// The most weight rows one linear row group may have: every body warp owns at most 8
+// rows of it at batch 1, max(1, 8 / batch) above, each with 8 f32 accumulators per batch
+// row in registers (runtime/device/tasks_linear.cuh); at batch 1 and 8 warps, 64 rows.
+MPK_HD constexpr int64_t max_linear_rows(int64_t warps, int64_t batch) {
+  const int64_t per_warp = batch >= 8 ? 1 : 8 / batch;
+  const int64_t rows = warps * per_warp / 8 * 8;
+  return rows < 8 ? 8 : rows;
+}
 
 // Wait until counters[event] >= target * (step + 1 - distance).
 struct WaitEntry {
@@ -58,14 +45,14 @@ struct WaitEntry {
   int32_t pad;
 };
 
-// One task, 192 bytes. ptr[] are pre-offset device pointers whose meaning depends on
-// the task kind (the generated dispatch knows it); arg[] are kind-specific integers.
-// The first kInlineWaits waits and kInlineTrigs triggers sit in the descriptor, so the
-// dispatch and stream warps read them from shared memory; the rest are in
-// KernelParams::waits / triggers from wait_begin / trig_begin. chunk_begin / chunk_count
-// name the task's own weight chunks in KernelParams::task_chunks (per-op mode; the
-// megakernel streams each worker's list). A linear group (members > 1) runs the linear
-// tasks (task, member[0..members-1)) as one; member m's output is ptr[group_out_slot(m)].
+// One task, 192 bytes. ptr[] are pre-offset device pointers and arg[] integers whose
+// meaning the task kind gives (task_slots.cuh names them). The first kInlineWaits waits
+// and kInlineTrigs triggers sit in the descriptor, so the dispatch and stream warps read
+// them from shared memory; the rest are in KernelParams::waits / triggers from
+// wait_begin / trig_begin. chunk_begin / chunk_count name the task's own weight chunks
+// in KernelParams::task_chunks (per-op mode; the megakernel streams each worker's
+// list). A linear group (members > 1) runs the linear tasks (task, member[0..members-1))
+// as one (slots::Linear::group_y).
 struct TaskDesc {
   uint64_t ptr[kPtrSlots];
   int32_t inst;        // which dispatch case (template instantiation) runs it
@@ -82,11 +69,6 @@ struct TaskDesc {
   int32_t members;     // tasks this descriptor runs: 1, or 2..4 for a linear group
   int32_t member[3];   // TaskIds of members 1..3 (member 0 is `task`)
 };
-static_assert(sizeof(TaskDesc) == 192, "TaskDesc is 192 bytes");
-static_assert(sizeof(TaskDesc) % 16 == 0, "TaskDesc is copied by the bulk-copy engine");
-
-// The pointer slot of a linear group member's output: 1, 2, 4, 5 (0 is x, 3 the norm).
-__host__ __device__ constexpr int group_out_slot(int m) { return m < 2 ? m + 1 : m + 2; }
 
 // One weight chunk: `bytes` bytes at `src`, copied as one unit into a ring slot. A
 // record of 0 bytes marks a cooperative share (docs/ir.md): src's low 32 bits are its
@@ -144,6 +126,7 @@ struct PackBox {
   int32_t valid_rows;
 };
 
+// Device pointers; the host fills them with DeviceBuffer addresses.
 struct KernelParams {
   const TaskDesc* tasks;             // each worker's queue in order, then the group members
   const int32_t* queue_offsets;      // [workers + 1]: worker w runs tasks[off[w], off[w+1])
@@ -172,5 +155,20 @@ struct KernelParams {
   int32_t vocab;
 };
 
-}  // namespace dev
+// The layout both compilers must give these structs (the host writes them, the device
+// reads them, or the other way round).
+static_assert(sizeof(TaskDesc) == 192 && sizeof(TaskDesc) % 16 == 0, "TaskDesc: 192 bytes, bulk-copied");
+static_assert(offsetof(TaskDesc, inst) == 80 && offsetof(TaskDesc, chunk_count) == 108 &&
+                  offsetof(TaskDesc, arg) == 112 && offsetof(TaskDesc, trig) == 132 &&
+                  offsetof(TaskDesc, wait) == 144 && offsetof(TaskDesc, members) == 176,
+              "TaskDesc layout");
+static_assert(sizeof(WaitEntry) == 16 && sizeof(StreamChunk) == 16 && sizeof(PoolDesc) == 32, "table entries");
+static_assert(sizeof(ErrorRecord) == 48 && offsetof(ErrorRecord, counter) == 24, "ErrorRecord layout");
+static_assert(sizeof(TraceRecord) == 40 && offsetof(TraceRecord, wait_begin_ns) == 16, "TraceRecord layout");
+static_assert(sizeof(PackBox) == 32 && offsetof(PackBox, rows) == 24, "PackBox layout");
+static_assert(sizeof(KernelParams) == 176 && offsetof(KernelParams, watchdog_ns) == 144 &&
+                  offsetof(KernelParams, vocab) == 172,
+              "KernelParams layout");
+
+}  // namespace abi
 }  // namespace mpk

@@ -1,19 +1,28 @@
 // Small device helpers shared by the task bodies: bf16 packing with round-to-nearest-
 // even stores, L2-coherent loads of data written during the launch (ld.global.cg, never
 // the SM's L1, which other SMs' writes do not invalidate), %globaltimer and %smid, the
-// body threads' barrier, and fixed-order warp reductions (no floating-point atomics).
+// body threads' barrier, fixed-order warp reductions (no floating-point atomics) and
+// the descriptor's named slots.
 #pragma once
 
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
-#include "runtime/device/abi.cuh"
+#include "runtime/device/config.cuh"
 
 namespace mpk {
 namespace dev {
 
 typedef uint16_t bf16_t;  // raw bf16 bits in memory
+
+// A descriptor's pointer and integer slots, by name only (task_slots.cuh).
+template <class T>
+__device__ __forceinline__ T* dptr(const TaskDesc& d, PtrSlot s) {
+  return reinterpret_cast<T*>(d.ptr[s.index]);
+}
+__device__ __forceinline__ int32_t arg_int(const TaskDesc& d, ArgSlot s) { return d.arg[s.index]; }
+__device__ __forceinline__ float arg_float(const TaskDesc& d, ArgSlot s) { return __int_as_float(d.arg[s.index]); }
 
 __device__ __forceinline__ float bf16_lo(uint32_t w) { return __uint_as_float(w << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t w) { return __uint_as_float(w & 0xffff0000u); }

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "runtime/device/abi.cuh"
+#include "runtime/device/config.cuh"
 #include "runtime/device/stream.cuh"
 
 namespace mpk {

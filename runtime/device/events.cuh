@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "runtime/device/abi.cuh"
+#include "runtime/device/config.cuh"
 #include "runtime/device/common.cuh"
 
 namespace mpk {

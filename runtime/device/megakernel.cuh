@@ -2,7 +2,7 @@
 // event and stream machinery and every task body.
 #pragma once
 
-#include "runtime/device/abi.cuh"
+#include "runtime/device/config.cuh"
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
 #include "runtime/device/events.cuh"

@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-#include "runtime/device/abi.cuh"
+#include "runtime/device/config.cuh"
 
 namespace mpk {
 namespace dev {

@@ -35,14 +35,15 @@ __device__ __forceinline__ void block_argmax(float& v, int32_t& i, unsigned char
   body_sync();
 }
 
-// ptr: logits + v0 (f32, rows of VSTRIDE), argmax_val + p, argmax_idx + p (rows of NP).
-// arg0: v0.
+// slots::ArgmaxPartial: logits + v0 (f32, rows of VSTRIDE), argmax_val + p, argmax_idx
+// + p (rows of NP).
 template <int COLS, int B, int VSTRIDE, int NP>
 __device__ void task_argmax_partial(const TaskDesc& d, TaskCtx& c) {
-  const float* logits = dptr<const float>(d, 0);
-  float* val = dptr<float>(d, 1);
-  int32_t* idx = dptr<int32_t>(d, 2);
-  const int32_t v0 = d.arg[0];
+  using Slot = slots::ArgmaxPartial;
+  const float* logits = dptr<const float>(d, Slot::kLogits);
+  float* val = dptr<float>(d, Slot::kVal);
+  int32_t* idx = dptr<int32_t>(d, Slot::kIdx);
+  const int32_t v0 = arg_int(d, Slot::kFirstRow);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
     float bv = -INFINITY;  // a range of NaN / -inf gives (-inf, v0), as on the CPU
@@ -57,12 +58,14 @@ __device__ void task_argmax_partial(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr: argmax_val, argmax_idx ([B, NP]), tokens [B]. Also writes token_history[step].
+// slots::ArgmaxReduce: argmax_val, argmax_idx ([B, NP]), tokens [B]. Also writes
+// token_history[step].
 template <int NP, int B>
 __device__ void task_argmax_reduce(const TaskDesc& d, TaskCtx& c) {
-  const float* val = dptr<const float>(d, 0);
-  const int32_t* idx = dptr<const int32_t>(d, 1);
-  int32_t* tokens = dptr<int32_t>(d, 2);
+  using Slot = slots::ArgmaxReduce;
+  const float* val = dptr<const float>(d, Slot::kVal);
+  const int32_t* idx = dptr<const int32_t>(d, Slot::kIdx);
+  int32_t* tokens = dptr<int32_t>(d, Slot::kTokens);
   const KernelParams& p = *c.params;
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {

@@ -67,15 +67,17 @@ __device__ __forceinline__ void bf16_row(const bf16_t* src, float (&f)[N]) {
   }
 }
 
-// Where a fused attention's heads come from (heads.cuh), for its tasks' pointer slots:
-// raw q at ptr0 (rows of NQ heads), k and v at ptr4 / ptr5, the rope table at ptr6, the
-// q / k norm weights at ptr7 / ptr8.
+// Where a fused attention's heads come from (heads.cuh), from its tasks' slots
+// (slots::Attention): raw q (rows of NQ heads), k and v, the RoPE table, the q / k norm
+// weights, the caches.
 template <int HD, int NQ, int NKV>
 __device__ __forceinline__ HeadIo fused_heads(const TaskDesc& d) {
-  return HeadIo{dptr<const bf16_t>(d, 0), dptr<const bf16_t>(d, 4), dptr<const bf16_t>(d, 5),
-                dptr<const bf16_t>(d, 7), dptr<const bf16_t>(d, 8), dptr<const float2>(d, 6),
-                dptr<bf16_t>(d, 1),       dptr<bf16_t>(d, 2),       NQ * HD,
-                NKV * HD};
+  using Slot = slots::Attention;
+  return HeadIo{dptr<const bf16_t>(d, Slot::kQ),     dptr<const bf16_t>(d, Slot::kK),
+                dptr<const bf16_t>(d, Slot::kV),     dptr<const bf16_t>(d, Slot::kQNorm),
+                dptr<const bf16_t>(d, Slot::kKNorm), dptr<const float2>(d, Slot::kRopeTable),
+                dptr<bf16_t>(d, Slot::kKCache),      dptr<bf16_t>(d, Slot::kVCache),
+                NQ * HD,                             NKV * HD};
 }
 
 // The attention of batch row b's G heads over the cache positions [t0, t1) (at most
@@ -284,15 +286,16 @@ struct Attend {
 };
 
 // The dispatch warp's L2 prefetch for an attention task (PARTIAL: a partial task over
-// [arg1, arg2)) at `step`, issued before its event waits: the cache rows of the positions
+// its positions [kFirstPos, kEndPos)) at `step`, issued before its event waits: the cache rows of the positions
 // before the step, which earlier steps wrote, so that the task's loads find them in L2.
 // A prefetch is a hint and L2 is the point of coherence: it cannot make a load stale.
 template <int HD, int B, int S, int NKV, bool PARTIAL>
 __device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t step, int lane) {
-  const int t0 = PARTIAL ? d.arg[1] : 0;
-  const int t1 = min(PARTIAL ? d.arg[2] : S, min(step, S));
-  const char* kc = dptr<const char>(d, 1);
-  const char* vc = dptr<const char>(d, 2);
+  using Slot = slots::Attention;
+  const int t0 = PARTIAL ? arg_int(d, Slot::kFirstPos) : 0;
+  const int t1 = min(PARTIAL ? arg_int(d, Slot::kEndPos) : S, min(step, S));
+  const char* kc = dptr<const char>(d, Slot::kKCache);
+  const char* vc = dptr<const char>(d, Slot::kVCache);
 #pragma unroll 1
   for (int b = 0; b < B; ++b)
 #pragma unroll 1
@@ -303,10 +306,10 @@ __device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t st
     }
 }
 
-// G query heads j0.. of one kv head h (NQ query heads in all). ptr: q + j0*HD (rows of
-// NQ*HD), k_cache + h*HD, v_cache + h*HD, y + j0*HD. arg0: scale (f32 bits). Positions
-// [0, pos]. FUSED (an attention that norms and ropes its heads; EPS_BITS != 0 with q/k
-// norms): q is raw, ptr4.. as fused_heads, and position pos's k and v are prepared here
+// G query heads j0.. of one kv head h (NQ query heads in all), slots::Attention: q
+// rows of NQ*HD, kOut = y + j0*HD. Positions [0, pos]. FUSED (an attention that norms
+// and ropes its heads; EPS_BITS != 0 with q/k norms): q is raw, k, v, the RoPE table
+// and the norm weights as fused_heads reads them, and position pos's k and v are prepared here
 // and read from shared memory; APPEND: they are also stored into the caches (else the
 // operator's kv_append tasks store them, after this task). The cache loads of the
 // positions before pos overlap the preparing of the heads.
@@ -317,12 +320,13 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
   static_assert(Sh::kBytes + (FUSED ? Hs::kBytes : 0) <= kScratchBytes, "attention: scratch too small");
   static_assert(FUSED || !APPEND, "attention: only a fused attention appends");
   constexpr int kQStride = NQ * HD;
-  bf16_t* y = dptr<bf16_t>(d, 3);
+  using Slot = slots::Attention;
+  bf16_t* y = dptr<bf16_t>(d, Slot::kOut);
   const int t1 = c.step + 1 < S ? c.step + 1 : S;
   unsigned char* heads = c.scratch + Sh::kBytes;
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    Attend<HD, G, S, NKV, S> at(dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, 0, t1,
+    Attend<HD, G, S, NKV, S> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), b, 0, t1,
                                 FUSED && c.step < S ? c.step : -1);
     at.issue();
     if constexpr (FUSED) {
@@ -331,30 +335,32 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
       prep.issue(io, b, c.step);
       prep.finish(io, b, c.step, reinterpret_cast<float*>(c.scratch), heads);
     } else {
-      load_q<HD, G, NQ>(dptr<const bf16_t>(d, 0), b, c.scratch);
+      load_q<HD, G, NQ>(dptr<const bf16_t>(d, Slot::kQ), b, c.scratch);
     }
-    at.run(arg_float(d, 0), Hs::current(heads), c.scratch, [&](int g, int i, float o, float, float) {
+    at.run(arg_float(d, Slot::kScale), Hs::current(heads), c.scratch, [&](int g, int i, float o, float, float) {
       y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(o);
     });
   }
 }
 
-// As task_attention over [s0, s1) ∩ [0, pos] (s1 - s0 <= RMAX); ptr3:
-// attn_part + (h*G*SPLITS + s)*(HD+2) of attn_part [B, NQ, SPLITS, HD+2] (f32).
-// arg0: scale, arg1: s0, arg2: s1. FUSED: q is raw and prepared here (its k and v were
-// appended by the operator's kv_append tasks).
+// As task_attention over [s0, s1) ∩ [0, pos] (s1 - s0 <= RMAX; kFirstPos, kEndPos);
+// kOut: attn_part + (h*G*SPLITS + s)*(HD+2) of attn_part [B, NQ, SPLITS, HD+2] (f32).
+// FUSED: q is raw and prepared here (its k and v were appended by the operator's
+// kv_append tasks).
 template <int HD, int G, int B, int S, int NKV, int SPLITS, int RMAX, bool FUSED, int EPS_BITS>
 __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
   using Sh = AttnScratch<HD, G, RMAX>;
   static_assert(Sh::kBytes + (FUSED ? HeadScratch<HD, G, false>::kBytes : 0) <= kScratchBytes,
                 "attention: scratch too small");
   constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
-  float* part = dptr<float>(d, 3);
-  const int s0 = d.arg[1];
-  const int s1 = min(d.arg[2], c.step + 1);
+  using Slot = slots::Attention;
+  float* part = dptr<float>(d, Slot::kOut);
+  const int s0 = arg_int(d, Slot::kFirstPos);
+  const int s1 = min(arg_int(d, Slot::kEndPos), c.step + 1);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    Attend<HD, G, S, NKV, RMAX> at(dptr<const bf16_t>(d, 1), dptr<const bf16_t>(d, 2), b, s0, s1, -1);
+    Attend<HD, G, S, NKV, RMAX> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), b, s0,
+                                   s1, -1);
     at.issue();
     if constexpr (FUSED) {
       HeadPrep<HD, G, S, NKV, EPS_BITS, false> prep;
@@ -362,9 +368,9 @@ __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
       prep.issue(io, b, c.step);
       prep.finish(io, b, c.step, reinterpret_cast<float*>(c.scratch), c.scratch + Sh::kBytes);
     } else {
-      load_q<HD, G, NKV * G>(dptr<const bf16_t>(d, 0), b, c.scratch);
+      load_q<HD, G, NKV * G>(dptr<const bf16_t>(d, Slot::kQ), b, c.scratch);
     }
-    at.run(arg_float(d, 0), nullptr, c.scratch, [&](int g, int i, float o, float m, float l) {
+    at.run(arg_float(d, Slot::kScale), nullptr, c.scratch, [&](int g, int i, float o, float m, float l) {
       float* dst = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
       dst[i] = o;
       if (i == 0) {
@@ -375,13 +381,13 @@ __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr0: attn_part + h*G*SPLITS*(HD+2); ptr1: y + h*G*HD (rows of NQ*HD).
+// slots::AttentionMerge: attn_part + h*G*SPLITS*(HD+2); y + h*G*HD (rows of NQ*HD).
 template <int HD, int G, int B, int NKV, int SPLITS>
 __device__ void task_attention_merge(const TaskDesc& d, TaskCtx& c) {
   constexpr int kQStride = NKV * G * HD;
   constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
-  const float* part = dptr<const float>(d, 0);
-  bf16_t* y = dptr<bf16_t>(d, 1);
+  const float* part = dptr<const float>(d, slots::AttentionMerge::kPart);
+  bf16_t* y = dptr<bf16_t>(d, slots::AttentionMerge::kY);
   for (int u = threadIdx.x; u < B * G * HD; u += kThreads) {
     const int b = u / (G * HD), g = (u / HD) % G, i = u % HD;
     const float* ps = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);

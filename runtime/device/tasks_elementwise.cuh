@@ -18,23 +18,15 @@
 namespace mpk {
 namespace dev {
 
-template <class T>
-__device__ __forceinline__ T* dptr(const TaskDesc& d, int i) {
-  return reinterpret_cast<T*>(d.ptr[i]);
-}
-
-__device__ __forceinline__ float arg_float(const TaskDesc& d, int i) {
-  return __int_as_float(d.arg[i]);
-}
-
-// ptr: table + c0 (row stride H), tokens, y + c0 (row stride H). arg0: vocab.
+// slots::Embedding (rows of H).
 template <int COLS, int H, int B>
 __device__ void task_embedding(const TaskDesc& d, TaskCtx& c) {
-  const bf16_t* table = dptr<const bf16_t>(d, 0);
-  const int32_t* tokens = dptr<const int32_t>(d, 1);
-  bf16_t* y = dptr<bf16_t>(d, 2);
+  using Slot = slots::Embedding;
+  const bf16_t* table = dptr<const bf16_t>(d, Slot::kTable);
+  const int32_t* tokens = dptr<const int32_t>(d, Slot::kTokens);
+  bf16_t* y = dptr<bf16_t>(d, Slot::kY);
   const KernelParams& p = *c.params;
-  const int32_t vocab = d.arg[0];
+  const int32_t vocab = arg_int(d, Slot::kVocab);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
     int32_t tok = c.step < p.prompt_len ? p.prompt[c.step] : ld_cg_i32(&tokens[b]);
@@ -50,16 +42,17 @@ struct RmsNormScratch {
   static constexpr int kBytes = ((H * 2 + 15) / 16) * 16 + 16;
 };
 
-// ptr: x, w, y (whole rows of H). arg0: eps (f32 bits). Thread 0 adds the squares of
-// a row in order; then every thread scales its elements.
+// slots::Norm (whole rows of H). Thread 0 adds the squares of a row in order; then
+// every thread scales its elements.
 template <int H, int B>
 __device__ void task_rms_norm(const TaskDesc& d, TaskCtx& c) {
   static_assert(H % 8 == 0, "rms_norm: H must be a multiple of 8");
   static_assert(RmsNormScratch<H>::kBytes <= kScratchBytes, "rms_norm: scratch too small");
-  const bf16_t* x = dptr<const bf16_t>(d, 0);
-  const bf16_t* w = dptr<const bf16_t>(d, 1);
-  bf16_t* y = dptr<bf16_t>(d, 2);
-  const float eps = arg_float(d, 0);
+  using Slot = slots::Norm;
+  const bf16_t* x = dptr<const bf16_t>(d, Slot::kX);
+  const bf16_t* w = dptr<const bf16_t>(d, Slot::kW);
+  bf16_t* y = dptr<bf16_t>(d, Slot::kY);
+  const float eps = arg_float(d, Slot::kEps);
   constexpr int kPer = (H + kThreads - 1) / kThreads;
   bf16_t* xs = reinterpret_cast<bf16_t*>(c.scratch);
   float* rs = reinterpret_cast<float*>(c.scratch + ((H * 2 + 15) / 16) * 16);
@@ -90,15 +83,16 @@ __device__ void task_rms_norm(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr: x + a, w, y + a; NH whole heads of HD; rows of STRIDE. arg0: eps. One thread
-// per (row, head) adds that head's squares in order.
+// slots::Norm: NH whole heads of HD; rows of STRIDE. One thread per (row, head) adds
+// that head's squares in order.
 template <int HD, int NH, int B, int STRIDE>
 __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
   static_assert(HD % 8 == 0, "qk_norm: head_dim must be a multiple of 8");
-  const bf16_t* x = dptr<const bf16_t>(d, 0);
-  const bf16_t* w = dptr<const bf16_t>(d, 1);
-  bf16_t* y = dptr<bf16_t>(d, 2);
-  const float eps = arg_float(d, 0);
+  using Slot = slots::Norm;
+  const bf16_t* x = dptr<const bf16_t>(d, Slot::kX);
+  const bf16_t* w = dptr<const bf16_t>(d, Slot::kW);
+  bf16_t* y = dptr<bf16_t>(d, Slot::kY);
+  const float eps = arg_float(d, Slot::kEps);
   for (int u = threadIdx.x; u < B * NH; u += kThreads) {
     const int b = u / NH, h = u % NH;
     const int64_t base = static_cast<int64_t>(b) * STRIDE + h * HD;
@@ -121,13 +115,14 @@ __device__ void task_qk_norm(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr: x + a, y + a, the (cos, sin) table [S][HD/2] of this RoPE; NH whole heads.
+// slots::Rope (the table [S][HD/2]); NH whole heads.
 template <int HD, int NH, int B, int STRIDE, int S>
 __device__ void task_rope(const TaskDesc& d, TaskCtx& c) {
   constexpr int kHalf = HD / 2;
-  const bf16_t* x = dptr<const bf16_t>(d, 0);
-  bf16_t* y = dptr<bf16_t>(d, 1);
-  const float2* cs_sn = dptr<const float2>(d, 2) + static_cast<int64_t>(min(c.step, S - 1)) * kHalf;
+  using Slot = slots::Rope;
+  const bf16_t* x = dptr<const bf16_t>(d, Slot::kX);
+  bf16_t* y = dptr<bf16_t>(d, Slot::kY);
+  const float2* cs_sn = dptr<const float2>(d, Slot::kTable) + static_cast<int64_t>(min(c.step, S - 1)) * kHalf;
   constexpr int kItems = B * NH * kHalf;
   constexpr int kPer = (kItems + kThreads - 1) / kThreads;
   // Every load first (y may alias x), then the rotations.
@@ -155,19 +150,20 @@ __device__ void task_rope(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// ptr: k + h*HD, v + h*HD (rows of NKV*HD), k_cache + h*HD, v_cache + h*HD
-// ([B, S, NKV, HD]). Writes position `step`. ROPE: k is roped first (ptr4: the table),
-// after a k norm when EPS_BITS != 0 (ptr5: its weight) — a kv_append of a fused
-// attention operator, or one made by fuse-rope.
+// slots::KvAppend: k and v rows of NKV*HD, caches [B, S, NKV, HD]. Writes position
+// `step`. ROPE: k is roped first (the RoPE table), after a k norm when EPS_BITS != 0
+// (its weight) — a kv_append of a fused attention operator, or one made by fuse-rope.
 template <int HD, int B, int S, int NKV, int ROPE, int EPS_BITS>
 __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
-  const bf16_t* k = dptr<const bf16_t>(d, 0);
-  const bf16_t* v = dptr<const bf16_t>(d, 1);
-  bf16_t* kc = dptr<bf16_t>(d, 2);
-  bf16_t* vc = dptr<bf16_t>(d, 3);
+  using Slot = slots::KvAppend;
+  const bf16_t* k = dptr<const bf16_t>(d, Slot::kK);
+  const bf16_t* v = dptr<const bf16_t>(d, Slot::kV);
+  bf16_t* kc = dptr<bf16_t>(d, Slot::kKCache);
+  bf16_t* vc = dptr<bf16_t>(d, Slot::kVCache);
   const int pos = c.step;
   if constexpr (ROPE) {
-    const HeadIo io{nullptr, k, v, nullptr, dptr<const bf16_t>(d, 5), dptr<const float2>(d, 4), kc, vc, 0, NKV * HD};
+    const HeadIo io{nullptr, k, v, nullptr, dptr<const bf16_t>(d, Slot::kKNorm), dptr<const float2>(d, Slot::kRopeTable),
+                    kc, vc, 0, NKV * HD};
 #pragma unroll 1
     for (int b = 0; b < B; ++b) {
       HeadPrep<HD, 0, S, NKV, EPS_BITS, true> prep;
@@ -186,13 +182,13 @@ __device__ void task_kv_append(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// y = f(a, b) elementwise over COLS columns of B rows of STRIDE (ptr: a + c0, b + c0,
-// y + c0).
+// y = f(a, b) elementwise over COLS columns of B rows of STRIDE (slots::Binary).
 template <int COLS, int B, int STRIDE, class F>
 __device__ __forceinline__ void binary_elementwise(const TaskDesc& d, F f) {
-  const bf16_t* a = dptr<const bf16_t>(d, 0);
-  const bf16_t* bb = dptr<const bf16_t>(d, 1);
-  bf16_t* y = dptr<bf16_t>(d, 2);
+  using Slot = slots::Binary;
+  const bf16_t* a = dptr<const bf16_t>(d, Slot::kA);
+  const bf16_t* bb = dptr<const bf16_t>(d, Slot::kB);
+  bf16_t* y = dptr<bf16_t>(d, Slot::kY);
   #pragma unroll 4
   for (int e = threadIdx.x; e < B * COLS; e += kThreads) {
     const int64_t o = static_cast<int64_t>(e / COLS) * STRIDE + e % COLS;

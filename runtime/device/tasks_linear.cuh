@@ -7,7 +7,8 @@
 // the weight stream in boxes of 64 columns, swizzled so that a warp's reads of one row
 // are conflict-free; x sits in shared memory (f32 when it fits, else bf16; both exact).
 // Warp w owns rows w, w + kWarps, ... of a row group (RW of them), so the row groups
-// that codegen chooses stay within max_linear_rows(B) (codegen/kernel_abi.h).
+// that codegen chooses stay within max_linear_rows(B) (runtime/device/abi.cuh). The
+// descriptor's slots are slots::Linear (task_slots.cuh).
 //
 // task_linear_group runs several linear tasks that read the same x (e.g. q_proj and
 // k_proj on one worker) as one: the members' rows are dealt to the warps in order, the
@@ -50,8 +51,8 @@ __device__ __forceinline__ void store8(unsigned char* xs, int i, const uint4& v)
   }
 }
 
-// x[0:B, 0:K] (ptr0) into shared memory, f32 when X_F32, else bf16 (both exact). With a
-// fused rms_norm (EPS_BITS != 0: the f32 bits of eps; ptr3: the norm weight [K]) each
+// x[0:B, 0:K] (kX) into shared memory, f32 when X_F32, else bf16 (both exact). With a
+// fused rms_norm (EPS_BITS != 0: the f32 bits of eps; kNorm: the norm weight [K]) each
 // row is replaced by its rms_norm rounded to bf16, summed and scaled exactly as
 // task_rms_norm does. Every thread loads its 16-byte pieces of x and of the norm weight
 // at once (one round trip); the raw rows go to a second buffer after x, from which every
@@ -61,7 +62,7 @@ template <int K, int B, bool X_F32, int EPS_BITS>
 __device__ __forceinline__ void load_x_normed(const TaskDesc& d, unsigned char* scratch) {
   constexpr int kVecs = B * K / 8;
   constexpr int kPer = (kVecs + kThreads - 1) / kThreads;
-  const uint4* x = dptr<const uint4>(d, 0);
+  const uint4* x = dptr<const uint4>(d, slots::Linear::kX);
   uint4 xv[kPer];
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
@@ -76,7 +77,7 @@ __device__ __forceinline__ void load_x_normed(const TaskDesc& d, unsigned char* 
     }
   } else {
     static_assert(LinearScratch<K, B, X_F32>::kBytes + B * K * 2 <= kScratchBytes, "linear: scratch too small");
-    const uint4* w = dptr<const uint4>(d, 3);
+    const uint4* w = dptr<const uint4>(d, slots::Linear::kNorm);
     uint4 wv[kPer];
     uint4* raw = reinterpret_cast<uint4*>(scratch + LinearScratch<K, B, X_F32>::kBytes);
 #pragma unroll
@@ -201,13 +202,13 @@ __device__ __forceinline__ void for_row_groups(TaskCtx& c, Group group) {
   }
 }
 
-// ptr0: x [B, K]; ptr1: y + n0 (rows of YSTRIDE, bf16, or f32 when F32_OUT); with
-// RESIDUAL, ptr2: residual + n0 (bf16, rows of YSTRIDE), added to the bf16-rounded
+// kX: x [B, K]; kY: y + n0 (rows of YSTRIDE, bf16, or f32 when F32_OUT); with
+// RESIDUAL, kResidual: residual + n0 (bf16, rows of YSTRIDE), added to the bf16-rounded
 // product in f32 (as linear then residual_add); with EPS_BITS, x is rms-normed first
-// (load_x_normed); stream: W[n0:n0+ROWS, 0:K] in row groups of BOX_ROWS. arg0: n0 (for
+// (load_x_normed); stream: W[n0:n0+ROWS, 0:K] in row groups of BOX_ROWS. kRow0: n0 (for
 // the logits history). With NP > 0 (an lm_head fused with its argmax), also the largest
 // value and its lowest index over the task's rows, as argmax_partial computes them, to
-// ptr4 / ptr5: argmax_val + p, argmax_idx + p (rows of NP). A cooperative share
+// kArgmaxVal / kArgmaxIdx: argmax_val + p, argmax_idx + p (rows of NP). A cooperative share
 // (UNIT_GROUPS > 0; n0 = 0, ROWS the operator's) runs the row groups of the units it
 // claims, and its argmax partial starts from (-inf, 0).
 template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32, bool RESIDUAL,
@@ -221,11 +222,13 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
   constexpr int RW = (BOX_ROWS + kWarps - 1) / kWarps;
 
+  using Slot = slots::Linear;
   load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
   body_sync();
   const KernelParams& p = *c.params;
+  const int32_t n0 = arg_int(d, Slot::kRow0);
   float* hist = (F32_OUT && p.logits_history != nullptr)
-                    ? p.logits_history + static_cast<int64_t>(c.step) * B * p.vocab + d.arg[0]
+                    ? p.logits_history + static_cast<int64_t>(c.step) * B * p.vocab + n0
                     : nullptr;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   float best[B];  // the argmax epilogue: this warp's best (value, index) per batch row
@@ -233,7 +236,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 #pragma unroll
   for (int b = 0; b < B; ++b) {
     best[b] = -INFINITY;
-    best_i[b] = d.arg[0];
+    best_i[b] = n0;
   }
   for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
     const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
@@ -254,7 +257,7 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 #pragma unroll
         for (int b = 0; b < B; ++b)
           res[i][b] = row[i] >= 0 && lane == 0
-                          ? bf16_to_f32(ld_cg_bf16(dptr<const bf16_t>(d, 2) + static_cast<int64_t>(b) * YSTRIDE +
+                          ? bf16_to_f32(ld_cg_bf16(dptr<const bf16_t>(d, Slot::kResidual) + static_cast<int64_t>(b) * YSTRIDE +
                                                    g * BOX_ROWS + row[i]))
                           : 0.f;
     }
@@ -267,16 +270,16 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 #pragma unroll
       for (int b = 0; b < B; ++b) {
         const float v = warp_lane_finish(acc[i][b]);
-        if constexpr (NP > 0) argmax_combine(best[b], best_i[b], v, d.arg[0] + n);
+        if constexpr (NP > 0) argmax_combine(best[b], best_i[b], v, n0 + n);
         if (lane != 0) continue;
         const int64_t at = static_cast<int64_t>(b) * YSTRIDE + n;
         if constexpr (F32_OUT) {
-          dptr<float>(d, 1)[at] = v;
+          dptr<float>(d, Slot::kY)[at] = v;
           if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = v;
         } else if constexpr (RESIDUAL) {
-          dptr<bf16_t>(d, 1)[at] = f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + res[i][b]);
+          dptr<bf16_t>(d, Slot::kY)[at] = f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + res[i][b]);
         } else {
-          dptr<bf16_t>(d, 1)[at] = f32_to_bf16(v);
+          dptr<bf16_t>(d, Slot::kY)[at] = f32_to_bf16(v);
         }
       }
     }
@@ -287,8 +290,8 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
     for (int b = 0; b < B; ++b) {
       block_argmax(best[b], best_i[b], red);
       if (threadIdx.x == 0) {
-        dptr<float>(d, 4)[b * NP] = best[b];
-        dptr<int32_t>(d, 5)[b * NP] = best_i[b];
+        dptr<float>(d, Slot::kArgmaxVal)[b * NP] = best[b];
+        dptr<int32_t>(d, Slot::kArgmaxIdx)[b * NP] = best_i[b];
       }
     }
   }
@@ -299,8 +302,8 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
 // linear, linear, silu_mul. The stream holds each row group's gate rows then its up rows
 // for the same columns (a chunk of 2 x BOX_ROWS rows); the warps' rows are dealt over
 // both; the rounded sums meet in shared memory (two buffers, alternating), where the
-// body threads apply the activation. ptr0: x; ptr1: y + n0 (rows of YSTRIDE);
-// ptr3: the norm weight with EPS_BITS. UNIT_GROUPS > 0: a cooperative share, as
+// body threads apply the activation. Slots as task_linear's: x, y + n0 (rows of
+// YSTRIDE), the norm weight with EPS_BITS. UNIT_GROUPS > 0: a cooperative share, as
 // task_linear.
 template <int K, int ROWS, int B, int YSTRIDE, int BOX_ROWS, int BOXES, bool X_F32, int EPS_BITS, int UNIT_GROUPS>
 __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
@@ -315,7 +318,7 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
   load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
   body_sync();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  bf16_t* y = dptr<bf16_t>(d, 1);
+  bf16_t* y = dptr<bf16_t>(d, slots::Linear::kY);
   // The exchange buffer alternates per row group run (a cooperative share's row groups
   // are not consecutive), so that a group's writes never meet the previous one's reads.
   int buffer = 0;
@@ -354,7 +357,7 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
 
 // Up to four linear tasks over the same x [B, K] (and the same fused norm, if any), each
 // a single row group (R rows, output rows of Y), run as one. Member m writes its y at
-// ptr[group_out_slot(m)] of the group's descriptor. A chunk holds, member after member,
+// slots::Linear::group_y(m) of the group's descriptor. A chunk holds, member after member,
 // each member's boxes for the same columns.
 template <int K, int B, int BOXES, bool X_F32, int EPS_BITS, int R0, int Y0, int R1, int Y1, int R2, int Y2, int R3,
           int Y3>
@@ -394,7 +397,7 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   for (int i = 0; i < RW; ++i) {
     if (row[i] < 0) continue;
     const int m = member[i];
-    bf16_t* y = dptr<bf16_t>(d, group_out_slot(m));
+    bf16_t* y = dptr<bf16_t>(d, slots::Linear::group_y(m));
 #pragma unroll
     for (int b = 0; b < B; ++b) {
       const float v = warp_lane_finish(acc[i][b]);

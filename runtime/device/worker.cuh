@@ -30,7 +30,7 @@
 
 #include <cstdint>
 
-#include "runtime/device/abi.cuh"
+#include "runtime/device/config.cuh"
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
 #include "runtime/device/events.cuh"

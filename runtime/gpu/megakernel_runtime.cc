@@ -294,21 +294,21 @@ struct GpuMegakernel::Impl {
   abi::KernelParams base_params(const GpuRunOptions& o, const DeviceBuffer& prompt,
                                 const DeviceBuffer& history) const {
     abi::KernelParams p{};
-    p.tasks = d_tasks.address();
-    p.queue_offsets = d_qoff.address();
-    p.worker_chunks = d_wchunks.address();
-    p.chunk_offsets = d_coff.address();
-    p.task_chunks = d_tchunks.address();
-    p.pools = d_pools.address();
-    p.pool_counters = d_pool_counters.address();
-    p.waits = d_waits.address();
-    p.triggers = d_trig.address();
-    p.counters = d_counters.address();
-    p.prompt = prompt.address();
-    p.token_history = history.address();
-    p.step_counter = d_step.address();
-    p.abort_flag = d_abort.address();
-    p.error = d_error.address();
+    p.tasks = d_tasks.as<const abi::TaskDesc>();
+    p.queue_offsets = d_qoff.as<const int32_t>();
+    p.worker_chunks = d_wchunks.as<const abi::StreamChunk>();
+    p.chunk_offsets = d_coff.as<const int32_t>();
+    p.task_chunks = d_tchunks.as<const abi::StreamChunk>();
+    p.pools = d_pools.as<const abi::PoolDesc>();
+    p.pool_counters = d_pool_counters.as<uint32_t>();
+    p.waits = d_waits.as<const abi::WaitEntry>();
+    p.triggers = d_trig.as<const int32_t>();
+    p.counters = d_counters.as<unsigned long long>();
+    p.prompt = prompt.as<const int32_t>();
+    p.token_history = history.as<int32_t>();
+    p.step_counter = d_step.as<int32_t>();
+    p.abort_flag = d_abort.as<uint32_t>();
+    p.error = d_error.as<abi::ErrorRecord>();
     p.watchdog_ns = static_cast<uint64_t>(options.watchdog_s * 1e9);
     p.prompt_len = static_cast<int32_t>(o.prompt.size());
     p.num_steps = static_cast<int32_t>(o.steps);
@@ -443,7 +443,7 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
   if (o.logits_history)
     logits_hist = DeviceBuffer(static_cast<size_t>(o.steps * k.batch) * k.vocab * 4, "logits history");
   abi::KernelParams p = I.base_params(o, prompt, history);
-  p.logits_history = logits_hist.address();
+  p.logits_history = logits_hist.as<float>();
 
   DeviceBuffer trace, trace_count;
   int64_t capacity = 0;
@@ -460,8 +460,8 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
     trace = DeviceBuffer(static_cast<size_t>(capacity * k.num_workers) * sizeof(abi::TraceRecord), "trace");
     trace_count = DeviceBuffer(static_cast<size_t>(k.num_workers) * 4, "trace counts");
     trace_count.zero();
-    p.trace = trace.address();
-    p.trace_count = trace_count.address();
+    p.trace = trace.as<abi::TraceRecord>();
+    p.trace_count = trace_count.as<uint32_t>();
     p.trace_capacity = static_cast<int32_t>(capacity);
   }
 

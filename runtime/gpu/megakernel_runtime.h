@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "codegen/compile.h"
-#include "codegen/kernel_abi.h"
+#include "runtime/device/abi.cuh"
 #include "codegen/megakernel.h"
 #include "ir/module.h"
 #include "runtime/gpu/cuda_util.h"

@@ -118,14 +118,18 @@ TEST(MegakernelGen, GroupsShareXAndTriggerEveryMembersEvents) {
       }
     EXPECT_EQ(waits, member_waits);
     for (EventId e : member_waits)
-      if (!leader_waits.count(e)) EXPECT_GT(m.graph.events[e].step_distance, 0) << "event " << e;
+      if (!leader_waits.count(e)) {
+        EXPECT_GT(m.graph.events[e].step_distance, 0) << "event " << e;
+      }
     // The group's pointers: the leader's (x, its y; with a fused norm also the norm
     // weight, which all members share), then each member's y in its group slot.
     std::set<int> slots;
     for (const Relocation& r : k.relocations) {
       if (r.task != static_cast<TaskId>(i)) continue;
       EXPECT_TRUE(slots.insert(r.slot).second) << "slot " << r.slot << " relocated twice";
-      const int member = r.slot == 1 ? 0 : r.slot == 2 ? 1 : r.slot == 4 ? 2 : r.slot == 5 ? 3 : -1;
+      int member = -1;
+      for (int j = 0; j < abi::slots::Linear::kMaxGroupMembers; ++j)
+        if (r.slot == abi::slots::Linear::group_y(j).index) member = j;
       if (member < 0) continue;
       const TaskId mt = member == 0 ? d.task : d.member[member - 1];
       const Operator& op = m.program.ops[m.graph.tasks[mt].op];
