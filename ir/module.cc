@@ -53,54 +53,6 @@ uint64_t new_graph_generation() {
 
 std::string tool_version() { return std::string("mpk ") + kMpkVersion; }
 
-LinearForm linear_form(const Operator& op) {
-  LinearForm f;
-  if ((op.kind != OpKind::kLinear && op.kind != OpKind::kLmHead) || op.inputs.size() < 2) return f;
-  const bool swiglu = op.attrs.count("activation") > 0;
-  const size_t base = swiglu ? 3 : 2;
-  if (op.inputs.size() < base) return f;
-  f.x = op.inputs[0];
-  f.weight = op.inputs[1];
-  if (swiglu) f.up = op.inputs[2];
-  if (op.inputs.size() > base) (op.attrs.count("eps") ? f.norm : f.residual) = op.inputs[base];
-  if (!op.outputs.empty()) f.y = op.outputs[0];
-  if (op.kind == OpKind::kLmHead && op.outputs.size() > 1) f.tokens = op.outputs[1];
-  return f;
-}
-
-LinearExtra linear_extra(const Operator& op) {
-  const LinearForm f = linear_form(op);
-  if (f.residual >= 0) return LinearExtra::kResidual;
-  return f.norm >= 0 ? LinearExtra::kNorm : LinearExtra::kNone;
-}
-
-AttentionForm attention_form(const Operator& op) {
-  AttentionForm f;
-  if (op.kind != OpKind::kAttention || op.inputs.size() < 3) return f;
-  const auto& in = op.inputs;
-  if (in.size() >= 5) {
-    f.q = in[0], f.k = in[1], f.v = in[2], f.k_cache = in[3], f.v_cache = in[4];
-    if (in.size() >= 7) f.q_norm = in[5], f.k_norm = in[6];
-  } else {
-    f.q = in[0], f.k_cache = in[1], f.v_cache = in[2];
-  }
-  if (!op.outputs.empty()) f.y = op.outputs[0];
-  return f;
-}
-
-CoopShare coop_share(const Task& t) {
-  CoopShare c;
-  auto get = [&](const char* key) -> int64_t {
-    const auto it = t.attrs.find(key);
-    return it != t.attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : 0;
-  };
-  c.shares = get("shares");
-  if (c.shares <= 0) return CoopShare{};
-  c.share = get("share");
-  c.unit_rows = get("unit_rows");
-  return c;
-}
-
 std::vector<int> task_phases(const Module& m) {
   const auto& tasks = m.graph.tasks;
   std::vector<char> one_split(m.program.ops.size(), 0);

@@ -126,57 +126,6 @@ struct Module {
 // "mpk <version>", the tool version recorded in every artifact.
 std::string tool_version();
 
-// The operands of a linear or lm_head operator by role (docs/ir.md, "Operators"):
-//   linear(x, W) -> (y), lm_head(x, W) -> (logits)
-//   with a residual (fuse-residual):   linear(x, W, residual) -> (y)
-//   with a norm (fuse-norm):           linear(x, W, norm_w){eps}, lm_head(x, W, norm_w){eps}
-//   swiglu (fuse-swiglu):              linear(x, Wg, Wu[, norm_w]){activation="swiglu"[, eps]} -> (act)
-//   with argmax (fuse-argmax):         lm_head(...) -> (logits, tokens)
-// Tensor ids, -1 where absent (and for every other operator kind). The form is read
-// from the arity and the attrs `activation` and `eps`; the verifier checks the rest.
-struct LinearForm {
-  TensorId x = -1;
-  TensorId weight = -1;    // inputs[1]: W, or the gate weight Wg of a swiglu
-  TensorId up = -1;        // swiglu: inputs[2], the up weight Wu
-  TensorId norm = -1;      // with attr eps: inputs[2] (swiglu: inputs[3]); its eps is attr `eps`
-  TensorId residual = -1;  // without attr eps: inputs[2] of a plain linear
-  TensorId y = -1;         // outputs[0]: y, act or logits
-  TensorId tokens = -1;    // lm_head with argmax: outputs[1]
-  bool swiglu() const { return up >= 0; }
-  // The number of inputs this form has.
-  size_t num_inputs() const { return 2 + (up >= 0) + (norm >= 0 || residual >= 0); }
-};
-LinearForm linear_form(const Operator& op);
-
-// A linear's optional third input, as LinearForm tells it: the residual or the norm
-// weight (for a linear that is not a swiglu, inputs[2]; a swiglu's norm is inputs[3]).
-enum class LinearExtra { kNone, kResidual, kNorm };
-LinearExtra linear_extra(const Operator& op);
-
-// The operands of an attention operator (docs/ir.md):
-//   attention(q, k_cache, v_cache) -> (y)
-//   fused (fuse-attention): attention(q, k, v, k_cache, v_cache[, q_norm_w, k_norm_w])
-//     -> (y, k_cache, v_cache), with the rope attrs (and eps when normed): it norms and
-//     ropes q and k at pos, appends k and v to the caches, then attends.
-// Tensor ids, -1 where absent (and for every other operator kind).
-struct AttentionForm {
-  TensorId q = -1, k = -1, v = -1, k_cache = -1, v_cache = -1, q_norm = -1, k_norm = -1, y = -1;
-  bool fused() const { return k >= 0; }
-};
-AttentionForm attention_form(const Operator& op);
-
-// A cooperative share (docs/ir.md, "Cooperative linears"): one of the `shares` tasks of a
-// linear or lm_head operator that together compute its output, cut into units of
-// `unit_rows` output rows (the last one shorter); which share computes a unit is
-// decided at run time. From the task attrs `share`, `shares`, `unit_rows` (integers;
-// the verifier checks them); shares == 0 for an ordinary task.
-struct CoopShare {
-  int64_t share = 0, shares = 0, unit_rows = 0;
-  bool cooperative() const { return shares > 0; }
-  int64_t units(int64_t rows) const { return (rows + unit_rows - 1) / unit_rows; }
-};
-CoopShare coop_share(const Task& t);
-
 // Where each task comes in sequential order among its operator's tasks (docs/ir.md,
 // "Tasks"): 0 a fused attention's kv_append tasks that its partials read, 1 the rest,
 // 2 attention_merge and argmax_reduce tasks (they read the others' partials), 3 a fused
@@ -185,3 +134,7 @@ CoopShare coop_share(const Task& t);
 std::vector<int> task_phases(const Module& m);
 
 }  // namespace mpk
+
+// The operand forms of the operator families that have several (docs/ir.md).
+#include "ir/ops/attention.h"
+#include "ir/ops/linear.h"

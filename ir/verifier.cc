@@ -27,29 +27,6 @@ bool attr_key_ok(const std::string& key) {
   return true;
 }
 
-// The task kinds of an operator (docs/ir.md, "Tasks"): a fused attention also appends
-// (kv_append tasks), an lm_head with argmax also reduces (argmax_reduce).
-bool task_kind_matches(const Operator& op, TaskKind task) {
-  switch (op.kind) {
-    case OpKind::kEmbedding: return task == TaskKind::kEmbedding;
-    case OpKind::kRmsNorm: return task == TaskKind::kRmsNorm;
-    case OpKind::kLinear: return task == TaskKind::kLinear;
-    case OpKind::kQkNorm: return task == TaskKind::kQkNorm;
-    case OpKind::kRope: return task == TaskKind::kRope;
-    case OpKind::kKvAppend: return task == TaskKind::kKvAppend;
-    case OpKind::kAttention:
-      return task == TaskKind::kAttention || task == TaskKind::kAttentionPartial ||
-             task == TaskKind::kAttentionMerge || (task == TaskKind::kKvAppend && attention_form(op).fused());
-    case OpKind::kSiluMul: return task == TaskKind::kSiluMul;
-    case OpKind::kResidualAdd: return task == TaskKind::kResidualAdd;
-    case OpKind::kLmHead:
-      return task == TaskKind::kLmHead || (task == TaskKind::kArgmaxReduce && linear_form(op).tokens >= 0);
-    case OpKind::kArgmax:
-      return task == TaskKind::kArgmaxPartial || task == TaskKind::kArgmaxReduce;
-  }
-  return false;
-}
-
 class StructureChecker {
  public:
   explicit StructureChecker(const Module& m) : m_(m), p_(m.program) {}
@@ -195,7 +172,7 @@ class StructureChecker {
       if (!enum_ok(t.kind, kNumTaskKinds)) {
         sink_.add("structure.bad-enum", what + " has kind value " + std::to_string(int(t.kind)));
       } else if (op_ok && enum_ok(p_.ops[t.op].kind, kNumOpKinds) &&
-                 !task_kind_matches(p_.ops[t.op], t.kind)) {
+                 !ops::owns_task(p_.ops[t.op], t.kind)) {
         sink_.add("structure.task-kind", what + " of kind " + std::string(name_of(t.kind)) +
                                              " belongs to operator '" + p_.ops[t.op].name +
                                              "' of kind " + std::string(name_of(p_.ops[t.op].kind)));

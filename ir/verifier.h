@@ -69,9 +69,11 @@ std::vector<Diagnostic> verify_module(const Module& m);
 // Throws mpk::Error("verifier: <rule>: <message>" for the first few diagnostics).
 void verify_or_throw(const Module& m);
 
-// The operator-kind signature check behind "structure.op-signature" (docs/ir.md,
-// operator table): arity, ranks, dims, dtypes and required attrs. Returns "" when `op`
-// is consistent, else one line naming the first problem. Ids must be valid.
+// The one operator signature check (docs/ir.md, operator table), behind the verifier's
+// "structure.op-signature", the CPU executor's check of each operator and decompose's:
+// operands that exist with positive dimensions, then the kind's arity, ranks, dims,
+// dtypes and required attrs (each family states its own: ir/ops/<family>.cc). Returns
+// "" when `op` is consistent, else one line naming the first problem.
 std::string op_signature_problem(const Program& p, const Operator& op);
 
 // Collects diagnostics, keeping at most kMaxPerRule per rule; finish() appends one

@@ -3,6 +3,7 @@
 // signatures), so that they may index and multiply freely. Internal to the verifier.
 #pragma once
 
+#include "ir/ops/op_check.h"
 #include "ir/task_graph_index.h"
 #include "ir/verifier.h"
 
@@ -17,10 +18,7 @@ void check_module_attrs(const Module& m, DiagnosticSink& sink);
 // verifier_tasks.cc: structure.task-order, structure.task-regions, structure.task-cost.
 // Returns the scratch tensors each operator's tasks write (by operator id), for
 // check_coverage; empty when the graph has no tasks.
-struct OpScratch {
-  TensorId val = -1, idx = -1;  // argmax partials: f32 and i32 [B, P]
-  TensorId part = -1;           // attention partials: f32 [B, nq, splits, hd+2]
-};
+using ops::OpScratch;
 std::vector<OpScratch> check_task_forms(const Module& m, DiagnosticSink& sink);
 
 // verifier_coverage.cc: structure.coverage, on a graph whose tasks passed

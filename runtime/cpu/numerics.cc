@@ -9,7 +9,6 @@
 #include "ir/error.h"
 #include "ir/rope.h"
 #include "runtime/cpu/lane_order.h"
-#include "runtime/cpu/linear_simd.h"
 
 namespace mpk {
 namespace {
@@ -22,28 +21,6 @@ int64_t now_ns() {
       .count();
 }
 
-// Scratch that one thread reuses across calls.
-std::vector<float>& scratch(int which, size_t n) {
-  thread_local std::vector<float> buf[5];
-  if (buf[which].size() < n) buf[which].resize(n);
-  return buf[which];
-}
-
-// out[b][n - n0] = sum_k x[b][k] * W[n][k] in the canonical lane order (lane_order.h),
-// for f16 / f32 weights (bf16 weights use linear_simd.h).
-template <typename T, typename Cvt>
-void linear_typed(const float* xs, int64_t rows, int64_t k_len, const T* w, int64_t n0, int64_t n1,
-                  float* out, Cvt cvt) {
-  const int64_t width = n1 - n0;
-  for (int64_t b = 0; b < rows; ++b) {
-    const float* x = xs + b * k_len;
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* wr = w + n * k_len;
-      out[b * width + n - n0] = lane_reduce(k_len, [&](int64_t k) { return x[k] * cvt(wr[k]); });
-    }
-  }
-}
-
 // Scores, softmax statistics and the normalized output of one query head over
 // positions [t0, t1) (t1 > t0): o[0:hd], m, l as docs/ir.md defines for partials.
 // Position `cur` (when >= 0) comes from cur_k / cur_v instead of the caches.
@@ -51,8 +28,8 @@ void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int6
             int64_t t0, int64_t t1, int64_t hd, float scale, float* o, float* m_out, float* l_out,
             int64_t cur = -1, const float* cur_k = nullptr, const float* cur_v = nullptr) {
   const int64_t seq = kc.shape[1], nkv = kc.shape[2];
-  std::vector<float>& s = scratch(1, static_cast<size_t>(t1 - t0));
-  std::vector<float>& row = scratch(2, static_cast<size_t>(hd));
+  std::vector<float>& s = thread_scratch(1, static_cast<size_t>(t1 - t0));
+  std::vector<float>& row = thread_scratch(2, static_cast<size_t>(hd));
   auto load = [&](const TensorBuffer& cache, const float* current, int64_t t) {
     if (current && t == cur)
       std::copy(current, current + hd, row.begin());
@@ -129,83 +106,28 @@ void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, Tens
   }
 }
 
-namespace {
+std::vector<float>& thread_scratch(int which, size_t n) {
+  thread_local std::vector<float> buf[5];
+  if (buf[which].size() < n) buf[which].resize(n);
+  return buf[which];
+}
 
 float rms_scale(const float* row, int64_t h, double eps) {
   const float ss = lane_sum_squares(row, h);
   return 1.0f / std::sqrt(ss / static_cast<float>(h) + static_cast<float>(eps));
 }
 
-// row = rms_norm(row) rounded to bf16, in place (the fused prologue of a linear).
-void rms_norm_row_bf16(float* row, int64_t h, const TensorBuffer& w, double eps) {
-  const float r = rms_scale(row, h, eps);
-  for (int64_t i = 0; i < h; ++i) row[i] = bf16_to_f32(f32_to_bf16(row[i] * r * w.load(i)));
-}
-
-}  // namespace
+float silu_mul_value(float g, float u) { return g / (1.0f + std::exp(-g)) * u; }
 
 void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                     int64_t b1, double eps) {
   const int64_t h = x.shape[1];
-  std::vector<float>& row = scratch(0, static_cast<size_t>(h));
+  std::vector<float>& row = thread_scratch(0, static_cast<size_t>(h));
   for (int64_t b = b0; b < b1; ++b) {
     x.load_row(b * h, h, row.data());
     const float r = rms_scale(row.data(), h, eps);
     for (int64_t i = 0; i < h; ++i) y.store(b * h + i, row[i] * r * w.load(i));
   }
-}
-
-namespace {
-
-// out[b][n - n0] = xs[b] . W[n]^T for rows of xs, in the canonical lane order.
-void products(const float* xs, int64_t rows, int64_t k_len, const TensorBuffer& w, int64_t n0, int64_t n1,
-              float* out) {
-  switch (w.dtype) {
-    case DType::kBF16: {
-      const auto* wp = static_cast<const uint16_t*>(w.data);
-      if (!linear_bf16_simd(xs, rows, k_len, wp, n0, n1, out)) linear_bf16_scalar(xs, rows, k_len, wp, n0, n1, out);
-      return;
-    }
-    case DType::kF16:
-      linear_typed(xs, rows, k_len, static_cast<const uint16_t*>(w.data), n0, n1, out,
-                   [](uint16_t v) { return f16_to_f32(v); });
-      return;
-    case DType::kF32:
-      linear_typed(xs, rows, k_len, static_cast<const float*>(w.data), n0, n1, out, [](float v) { return v; });
-      return;
-    case DType::kI32:
-      throw Error("linear: integer weights are not supported");
-  }
-}
-
-// silu_mul of one element: (g / (1 + exp(-g))) * u.
-float silu_mul_value(float g, float u) { return g / (1.0f + std::exp(-g)) * u; }
-
-}  // namespace
-
-void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
-                  int64_t b1, int64_t n0, int64_t n1, const LinearExtras& extras) {
-  const int64_t k_len = x.shape[1], rows = b1 - b0, width = n1 - n0;
-  if (rows <= 0 || width <= 0) return;
-  std::vector<float>& xs = scratch(0, static_cast<size_t>(rows * k_len));
-  std::vector<float>& out = scratch(1, static_cast<size_t>(rows * width));
-  x.load_row(b0 * k_len, rows * k_len, xs.data());
-  if (extras.norm)
-    for (int64_t b = 0; b < rows; ++b) rms_norm_row_bf16(xs.data() + b * k_len, k_len, *extras.norm, extras.eps);
-  products(xs.data(), rows, k_len, w, n0, n1, out.data());
-  std::vector<float>& up = scratch(2, extras.up ? static_cast<size_t>(rows * width) : 0);
-  if (extras.up) products(xs.data(), rows, k_len, *extras.up, n0, n1, up.data());
-  const int64_t n_out = y.shape[1];
-  for (int64_t b = 0; b < rows; ++b)
-    for (int64_t n = n0; n < n1; ++n) {
-      const int64_t i = (b0 + b) * n_out + n, o = b * width + n - n0;
-      if (extras.up) {  // the gate and up products as their bf16 tensors hold them, then silu_mul
-        y.store(i, silu_mul_value(round_bf16(out[o]), round_bf16(up[o])));
-        continue;
-      }
-      y.store(i, out[o]);
-      if (extras.residual) y.store(i, y.load(i) + extras.residual->load(i));
-    }
 }
 
 namespace {
@@ -221,7 +143,7 @@ void norm_head(float* row, int64_t hd, const TensorBuffer& w, double eps) {
 void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                    int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps) {
   const int64_t width = x.shape[1];
-  std::vector<float>& row = scratch(0, static_cast<size_t>(head_dim));
+  std::vector<float>& row = thread_scratch(0, static_cast<size_t>(head_dim));
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t c = c0; c < c1; c += head_dim) {
       x.load_row(b * width + c, head_dim, row.data());
@@ -266,8 +188,8 @@ void prep_angles(const HeadPrep& prep, int64_t pos, std::vector<float>& cs) {
 // k prepared into k_out, v as it is into v_out ([hd] each).
 void appended_row(const TensorBuffer& k, const TensorBuffer& v, int64_t b, int64_t h, int64_t hd, int64_t pos,
                   const HeadPrep& prep, float* k_out, float* v_out) {
-  std::vector<float>& cs = scratch(3, static_cast<size_t>(hd));
-  std::vector<float>& row = scratch(4, static_cast<size_t>(hd));
+  std::vector<float>& cs = thread_scratch(3, static_cast<size_t>(hd));
+  std::vector<float>& row = thread_scratch(4, static_cast<size_t>(hd));
   prep_angles(prep, pos, cs);
   const int64_t src = b * k.shape[1] + h * hd;
   k.load_row(src, hd, row.data());
@@ -280,10 +202,10 @@ void appended_row(const TensorBuffer& k, const TensorBuffer& v, int64_t b, int64
 void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
                 int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos) {
   const int64_t width = x.shape[1];
-  std::vector<float>& cs = scratch(1, static_cast<size_t>(head_dim));
+  std::vector<float>& cs = thread_scratch(1, static_cast<size_t>(head_dim));
   rope_cos_sin_at(inv, pos, cs.data());
-  std::vector<float>& row = scratch(0, static_cast<size_t>(head_dim));
-  std::vector<float>& out = scratch(2, static_cast<size_t>(head_dim));
+  std::vector<float>& row = thread_scratch(0, static_cast<size_t>(head_dim));
+  std::vector<float>& out = thread_scratch(2, static_cast<size_t>(head_dim));
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t c = c0; c < c1; c += head_dim) {
       x.load_row(b * width + c, head_dim, row.data());

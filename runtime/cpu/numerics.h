@@ -1,6 +1,7 @@
-// The arithmetic of every operator on blocks of rows and columns, shared by the
+// The arithmetic of the operators on blocks of rows and columns, shared by the
 // whole-operator reference (reference.h) and the per-task kernels (task_kernels.h) so
-// that both round identically. docs/ir.md fixes the semantics; docs/runtime-cpu.md the
+// that both round identically (the linear family's is its own file,
+// runtime/cpu/ops/linear.cc). docs/ir.md fixes the semantics; docs/runtime-cpu.md the
 // exact f32 evaluation order (which the GPU task bodies mirror):
 //   - dot products and sums of squares (linear, lm_head, rms_norm, qk_norm, attention
 //     scores) run in the canonical lane order of lane_order.h, the order a GPU warp
@@ -54,25 +55,19 @@ struct StepContext {
   StepRecorder* recorder = nullptr;
 };
 
+// Scratch that one thread reuses across calls: buffer `which` (0..4) of at least n floats.
+std::vector<float>& thread_scratch(int which, size_t n);
+// 1 / sqrt(mean(row^2) + eps), the sum of squares in the canonical lane order.
+float rms_scale(const float* row, int64_t h, double eps);
+// silu_mul of one element: (g / (1 + exp(-g))) * u.
+float silu_mul_value(float g, float u);
+
 // y[b0:b1, c0:c1] = table[tok(b), c0:c1]; throws mpk::Error for a token outside [0, V).
 void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, TensorBuffer& y,
                      int64_t b0, int64_t b1, int64_t c0, int64_t c1, const StepContext& ctx);
 // Whole rows b0:b1.
 void rms_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                     int64_t b1, double eps);
-// What a linear computes besides x . W^T (ir/module.h LinearForm).
-struct LinearExtras {
-  const TensorBuffer* residual = nullptr;  // added to the product rounded to y's dtype
-  const TensorBuffer* norm = nullptr;      // x is first rms-normed with this weight
-  double eps = 0;
-  const TensorBuffer* up = nullptr;        // swiglu: the up weight
-};
-// y[b0:b1, n0:n1] = x[b0:b1, :] . W[n0:n1, :]^T; with a norm, x rows are replaced by
-// rms_norm(x, norm, eps) rounded to bf16 first; with a residual, the product is rounded
-// to y's dtype and residual[b0:b1, n0:n1] added in f32; with an up weight (swiglu),
-// y = silu_mul(round_bf16(x . W^T), round_bf16(x . up^T)). All exactly as the unfused ops.
-void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
-                  int64_t b1, int64_t n0, int64_t n1, const LinearExtras& extras = {});
 // Whole heads within columns c0:c1.
 void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0,
                    int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps);

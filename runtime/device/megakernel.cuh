@@ -1,5 +1,5 @@
 // Everything the generated megakernel source includes: the ABI, the worker loop, the
-// event and stream machinery and every task body.
+// event and stream machinery and every family's task bodies (tasks_<family>.cuh).
 #pragma once
 
 #include "runtime/device/config.cuh"
@@ -10,6 +10,10 @@
 #include "runtime/device/stream.cuh"
 #include "runtime/device/tasks_argmax.cuh"
 #include "runtime/device/tasks_attention.cuh"
-#include "runtime/device/tasks_elementwise.cuh"
+#include "runtime/device/tasks_binary.cuh"
+#include "runtime/device/tasks_embedding.cuh"
+#include "runtime/device/tasks_kv_append.cuh"
 #include "runtime/device/tasks_linear.cuh"
+#include "runtime/device/tasks_norm.cuh"
+#include "runtime/device/tasks_rope.cuh"
 #include "runtime/device/worker.cuh"

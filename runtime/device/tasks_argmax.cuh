@@ -8,7 +8,6 @@
 
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
-#include "runtime/device/tasks_elementwise.cuh"
 
 namespace mpk {
 namespace dev {

@@ -21,7 +21,6 @@
 #include "runtime/device/context.cuh"
 #include "runtime/device/heads.cuh"
 #include "runtime/device/lane_order.cuh"
-#include "runtime/device/tasks_elementwise.cuh"
 
 namespace mpk {
 namespace dev {

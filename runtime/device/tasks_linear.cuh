@@ -23,7 +23,7 @@
 #include "runtime/device/lane_order.cuh"
 #include "runtime/device/stream.cuh"
 #include "runtime/device/tasks_argmax.cuh"
-#include "runtime/device/tasks_elementwise.cuh"
+#include "runtime/device/tasks_binary.cuh"
 
 namespace mpk {
 namespace dev {

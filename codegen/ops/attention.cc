@@ -1,0 +1,97 @@
+// codegen, attention family: task_attention (one split: query heads of one kv head;
+// fused, appending), task_attention_partial and task_attention_merge, and the dispatch
+// warp's L2 prefetch of an attention task's cache rows (runtime/device/tasks_attention.cuh).
+#include <algorithm>
+
+#include "codegen/ops/desc_builder.h"
+
+namespace mpk::codegen {
+namespace {
+
+using Slot = abi::slots::Attention;
+
+// runtime/device/tasks_attention.cuh: AttnScratch.
+int attention_scratch(int64_t hd, int64_t g, int64_t rmax) {
+  constexpr int64_t kTile = 64;  // AttnScratch::kTile
+  return static_cast<int>(g * hd * 4 + g * ((rmax + 7) / 8 * 8) * 4 + kTile * hd * 2 + (g * 4 + 15) / 16 * 16);
+}
+
+void describe_merge(DescBuilder& b, TaskId t, TaskDescription& out) {
+  const Region& pr = b.first_of_dtype(t, b.task(t).reads, DType::kF32, "attn_part");
+  const Tensor& part = b.tensor(pr.tensor);
+  const int64_t nq = part.shape[1], splits = part.shape[2], hd = part.shape[3] - 2;
+  const int64_t nkv = attr_int(b.op_of(t).attrs, "num_kv_heads");
+  const int64_t G = nq / nkv, h = pr.dims[1].lo / G;
+  b.reloc(t, abi::slots::AttentionMerge::kPart, pr.tensor, h * G * splits * (hd + 2));
+  b.reloc(t, abi::slots::AttentionMerge::kY, b.output(t, 0), h * G * hd);
+  out.call = "task_attention_merge" + DescBuilder::targs({hd, G, b.batch, nkv, splits});
+}
+
+}  // namespace
+
+// A fused attention (fuse-attention) reads raw q, k and v and prepares its heads.
+void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
+  const Task& task = b.task(t);
+  if (task.kind == TaskKind::kAttentionMerge) return describe_merge(b, t, out);
+  const Operator& op = b.op_of(t);
+  const AttentionForm af = attention_form(op);
+  const bool fused = af.fused();
+  const TensorId q = af.q, kc = af.k_cache, vc = af.v_cache;
+  if (q < 0 || af.y < 0) b.fail(t, "operator has too few operands");
+  const Region& kr = b.find(t, task.reads, kc, "k_cache");
+  const auto& shape = b.tensor(kc).shape;
+  const int64_t B = b.batch, S = shape[1], nkv = shape[2], hd = shape[3];
+  const int64_t nq = attr_int(op.attrs, "num_q_heads");
+  if (nq % nkv != 0) b.fail(t, "num_q_heads is not a multiple of num_kv_heads");
+  const int64_t G = nq / nkv, h = kr.dims[2].lo;
+  if (kr.dims[2].size() != 1) b.fail(t, "expects one KV head");
+  b.check_head_dim(t, hd);
+  // An attention task serves query heads [j0, j0 + heads) of kv head h (partials all G).
+  int64_t j0 = h * G, heads = G;
+  if (task.kind == TaskKind::kAttention) {
+    const Range yc = b.find(t, task.writes, af.y, "output").dims[1];
+    j0 = yc.lo / hd, heads = yc.size() / hd;
+    if (yc.lo % hd != 0 || yc.hi % hd != 0 || j0 / G != h || (j0 + heads - 1) / G != h)
+      b.fail(t, "output is not whole query heads of its KV head");
+  }
+  b.reloc(t, Slot::kQ, q, j0 * hd);
+  b.reloc(t, Slot::kKCache, kc, h * hd);
+  b.reloc(t, Slot::kVCache, vc, h * hd);
+  DescBuilder::set_arg(out.d, Slot::kScale, float_bits(static_cast<float>(attr_float(op.attrs, "scale"))));
+  if (heads > b.warps) b.fail(t, "more query heads per task than warps");
+  const int32_t eps = fused ? DescBuilder::qk_norm_eps_bits(op) : 0;
+  if (fused) {
+    b.reloc(t, Slot::kK, af.k, h * hd);
+    b.reloc(t, Slot::kV, af.v, h * hd);
+    b.reloc_rope(t, Slot::kRopeTable, op.attrs);
+    if (eps != 0) {
+      b.reloc(t, Slot::kQNorm, af.q_norm, 0);
+      b.reloc(t, Slot::kKNorm, af.k_norm, 0);
+    }
+  }
+  const std::string form = std::string(fused ? ", true, " : ", false, ") + std::to_string(eps);
+  if (b.opt.l2_prefetch)
+    out.prefetch = "attention_prefetch" +
+                   DescBuilder::targs({hd, B, S, nkv}, task.kind == TaskKind::kAttention ? ", false" : ", true") +
+                   "(d, step, lane)";
+  if (task.kind == TaskKind::kAttention) {
+    b.reloc(t, Slot::kOut, af.y, j0 * hd);
+    const bool appends =
+        std::any_of(task.writes.begin(), task.writes.end(), [&](const Region& r) { return r.tensor == kc; });
+    out.call = "task_attention" + DescBuilder::targs({hd, heads, B, S, nkv, nq}, form + (appends ? ", true" : ", false"));
+    b.scratch(attention_scratch(hd, heads, S) + (fused ? DescBuilder::head_scratch(hd, heads, true) : 0));
+    return;
+  }
+  const Region& pr = b.first_of_dtype(t, task.writes, DType::kF32, "attn_part");
+  const Tensor& part = b.tensor(pr.tensor);  // [B, nq, splits, hd + 2]
+  const int64_t splits = part.shape[2], s = pr.dims[2].lo;
+  b.reloc(t, Slot::kOut, pr.tensor, (h * G * splits + s) * (hd + 2));
+  DescBuilder::set_arg(out.d, Slot::kFirstPos, kr.dims[1].lo);
+  DescBuilder::set_arg(out.d, Slot::kEndPos, kr.dims[1].hi);
+  const int64_t rmax = (S + splits - 1) / splits;  // the longest split range
+  if (kr.dims[1].size() > rmax) b.fail(t, "split range longer than ceil(S / splits)");
+  out.call = "task_attention_partial" + DescBuilder::targs({hd, G, B, S, nkv, splits, rmax}, form);
+  b.scratch(attention_scratch(hd, G, rmax) + (fused ? DescBuilder::head_scratch(hd, G, false) : 0));
+}
+
+}  // namespace mpk::codegen
