@@ -7,11 +7,12 @@
 namespace mpk {
 namespace {
 
-// A linear that may be one half of a swiglu: no residual, not a swiglu already, one
-// bf16 output (the fused operator rounds each product to bf16, as the unfused store).
+// A linear that may be one half of a swiglu: its output is its product (the linear
+// family says which forms are: LinearForm::product_only), one bf16 output (the fused
+// operator rounds each product to bf16, as the unfused store).
 bool plain_half(const Program& p, const Operator& op) {
   const LinearForm f = linear_form(op);
-  return op.kind == OpKind::kLinear && !f.swiglu() && f.residual < 0 && op.inputs.size() == f.num_inputs() &&
+  return op.kind == OpKind::kLinear && f.product_only() && op.inputs.size() == f.num_inputs() &&
          op.outputs.size() == 1 && p.tensor(f.y).dtype == DType::kBF16;
 }
 

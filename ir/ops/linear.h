@@ -28,6 +28,9 @@ struct LinearForm {
   TensorId y = -1;         // outputs[0]: y, act or logits
   TensorId tokens = -1;    // lm_head with argmax: outputs[1]
   bool swiglu() const { return up >= 0; }
+  // Its output is its product exactly, rounded (after the norm prologue, if any): no
+  // epilogue. What fuse-swiglu may take as a gate or an up half.
+  bool product_only() const { return residual < 0 && up < 0; }
   // The number of inputs this form has.
   size_t num_inputs() const { return 2 + (up >= 0) + (norm >= 0 || residual >= 0); }
 };
