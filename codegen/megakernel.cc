@@ -106,15 +106,14 @@ void build_queues(codegen::DescBuilder& b, const TaskGraph& g, const TaskGraphIn
       if (!valid(t) || seen[t]++)
         throw Error("codegen: the schedule lists task " + std::to_string(t) + " twice or out of range");
       std::vector<TaskId> members = {t};
-      if (const auto lead = codegen::linear_groupable(b, t); lead && lead->rows <= max_rows) {
-        int64_t rows = (lead->rows + 7) / 8 * 8;
+      if (const int64_t lead_rows = codegen::linear_group_rows(b, t); lead_rows > 0 && lead_rows <= max_rows) {
+        int64_t rows = (lead_rows + 7) / 8 * 8;
         while (members.size() < 4 && i + members.size() < list.size()) {
           const TaskId n = list[i + members.size()];
-          const auto next = valid(n) && !seen[n] ? codegen::linear_groupable(b, n) : std::nullopt;
-          if (!next || !next->same_input(*lead) || rows + (next->rows + 7) / 8 * 8 > max_rows ||
-              !joins_waits(g, index, t, n))
-            break;
-          rows += (next->rows + 7) / 8 * 8;
+          if (!valid(n) || seen[n] || !codegen::linear_same_group_input(b, t, n)) break;
+          const int64_t next_rows = (codegen::linear_group_rows(b, n) + 7) / 8 * 8;
+          if (rows + next_rows > max_rows || !joins_waits(g, index, t, n)) break;
+          rows += next_rows;
           members.push_back(n);
         }
       }

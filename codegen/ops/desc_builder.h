@@ -88,15 +88,11 @@ class DescBuilder {
 
 // The linear family's groups (codegen/ops/linear.cc): adjacent linear tasks on one
 // worker that read the same x, run as one descriptor (docs/megakernel.md).
-struct LinearGroupShape {  // a linear task that may join a group: its K, x, rows
-  int64_t K = 0, rows = 0, ystride = 0;
-  TensorId x = -1, norm = -1;
-  int32_t eps_bits = 0;
-  bool same_input(const LinearGroupShape& o) const {
-    return x == o.x && K == o.K && norm == o.norm && eps_bits == o.eps_bits;
-  }
-};
-std::optional<LinearGroupShape> linear_groupable(const DescBuilder& b, TaskId t);
+// The rows of linear task t when it may be in a group, else 0.
+int64_t linear_group_rows(const DescBuilder& b, TaskId t);
+// Whether linear task n reads what the group led by t reads (x, K, its norm), so that
+// it may join it; both may be in a group.
+bool linear_same_group_input(const DescBuilder& b, TaskId t, TaskId n);
 // The group's descriptor (appended to out.tasks as `index`), its stream shape and its
 // relocations: the leader's pointers, each member's output in its group slot.
 void add_linear_group(DescBuilder& b, const std::vector<TaskId>& members, int32_t index);

@@ -142,6 +142,18 @@ void describe_linear(DescBuilder& b, TaskId t, TaskDescription& out) {
   b.scratch(linear_scratch(b, K, norm) + extra_scratch);
 }
 
+namespace {
+
+// A linear task that may join a group: its K, x, rows.
+struct LinearGroupShape {
+  int64_t K = 0, rows = 0, ystride = 0;
+  TensorId x = -1, norm = -1;
+  int32_t eps_bits = 0;
+  bool same_input(const LinearGroupShape& o) const {
+    return x == o.x && K == o.K && norm == o.norm && eps_bits == o.eps_bits;
+  }
+};
+
 std::optional<LinearGroupShape> linear_groupable(const DescBuilder& b, TaskId t) {
   const Task& task = b.task(t);
   if (task.kind != TaskKind::kLinear) return std::nullopt;
@@ -156,6 +168,18 @@ std::optional<LinearGroupShape> linear_groupable(const DescBuilder& b, TaskId t)
       return LinearGroupShape{b.tensor(lo.weight).shape[1], r.dims[0].size(), y.shape[1], lo.x, lo.norm,
                               norm_eps_bits(op)};
   return std::nullopt;
+}
+
+}  // namespace
+
+int64_t linear_group_rows(const DescBuilder& b, TaskId t) {
+  const std::optional<LinearGroupShape> s = linear_groupable(b, t);
+  return s ? s->rows : 0;
+}
+
+bool linear_same_group_input(const DescBuilder& b, TaskId t, TaskId n) {
+  const std::optional<LinearGroupShape> lead = linear_groupable(b, t), next = linear_groupable(b, n);
+  return lead && next && next->same_input(*lead);
 }
 
 // The members' own descriptors stay in the table for per-op mode. Member m's output goes
