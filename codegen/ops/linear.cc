@@ -59,9 +59,9 @@ Range check_operands(const DescBuilder& b, TaskId t, const LinearForm& lo) {
   if (K % 64 != 0) b.fail(t, "K = " + std::to_string(K) + " is not a multiple of 64");
   const bool f32 = b.tensor(lo.y).dtype == DType::kF32;
   if ((lo.residual >= 0 || lo.swiglu()) && f32) b.fail(t, "a linear with a residual or SwiGLU needs a bf16 output");
-  if ((lo.residual >= 0 && b.tensor(lo.residual).dtype != DType::kBF16) ||
-      (lo.norm >= 0 && b.tensor(lo.norm).dtype != DType::kBF16))
-    b.fail(t, "a linear's residual or norm weight must be bf16");
+  for (TensorId extra : {lo.residual, lo.norm, lo.bias})
+    if (extra >= 0 && b.tensor(extra).dtype != DType::kBF16)
+      b.fail(t, "a linear's residual, norm weight or bias must be bf16");
   return wr.dims[0];
 }
 
@@ -115,6 +115,7 @@ void describe_linear(DescBuilder& b, TaskId t, TaskDescription& out) {
   b.reloc(t, Slot::kY, lo.y, n.lo);
   if (residual) b.reloc(t, Slot::kResidual, lo.residual, n.lo);
   if (norm) b.reloc(t, Slot::kNorm, lo.norm, 0);
+  if (lo.bias >= 0) b.reloc(t, Slot::kBias, lo.bias, n.lo);
   DescBuilder::set_arg(out.d, Slot::kRow0, n.lo);
   const std::string x_type = x_f32(b, K) ? "true" : "false";
   const std::string eps = std::to_string(norm_eps_bits(op)), unit_groups = std::to_string(tl.unit_groups);
@@ -137,7 +138,8 @@ void describe_linear(DescBuilder& b, TaskId t, TaskDescription& out) {
                                                   std::string(f32 ? ", true, " : ", false, ") +
                                                       std::to_string(tl.box_rows) + ", " + std::to_string(tl.boxes) +
                                                       ", " + x_type + (residual ? ", true, " : ", false, ") + eps +
-                                                      ", " + std::to_string(np) + ", " + unit_groups);
+                                                      ", " + std::to_string(np) + ", " + unit_groups +
+                                                      (lo.bias >= 0 ? ", true" : ""));
   }
   b.scratch(linear_scratch(b, K, norm) + extra_scratch);
 }
@@ -149,8 +151,9 @@ struct LinearGroupShape {
   int64_t K = 0, rows = 0, ystride = 0;
   TensorId x = -1, norm = -1;
   int32_t eps_bits = 0;
+  bool bias = false;  // all members of a group have a bias, or none
   bool same_input(const LinearGroupShape& o) const {
-    return x == o.x && K == o.K && norm == o.norm && eps_bits == o.eps_bits;
+    return x == o.x && K == o.K && norm == o.norm && eps_bits == o.eps_bits && bias == o.bias;
   }
 };
 
@@ -166,7 +169,7 @@ std::optional<LinearGroupShape> linear_groupable(const DescBuilder& b, TaskId t)
   for (const Region& r : task.reads)
     if (r.tensor == lo.weight)
       return LinearGroupShape{b.tensor(lo.weight).shape[1], r.dims[0].size(), y.shape[1], lo.x, lo.norm,
-                              norm_eps_bits(op)};
+                              norm_eps_bits(op), lo.bias >= 0};
   return std::nullopt;
 }
 
@@ -183,7 +186,7 @@ bool linear_same_group_input(const DescBuilder& b, TaskId t, TaskId n) {
 }
 
 // The members' own descriptors stay in the table for per-op mode. Member m's output goes
-// to pointer slot group_y(m).
+// to pointer slot group_y(m), its bias to group_bias(m).
 void add_linear_group(DescBuilder& b, const std::vector<TaskId>& members, int32_t index) {
   Megakernel& k = b.out;
   abi::TaskDesc d = k.tasks.at(members[0]);
@@ -208,18 +211,21 @@ void add_linear_group(DescBuilder& b, const std::vector<TaskId>& members, int32_
   d.members = static_cast<int32_t>(members.size());
   d.inst = b.instantiate("task_linear_group<" + std::to_string(K) + ", " + std::to_string(b.batch) + ", " +
                          std::to_string(boxes) + (x_f32(b, K) ? ", true, " : ", false, ") +
-                         std::to_string(lead.eps_bits) + shapes + ">(d, c)");
+                         std::to_string(lead.eps_bits) + shapes + (lead.bias ? ", true" : "") + ">(d, c)");
   k.tasks.push_back(d);
   k.stream.push_back(std::move(st));
-  // The leader's pointers, then each member's output in its group slot.
+  // The leader's pointers, then each member's output (and bias) in its group slots.
   for (size_t r = 0, n = k.relocations.size(); r < n; ++r)
-    for (size_t m = 0; m < members.size(); ++m)
-      if (k.relocations[r].task == members[m] && (m == 0 || k.relocations[r].slot == Slot::kY.index)) {
-        Relocation copy = k.relocations[r];
-        copy.task = index;
-        if (copy.slot == Slot::kY.index) copy.slot = Slot::group_y(static_cast<int>(m)).index;
-        k.relocations.push_back(copy);
-      }
+    for (size_t m = 0; m < members.size(); ++m) {
+      const int32_t slot = k.relocations[r].slot;
+      if (k.relocations[r].task != members[m] || (m > 0 && slot != Slot::kY.index && slot != Slot::kBias.index))
+        continue;
+      Relocation copy = k.relocations[r];
+      copy.task = index;
+      if (slot == Slot::kY.index) copy.slot = Slot::group_y(static_cast<int>(m)).index;
+      if (slot == Slot::kBias.index) copy.slot = Slot::group_bias(static_cast<int>(m)).index;
+      k.relocations.push_back(copy);
+    }
 }
 
 }  // namespace mpk::codegen

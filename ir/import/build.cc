@@ -47,9 +47,11 @@ class ProgramBuilder {
     const TensorId xn = act("xn" + n, c_.hidden);
     op(L + "input_norm", OpKind::kRmsNorm, {h, in_norm_w}, {xn}, {{"eps", c_.rms_eps}});
 
-    const TensorId q = linear(L + "q_proj", W + "self_attn.q_proj.weight", xn, "q" + n, q_dim_);
-    const TensorId k = linear(L + "k_proj", W + "self_attn.k_proj.weight", xn, "k" + n, kv_dim_);
-    const TensorId v = linear(L + "v_proj", W + "self_attn.v_proj.weight", xn, "v" + n, kv_dim_);
+    // Qwen2: a bias on q, k and v (linear(x, W, bias){bias=1}).
+    const bool bias = c_.architecture == "qwen2";
+    const TensorId q = linear(L + "q_proj", W + "self_attn.q_proj", xn, "q" + n, q_dim_, bias);
+    const TensorId k = linear(L + "k_proj", W + "self_attn.k_proj", xn, "k" + n, kv_dim_, bias);
+    const TensorId v = linear(L + "v_proj", W + "self_attn.v_proj", xn, "v" + n, kv_dim_, bias);
 
     TensorId q_in = q, k_in = k;
     if (c_.architecture == "qwen3") {
@@ -77,22 +79,18 @@ class ProgramBuilder {
         {"num_kv_heads", c_.num_kv_heads},
         {"head_dim", c_.head_dim},
         {"scale", 1.0 / std::sqrt(static_cast<double>(c_.head_dim))}});
-    const TensorId o = linear(L + "o_proj", W + "self_attn.o_proj.weight", attn, "o" + n,
-                              c_.hidden);
+    const TensorId o = linear(L + "o_proj", W + "self_attn.o_proj", attn, "o" + n, c_.hidden);
     const TensorId h_mid = act("h_mid" + n, c_.hidden);
     op(L + "attn_residual", OpKind::kResidualAdd, {h, o}, {h_mid});
 
     const TensorId post_w = weight(W + "post_attention_layernorm.weight", {c_.hidden});
     const TensorId xn2 = act("xn2" + n, c_.hidden);
     op(L + "post_norm", OpKind::kRmsNorm, {h_mid, post_w}, {xn2}, {{"eps", c_.rms_eps}});
-    const TensorId gate = linear(L + "gate_proj", W + "mlp.gate_proj.weight", xn2, "gate" + n,
-                                 c_.intermediate);
-    const TensorId up = linear(L + "up_proj", W + "mlp.up_proj.weight", xn2, "up" + n,
-                               c_.intermediate);
+    const TensorId gate = linear(L + "gate_proj", W + "mlp.gate_proj", xn2, "gate" + n, c_.intermediate);
+    const TensorId up = linear(L + "up_proj", W + "mlp.up_proj", xn2, "up" + n, c_.intermediate);
     const TensorId a = act("act" + n, c_.intermediate);
     op(L + "silu_mul", OpKind::kSiluMul, {gate, up}, {a});
-    const TensorId down = linear(L + "down_proj", W + "mlp.down_proj.weight", a, "down" + n,
-                                 c_.hidden);
+    const TensorId down = linear(L + "down_proj", W + "mlp.down_proj", a, "down" + n, c_.hidden);
     const TensorId h_next = act("h." + std::to_string(l + 1), c_.hidden);
     op(L + "mlp_residual", OpKind::kResidualAdd, {h_mid, down}, {h_next});
     layer_ = -1;
@@ -110,13 +108,18 @@ class ProgramBuilder {
     return a;
   }
 
-  // y [B, n] = linear(x, W [n, K]) with K the width of x.
-  TensorId linear(const std::string& name, const std::string& weight_name, TensorId x,
-                  const std::string& out, int64_t n) {
+  // y [B, n] = linear(x, W [n, K]) with K the width of x, the weight `module`.weight
+  // (and with `bias`, plus the bias `module`.bias [n]).
+  TensorId linear(const std::string& name, const std::string& module, TensorId x, const std::string& out, int64_t n,
+                  bool bias = false) {
     const int64_t k = p_.tensor(x).shape.back();
-    const TensorId w = weight(weight_name, {n, k});
+    const TensorId w = weight(module + ".weight", {n, k});
+    const TensorId b = bias ? weight(module + ".bias", {n}) : -1;
     const TensorId y = act(out, n);
-    op(name, OpKind::kLinear, {x, w}, {y});
+    if (bias)
+      op(name, OpKind::kLinear, {x, w, b}, {y}, {{"bias", int64_t{1}}});
+    else
+      op(name, OpKind::kLinear, {x, w}, {y});
     return y;
   }
 
@@ -150,7 +153,8 @@ void check_derived_sizes(const ModelConfig& c, int64_t batch, int64_t seq) {
   const int64_t mlp = checked_product({3, c.hidden, c.intermediate}, what);
   const int64_t norms = checked_add(checked_mul(2, c.hidden, what),
                                     c.architecture == "qwen3" ? checked_mul(2, c.head_dim, what) : 0, what);
-  const int64_t layer = checked_add(checked_add(attention, mlp, what), norms, what);
+  const int64_t biases = c.architecture == "qwen2" ? checked_add(q_dim, checked_mul(2, kv_dim, what), what) : 0;
+  const int64_t layer = checked_add(checked_add(checked_add(attention, mlp, what), norms, what), biases, what);
   const int64_t embeddings = checked_product({c.tied_embeddings ? 1 : 2, c.vocab, c.hidden}, what);
   const int64_t params = checked_add(checked_mul(c.num_layers, layer, what),
                                      checked_add(embeddings, c.hidden, what), what);
@@ -183,7 +187,7 @@ Module build_module(const ModelConfig& c, const ImportOptions& o, const std::str
   if (o.batch < 1 || o.batch > kMaxBatch)
     throw Error("import: batch must be in 1.." + std::to_string(kMaxBatch) + ", got " +
                 std::to_string(o.batch));
-  if (c.architecture != "llama" && c.architecture != "qwen3")
+  if (c.architecture != "llama" && c.architecture != "qwen2" && c.architecture != "qwen3")
     throw Error("import: unsupported architecture \"" + c.architecture + "\"");
   const int64_t seq = resolve_max_seq_len(c, o);
   check_derived_sizes(c, o.batch, seq);

@@ -9,12 +9,13 @@ namespace mpk {
 LinearForm linear_form(const Operator& op) {
   LinearForm f;
   if ((op.kind != OpKind::kLinear && op.kind != OpKind::kLmHead) || op.inputs.size() < 2) return f;
-  const bool swiglu = op.attrs.count("activation") > 0;
-  const size_t base = swiglu ? 3 : 2;
+  const bool swiglu = op.attrs.count("activation") > 0, bias = op.attrs.count("bias") > 0;
+  const size_t base = (swiglu ? 3 : 2) + (bias ? 1 : 0);
   if (op.inputs.size() < base) return f;
   f.x = op.inputs[0];
   f.weight = op.inputs[1];
   if (swiglu) f.up = op.inputs[2];
+  if (bias) f.bias = op.inputs[base - 1];
   if (op.inputs.size() > base) (op.attrs.count("eps") ? f.norm : f.residual) = op.inputs[base];
   if (!op.outputs.empty()) f.y = op.outputs[0];
   if (op.kind == OpKind::kLmHead && op.outputs.size() > 1) f.tokens = op.outputs[1];
@@ -46,6 +47,7 @@ std::vector<Region> linear_task_reads(const Program& p, const LinearForm& f, Ran
   if (f.up >= 0) reads.push_back(Region{f.up, {n, {0, k}}});
   if (f.residual >= 0) reads.push_back(Region{f.residual, {{0, p.tensor(f.residual).shape[0]}, n}});
   if (f.norm >= 0) reads.push_back(Region{f.norm, {{0, k}}});
+  if (f.bias >= 0) reads.push_back(Region{f.bias, {n}});
   return reads;
 }
 
@@ -62,6 +64,12 @@ void linear_signature(OpSignature& s) {
     if (attr_str(op.attrs, "activation") != "swiglu")
       s.bad("attribute 'activation' = \"" + attr_str(op.attrs, "activation") + "\" is not \"swiglu\"");
     if (op.inputs.size() < 3) s.bad("a swiglu linear expects inputs (x, Wg, Wu) or (x, Wg, Wu, norm_w)");
+  }
+  if (op.attrs.count("bias")) {
+    if (attr_int(op.attrs, "bias") != 1) s.bad("attribute 'bias' must be 1");
+    if (lm_head || op.attrs.count("activation"))
+      s.bad(std::string(lm_head ? "an lm_head" : "a swiglu linear") + " takes no bias");
+    if (op.inputs.size() < 3) s.bad("a linear with a bias expects inputs (x, W, bias), then a residual or norm_w");
   }
   if (f.residual >= 0 && (lm_head || f.swiglu()))
     s.bad(std::string(lm_head ? "an lm_head" : "a swiglu linear") +
@@ -84,6 +92,11 @@ void linear_signature(OpSignature& s) {
     s.rank(s.tensor(f.up), "Wu", 2);
     s.floating(s.tensor(f.up), "Wu");
     s.same_shape(s.tensor(f.up), "Wu", s.in(1), "Wg");
+  }
+  if (f.bias >= 0) {
+    const auto& bias = s.rank(s.tensor(f.bias), "bias", 1);
+    s.floating(s.tensor(f.bias), "bias");
+    s.dim(bias[0], w[0], "bias length (N)");
   }
   if (f.residual >= 0) {
     s.floating(s.tensor(f.residual), "residual");

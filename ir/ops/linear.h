@@ -13,26 +13,29 @@ namespace mpk {
 
 // The operands of a linear or lm_head operator by role (docs/ir.md, "Operators"):
 //   linear(x, W) -> (y), lm_head(x, W) -> (logits)
+//   with a bias (Qwen2's q/k/v):       linear(x, W, bias){bias=1} -> (y), before any
+//                                      residual or norm weight below
 //   with a residual (fuse-residual):   linear(x, W, residual) -> (y)
 //   with a norm (fuse-norm):           linear(x, W, norm_w){eps}, lm_head(x, W, norm_w){eps}
 //   swiglu (fuse-swiglu):              linear(x, Wg, Wu[, norm_w]){activation="swiglu"[, eps]} -> (act)
 //   with argmax (fuse-argmax):         lm_head(...) -> (logits, tokens)
 // Tensor ids, -1 where absent (and for every other operator kind). The form is read
-// from the arity and the attrs `activation` and `eps`; the verifier checks the rest.
+// from the arity and the attrs `activation`, `bias` and `eps`; the verifier checks the rest.
 struct LinearForm {
   TensorId x = -1;
   TensorId weight = -1;    // inputs[1]: W, or the gate weight Wg of a swiglu
   TensorId up = -1;        // swiglu: inputs[2], the up weight Wu
-  TensorId norm = -1;      // with attr eps: inputs[2] (swiglu: inputs[3]); its eps is attr `eps`
-  TensorId residual = -1;  // without attr eps: inputs[2] of a plain linear
+  TensorId bias = -1;      // with attr bias: inputs[2], added to the product before it is rounded
+  TensorId norm = -1;      // with attr eps: the input after these; its eps is attr `eps`
+  TensorId residual = -1;  // without attr eps: the input after these (not of a swiglu)
   TensorId y = -1;         // outputs[0]: y, act or logits
   TensorId tokens = -1;    // lm_head with argmax: outputs[1]
   bool swiglu() const { return up >= 0; }
   // Its output is its product exactly, rounded (after the norm prologue, if any): no
   // epilogue. What fuse-swiglu may take as a gate or an up half.
-  bool product_only() const { return residual < 0 && up < 0; }
+  bool product_only() const { return residual < 0 && up < 0 && bias < 0; }
   // The number of inputs this form has.
-  size_t num_inputs() const { return 2 + (up >= 0) + (norm >= 0 || residual >= 0); }
+  size_t num_inputs() const { return 2 + (up >= 0) + (bias >= 0) + (norm >= 0 || residual >= 0); }
 };
 LinearForm linear_form(const Operator& op);
 
@@ -55,7 +58,7 @@ CoopShare coop_share(const Task& t);
 
 // What a linear or lm_head task of output rows n (all batch rows) reads (docs/ir.md,
 // "Tasks"): x whole, the weight rows n (and the up weight's), the residual's columns n,
-// the norm weight whole. `f` is the form of an operator of `p`.
+// the norm weight whole, the bias rows n. `f` is the form of an operator of `p`.
 std::vector<Region> linear_task_reads(const Program& p, const LinearForm& f, Range n);
 
 }  // namespace mpk

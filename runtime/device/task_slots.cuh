@@ -47,14 +47,16 @@ struct KvAppend {
 };
 
 // linear and lm_head: x (whole rows), y + n0; with a residual, residual + n0; with a
-// norm, its weight; an lm_head with its argmax, its partial slots (val, idx). A linear
-// group (adjacent linears over the same x, run as one) keeps x and the norm weight and
-// puts member m's y at group_y(m) (group_y(0) == kY).
+// norm, its weight; an lm_head with its argmax, its partial slots (val, idx); with a
+// bias, bias + n0. A linear group (adjacent linears over the same x, run as one) keeps x
+// and the norm weight and puts member m's y at group_y(m) (group_y(0) == kY) and its
+// bias at group_bias(m) (group_bias(0) == kBias).
 struct Linear {
-  static constexpr PtrSlot kX{0}, kY{1}, kResidual{2}, kNorm{3}, kArgmaxVal{4}, kArgmaxIdx{5};
+  static constexpr PtrSlot kX{0}, kY{1}, kResidual{2}, kNorm{3}, kArgmaxVal{4}, kArgmaxIdx{5}, kBias{6};
   static constexpr ArgSlot kRow0{0};  // n0: the first output row (the vocabulary index of an lm_head's row 0)
   static constexpr int kMaxGroupMembers = 4;
   static MPK_HD constexpr PtrSlot group_y(int m) { return PtrSlot{m < 2 ? m + 1 : m + 2}; }
+  static MPK_HD constexpr PtrSlot group_bias(int m) { return PtrSlot{6 + m}; }
 };
 
 // attention and attention_partial: q + j0*hd (rows of nq*hd), the caches offset to kv
@@ -112,13 +114,14 @@ static_assert(distinct({KvAppend::kK.index, KvAppend::kV.index, KvAppend::kKCach
                        kPtrSlots),
               "kv_append slots");
 static_assert(distinct({Linear::kX.index, Linear::kY.index, Linear::kResidual.index, Linear::kNorm.index,
-                        Linear::kArgmaxVal.index, Linear::kArgmaxIdx.index},
+                        Linear::kArgmaxVal.index, Linear::kArgmaxIdx.index, Linear::kBias.index},
                        kPtrSlots) &&
                   distinct({Linear::kRow0.index}, kArgSlots),
               "linear slots");
-static_assert(Linear::group_y(0).index == Linear::kY.index &&
+static_assert(Linear::group_y(0).index == Linear::kY.index && Linear::group_bias(0).index == Linear::kBias.index &&
                   distinct({Linear::kX.index, Linear::kNorm.index, Linear::group_y(0).index, Linear::group_y(1).index,
-                            Linear::group_y(2).index, Linear::group_y(3).index},
+                            Linear::group_y(2).index, Linear::group_y(3).index, Linear::group_bias(0).index,
+                            Linear::group_bias(1).index, Linear::group_bias(2).index, Linear::group_bias(3).index},
                            kPtrSlots),
               "linear group slots");
 static_assert(distinct({Attention::kQ.index, Attention::kKCache.index, Attention::kVCache.index, Attention::kOut.index,

@@ -210,9 +210,10 @@ __device__ __forceinline__ void for_row_groups(TaskCtx& c, Group group) {
 // value and its lowest index over the task's rows, as argmax_partial computes them, to
 // kArgmaxVal / kArgmaxIdx: argmax_val + p, argmax_idx + p (rows of NP). A cooperative share
 // (UNIT_GROUPS > 0; n0 = 0, ROWS the operator's) runs the row groups of the units it
-// claims, and its argmax partial starts from (-inf, 0).
+// claims, and its argmax partial starts from (-inf, 0). With BIAS, kBias: bias + n0,
+// added to the f32 sum before anything rounds it (as the CPU's linear_block).
 template <int K, int ROWS, int B, int YSTRIDE, bool F32_OUT, int BOX_ROWS, int BOXES, bool X_F32, bool RESIDUAL,
-          int EPS_BITS, int NP, int UNIT_GROUPS>
+          int EPS_BITS, int NP, int UNIT_GROUPS, bool BIAS = false>
 __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256, "linear: bad box rows");
@@ -267,9 +268,10 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
     for (int i = 0; i < RW; ++i) {
       if (row[i] < 0) continue;
       const int n = g * BOX_ROWS + row[i];
+      const float bias = BIAS ? bf16_to_f32(ld_const_bf16(dptr<const bf16_t>(d, Slot::kBias) + n)) : 0.f;
 #pragma unroll
       for (int b = 0; b < B; ++b) {
-        const float v = warp_lane_finish(acc[i][b]);
+        const float v = BIAS ? __fadd_rn(warp_lane_finish(acc[i][b]), bias) : warp_lane_finish(acc[i][b]);
         if constexpr (NP > 0) argmax_combine(best[b], best_i[b], v, n0 + n);
         if (lane != 0) continue;
         const int64_t at = static_cast<int64_t>(b) * YSTRIDE + n;
@@ -357,10 +359,11 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
 
 // Up to four linear tasks over the same x [B, K] (and the same fused norm, if any), each
 // a single row group (R rows, output rows of Y), run as one. Member m writes its y at
-// slots::Linear::group_y(m) of the group's descriptor. A chunk holds, member after member,
-// each member's boxes for the same columns.
+// slots::Linear::group_y(m) of the group's descriptor (with BIAS, every member adds its
+// bias at group_bias(m), as task_linear). A chunk holds, member after member, each
+// member's boxes for the same columns.
 template <int K, int B, int BOXES, bool X_F32, int EPS_BITS, int R0, int Y0, int R1, int Y1, int R2, int Y2, int R3,
-          int Y3>
+          int Y3, bool BIAS = false>
 __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   constexpr int kPad[4] = {(R0 + 7) / 8 * 8, (R1 + 7) / 8 * 8, (R2 + 7) / 8 * 8, (R3 + 7) / 8 * 8};
   constexpr int kRows[4] = {R0, R1, R2, R3};
@@ -398,9 +401,11 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
     if (row[i] < 0) continue;
     const int m = member[i];
     bf16_t* y = dptr<bf16_t>(d, slots::Linear::group_y(m));
+    const float bias =
+        BIAS ? bf16_to_f32(ld_const_bf16(dptr<const bf16_t>(d, slots::Linear::group_bias(m)) + row[i])) : 0.f;
 #pragma unroll
     for (int b = 0; b < B; ++b) {
-      const float v = warp_lane_finish(acc[i][b]);
+      const float v = BIAS ? __fadd_rn(warp_lane_finish(acc[i][b]), bias) : warp_lane_finish(acc[i][b]);
       if (lane == 0) y[static_cast<int64_t>(b) * kYStride[m] + row[i]] = f32_to_bf16(v);
     }
   }

@@ -55,6 +55,7 @@ void rms_norm_row_bf16(float* row, int64_t h, const TensorBuffer& w, double eps)
 // What a linear computes besides x . W^T (ir/ops/linear.h LinearForm): the tensors of
 // the form's operands, resolved for a step.
 struct LinearExtras {
+  const TensorBuffer* bias = nullptr;      // added to the product before it is rounded
   const TensorBuffer* residual = nullptr;  // added to the product rounded to y's dtype
   const TensorBuffer* norm = nullptr;      // x is first rms-normed with this weight
   double eps = 0;
@@ -62,7 +63,8 @@ struct LinearExtras {
 };
 
 // y[b0:b1, n0:n1] = x[b0:b1, :] . W[n0:n1, :]^T; with a norm, x rows are replaced by
-// rms_norm(x, norm, eps) rounded to bf16 first; with a residual, the product is rounded
+// rms_norm(x, norm, eps) rounded to bf16 first; with a bias, bias[n0:n1] is added to the
+// f32 product before it is rounded to y's dtype; with a residual, the product is rounded
 // to y's dtype and residual[b0:b1, n0:n1] added in f32; with an up weight (swiglu),
 // y = silu_mul(round_bf16(x . W^T), round_bf16(x . up^T)). All exactly as the unfused ops.
 void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y, int64_t b0, int64_t b1, int64_t n0,
@@ -85,13 +87,14 @@ void linear_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y,
         y.store(i, silu_mul_value(round_bf16(out[o]), round_bf16(up[o])));
         continue;
       }
-      y.store(i, out[o]);
+      y.store(i, extras.bias ? out[o] + extras.bias->load(n) : out[o]);  // no + 0: -0 stays -0
       if (extras.residual) y.store(i, y.load(i) + extras.residual->load(i));
     }
 }
 
 LinearExtras extras_of(const LinearForm& f, double eps, const TensorStore& st) {
   LinearExtras e;
+  if (f.bias >= 0) e.bias = &st.at(f.bias);
   if (f.residual >= 0) e.residual = &st.at(f.residual);
   if (f.norm >= 0) e.norm = &st.at(f.norm), e.eps = eps;
   if (f.up >= 0) e.up = &st.at(f.up);
