@@ -8,6 +8,7 @@
 #include <cmath>
 #include <variant>
 
+#include "ir/architectures.h"
 #include "ir/verifier_rules.h"
 
 namespace mpk {
@@ -30,7 +31,7 @@ class AttrChecker {
     }
     if (has("architecture")) {
       const auto* s = std::get_if<std::string>(&m_.attrs.at("architecture"));
-      if (!s || (*s != "llama" && *s != "qwen3")) bad("architecture", "must be \"llama\" or \"qwen3\"");
+      if (!s || !find_architecture(*s)) bad("architecture", "must be one of " + architecture_names());
     }
     if (!sink_.empty()) return;
     against_program();

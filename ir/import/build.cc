@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ir/architectures.h"
 #include "ir/checked.h"
 #include "ir/error.h"
 #include "ir/import/import.h"
@@ -14,9 +15,10 @@ namespace {
 
 class ProgramBuilder {
  public:
+  // `c.architecture` is one of ir/architectures.h's (build_module checks).
   ProgramBuilder(const ModelConfig& c, int64_t batch, int64_t seq)
-      : c_(c), b_(batch), s_(seq), q_dim_(c.num_q_heads * c.head_dim),
-        kv_dim_(c.num_kv_heads * c.head_dim) {}
+      : c_(c), arch_(*find_architecture(c.architecture)), b_(batch), s_(seq),
+        q_dim_(c.num_q_heads * c.head_dim), kv_dim_(c.num_kv_heads * c.head_dim) {}
 
   Program build() {
     const TensorId tokens = add("tokens", DType::kI32, {b_}, TensorRole::kInput);
@@ -48,13 +50,13 @@ class ProgramBuilder {
     op(L + "input_norm", OpKind::kRmsNorm, {h, in_norm_w}, {xn}, {{"eps", c_.rms_eps}});
 
     // Qwen2: a bias on q, k and v (linear(x, W, bias){bias=1}).
-    const bool bias = c_.architecture == "qwen2";
+    const bool bias = arch_.qkv_bias;
     const TensorId q = linear(L + "q_proj", W + "self_attn.q_proj", xn, "q" + n, q_dim_, bias);
     const TensorId k = linear(L + "k_proj", W + "self_attn.k_proj", xn, "k" + n, kv_dim_, bias);
     const TensorId v = linear(L + "v_proj", W + "self_attn.v_proj", xn, "v" + n, kv_dim_, bias);
 
     TensorId q_in = q, k_in = k;
-    if (c_.architecture == "qwen3") {
+    if (arch_.qk_norm) {
       const Attrs norm_attrs = {{"eps", c_.rms_eps}, {"head_dim", c_.head_dim}};
       const TensorId qw = weight(W + "self_attn.q_norm.weight", {c_.head_dim});
       q_in = act("qn" + n, q_dim_);
@@ -138,6 +140,7 @@ class ProgramBuilder {
   }
 
   const ModelConfig& c_;
+  const Architecture& arch_;
   const int64_t b_, s_, q_dim_, kv_dim_;
   int32_t layer_ = -1;
   Program p_;
@@ -146,14 +149,15 @@ class ProgramBuilder {
 // The sizes derived from the config, batch and sequence length, with checked arithmetic,
 // against the bounds of limits.h.
 void check_derived_sizes(const ModelConfig& c, int64_t batch, int64_t seq) {
+  const Architecture& arch = *find_architecture(c.architecture);
   const std::string what = "import: the parameter count of " + c.name;
   const int64_t q_dim = checked_mul(c.num_q_heads, c.head_dim, what);
   const int64_t kv_dim = checked_mul(c.num_kv_heads, c.head_dim, what);
   const int64_t attention = checked_product({2, c.hidden, checked_add(q_dim, kv_dim, what)}, what);
   const int64_t mlp = checked_product({3, c.hidden, c.intermediate}, what);
   const int64_t norms = checked_add(checked_mul(2, c.hidden, what),
-                                    c.architecture == "qwen3" ? checked_mul(2, c.head_dim, what) : 0, what);
-  const int64_t biases = c.architecture == "qwen2" ? checked_add(q_dim, checked_mul(2, kv_dim, what), what) : 0;
+                                    arch.qk_norm ? checked_mul(2, c.head_dim, what) : 0, what);
+  const int64_t biases = arch.qkv_bias ? checked_add(q_dim, checked_mul(2, kv_dim, what), what) : 0;
   const int64_t layer = checked_add(checked_add(checked_add(attention, mlp, what), norms, what), biases, what);
   const int64_t embeddings = checked_product({c.tied_embeddings ? 1 : 2, c.vocab, c.hidden}, what);
   const int64_t params = checked_add(checked_mul(c.num_layers, layer, what),
@@ -187,7 +191,7 @@ Module build_module(const ModelConfig& c, const ImportOptions& o, const std::str
   if (o.batch < 1 || o.batch > kMaxBatch)
     throw Error("import: batch must be in 1.." + std::to_string(kMaxBatch) + ", got " +
                 std::to_string(o.batch));
-  if (c.architecture != "llama" && c.architecture != "qwen2" && c.architecture != "qwen3")
+  if (!find_architecture(c.architecture))
     throw Error("import: unsupported architecture \"" + c.architecture + "\"");
   const int64_t seq = resolve_max_seq_len(c, o);
   check_derived_sizes(c, o.batch, seq);

@@ -1,8 +1,10 @@
-// Hugging Face config.json parsing (Llama 3.x, Qwen3) and the built-in presets.
+// Hugging Face config.json parsing (Llama 3.x, Qwen2 / Qwen2.5, Qwen3) and the built-in
+// presets.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
+#include "ir/architectures.h"
 #include "ir/error.h"
 #include "ir/file_io.h"
 #include "ir/import/import.h"
@@ -91,15 +93,6 @@ class FieldReader {
   std::string prefix_;
 };
 
-struct ArchInfo {
-  const char* model_type;
-  const char* architecture;
-  const char* class_name;
-};
-constexpr ArchInfo kArchs[] = {
-    {"llama", "llama", "LlamaForCausalLM"},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM"},
-};
 
 // The model name: _name_or_path, else the directory holding config.json, else the
 // file's stem.
@@ -150,19 +143,18 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
   // Architecture: model_type decides; architectures, when present, must agree.
   if (!r.has("model_type")) r.fail("model_type", "is required");
   const std::string model_type = r.string_or("model_type", "");
-  const ArchInfo* arch = nullptr;
-  for (const ArchInfo& a : kArchs)
-    if (model_type == a.model_type) arch = &a;
+  const Architecture* arch = find_architecture(model_type);
   if (!arch)
-    r.fail("model_type", "has unsupported value " + json_brief(model_type) + " (supported: llama, qwen3)");
-  c.architecture = arch->architecture;
+    r.fail("model_type",
+           "has unsupported value " + json_brief(model_type) + " (supported: " + architecture_names() + ")");
+  c.architecture = arch->name;
   if (r.has("architectures")) {
     const json& list = r.at("architectures");
     if (!list.is_array()) r.fail("architectures", "must be a list of strings");
     for (const json& a : list)
       if (!a.is_string() || a.get<std::string>() != arch->class_name)
-        r.fail("architectures", "has unsupported entry " + json_brief(a) + " (supported for " +
-                                    model_type + ": " + arch->class_name + ")");
+        r.fail("architectures", "has unsupported entry " + json_brief(a) + " (supported for " + model_type + ": " +
+                                    std::string(arch->class_name) + ")");
   }
 
   c.name = name_from(r, source);
@@ -196,7 +188,10 @@ ModelConfig parse_model_config(const json& j, const std::string& source) {
   // Features mpk does not implement are rejected, not ignored.
   const std::string act = r.string_or("hidden_act", "silu");
   if (act != "silu") r.fail("hidden_act", "has unsupported value " + json_brief(act) + " (supported: silu)");
-  r.require_false("attention_bias", "a bias on q/k/v/o projections");
+  // A family with a q/k/v bias (Qwen2) has it, and none on o, whatever attention_bias
+  // says (transformers' Qwen2Attention does not read the field); elsewhere attention_bias
+  // would put a bias on o_proj too.
+  if (!arch->qkv_bias) r.require_false("attention_bias", "a bias on q/k/v/o projections");
   r.require_false("mlp_bias", "a bias on MLP projections");
   r.require_false("use_sliding_window", "sliding-window attention");
   if (r.has("layer_types")) {
@@ -313,12 +308,24 @@ ModelConfig qwen3_8b() {
   return c;
 }
 
+// Qwen2.5-0.5B's choices at the tiny size: q/k/v bias, tied embeddings, theta 1e6, eps 1e-6.
+ModelConfig tiny_qwen2() {
+  ModelConfig c = tiny_llama();
+  c.name = "tiny-qwen2";
+  c.architecture = "qwen2";
+  c.rope_theta = 1000000;
+  c.rms_eps = 1e-6;
+  c.tied_embeddings = true;
+  return c;
+}
+
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"tiny", "tiny-qwen3", "llama-3.2-1b", "qwen3-8b"}; }
+std::vector<std::string> preset_names() { return {"tiny", "tiny-qwen2", "tiny-qwen3", "llama-3.2-1b", "qwen3-8b"}; }
 
 std::optional<ModelConfig> find_preset(const std::string& name) {
   if (name == "tiny") return tiny_llama();
+  if (name == "tiny-qwen2") return tiny_qwen2();
   if (name == "tiny-qwen3") return tiny_qwen3();
   if (name == "llama-3.2-1b") return llama_3_2_1b();
   if (name == "qwen3-8b") return qwen3_8b();

@@ -16,10 +16,10 @@
 
 namespace mpk {
 
-// A Llama-family decoder (Llama 3.x or Qwen3).
+// A Llama-family decoder (Llama 3.x, Qwen2 / Qwen2.5 or Qwen3).
 struct ModelConfig {
   std::string name;          // e.g. "llama-3.2-1b", or the config's _name_or_path / dir name
-  std::string architecture;  // "llama" | "qwen3" (qwen3: per-head q/k RMSNorm)
+  std::string architecture;  // "llama" | "qwen2" (a bias on q/k/v) | "qwen3" (per-head q/k RMSNorm)
   int64_t hidden = 0;
   int64_t num_layers = 0;
   int64_t num_q_heads = 0;
@@ -57,7 +57,7 @@ ModelConfig parse_model_config_text(const std::string& text, const std::string& 
 // JSON names the file.
 ModelConfig load_model_config(const std::string& path);
 
-// Built-in presets: tiny, tiny-qwen3, llama-3.2-1b, qwen3-8b.
+// Built-in presets: tiny, tiny-qwen2, tiny-qwen3, llama-3.2-1b, qwen3-8b.
 std::vector<std::string> preset_names();
 std::optional<ModelConfig> find_preset(const std::string& name);
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "ir/architectures.h"
 #include "ir/error.h"
 #include "ir/file_io.h"
 #include "runtime/weights/safetensors.h"
@@ -22,7 +23,9 @@ json config_json(const Module& m) {
   json c;
   c["_name_or_path"] = m.name;
   c["model_type"] = arch;
-  c["architectures"] = {arch == "qwen3" ? "Qwen3ForCausalLM" : "LlamaForCausalLM"};
+  const Architecture* known = find_architecture(arch);
+  if (!known) throw Error("write_checkpoint: module '" + m.name + "' has unknown architecture \"" + arch + "\"");
+  c["architectures"] = {std::string(known->class_name)};
   c["hidden_size"] = attr_int(a, "hidden");
   c["num_hidden_layers"] = attr_int(a, "num_layers");
   c["num_attention_heads"] = attr_int(a, "num_q_heads");

@@ -75,6 +75,8 @@ Weights random_weights(const Module& m, uint64_t seed) {
     if (t.shape.size() >= 2) {         // matrices [N, K]: std 1/sqrt(K)
       center = 0.0f;
       half = static_cast<float>(std::sqrt(3.0 / static_cast<double>(t.shape.back())));
+    } else if (t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) {
+      center = 0.0f, half = 0.5f;  // biases (Qwen2's q/k/v) around 0
     }
     const uint64_t key = splitmix64(seed ^ fnv1a(t.name));
     for (int64_t b = 0; b < n; b += kChunk)

@@ -66,7 +66,7 @@ Weights load_weights(const Module& m, const std::string& path);
 // the same bits on every machine. Throws mpk::Error naming the largest tensor when they
 // exceed the host memory budget (runtime/cpu/memory_budget.h). Matrices [N, K] are uniform with standard deviation
 // 1/sqrt(K) (so activations stay O(1) and logits are O(1) but not degenerate), norm
-// weights are uniform in [0.9, 1.1].
+// weights are uniform in [0.9, 1.1], biases (names ending in ".bias") in [-0.5, 0.5].
 Weights random_weights(const Module& m, uint64_t seed);
 
 // Checks that `w` holds every weight tensor of `m` with its shape and a bf16/f16/f32

@@ -1,9 +1,11 @@
 // The megakernel compiles with nvcc for sm_90a (no GPU needed), for the tiny and
-// llama-3.2-1b presets, and the cubin cache answers the second compile.
+// llama-3.2-1b presets and for tiny-qwen2's biased linears, and the cubin cache answers
+// the second compile.
 #include "codegen/compile.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "codegen/megakernel.h"
@@ -30,8 +32,9 @@ class MegakernelCompile : public ::testing::Test {
   fs::path cache_;
 };
 
-void compile_and_reload(const std::string& preset, const fs::path& cache) {
-  const Megakernel k = generate_megakernel(testing::scheduled_preset(preset));
+void compile_and_reload(const std::string& preset, const fs::path& cache,
+                        const std::string& pipeline = kDefaultPipeline) {
+  const Megakernel k = generate_megakernel(testing::scheduled_preset(preset, pipeline));
   CompileOptions o;
   o.cache_dir = cache.string();
   o.progress = false;
@@ -48,6 +51,24 @@ void compile_and_reload(const std::string& preset, const fs::path& cache) {
 
 TEST_F(MegakernelCompile, TinyCompilesAndCaches) { compile_and_reload("tiny", cache_); }
 TEST_F(MegakernelCompile, Llama32_1bCompilesAndCaches) { compile_and_reload("llama-3.2-1b", cache_); }
+
+// Qwen2's q/k/v biases instantiate task_linear_group (fused, the default pipeline) and
+// task_linear (unfused) with BIAS = true.
+TEST_F(MegakernelCompile, TinyQwen2BiasesCompile) {
+  const std::pair<const char*, const char*> forms[] = {
+      {kDefaultPipeline, "task_linear_group<"},
+      {"decompose,infer-deps,assign-sm", "task_linear<"},
+  };
+  for (const auto& form : forms) {
+    SCOPED_TRACE(form.first);
+    const Megakernel k = generate_megakernel(testing::scheduled_preset("tiny-qwen2", form.first));
+    const bool biased = std::any_of(k.instantiations.begin(), k.instantiations.end(), [&](const std::string& s) {
+      return s.rfind(form.second, 0) == 0 && s.find(", true>(d, c)") != std::string::npos;
+    });
+    EXPECT_TRUE(biased) << "no " << form.second << "..., true> instantiation";
+    compile_and_reload("tiny-qwen2", cache_, form.first);
+  }
+}
 
 TEST_F(MegakernelCompile, HashDependsOnTheSource) {
   EXPECT_NE(megakernel_hash("a"), megakernel_hash("b"));

@@ -105,7 +105,7 @@ TEST(StreamPack, ImagesAreContiguousAndCoverEveryChunk) {
 }
 
 TEST(StreamPack, EveryWeightElementLandsWhereTheTaskReadsIt) {
-  for (const char* preset : {"tiny", "tiny-qwen3"}) {
+  for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3"}) {
     SCOPED_TRACE(preset);
     const Module m = scheduled_preset(preset);
     const Megakernel k = generate_megakernel(m);

@@ -76,6 +76,12 @@ TEST(GpuMegakernel, TinyQwen3MatchesCpuUnderEveryPolicy) {
   check_against_cpu({"tiny-qwen3"});
 }
 
+// Qwen2's q/k/v biases: in task_linear and, fused, in the q/k/v linear group.
+TEST(GpuMegakernel, TinyQwen2MatchesCpuUnderEveryPolicy) {
+  MPK_REQUIRE_GPU();
+  check_against_cpu({"tiny-qwen2"});
+}
+
 TEST(GpuMegakernel, SplitAttentionMatchesCpu) {
   MPK_REQUIRE_GPU();
   check_against_cpu({"tiny", "decompose{attention-splits=4}"});
@@ -87,6 +93,7 @@ TEST(GpuMegakernel, CooperativeLinearsMatchCpu) {
   MPK_REQUIRE_GPU();
   check_against_cpu({"tiny", "decompose{coop=on,coop-unit=8}"});
   check_against_cpu({"tiny-qwen3", "decompose{coop=on,coop-unit=8}", 2, 32});
+  check_against_cpu({"tiny-qwen2", "decompose{coop=on,coop-unit=8}", 4, 32});
 }
 
 TEST(GpuMegakernel, Batch4MatchesCpu) {

@@ -1,6 +1,7 @@
 // Tests of the Program that import builds (docs/ir.md): tensor and operator counts,
-// shapes, dtypes and roles per preset, qwen3's q/k norms, tied lm_head, batch > 1,
-// max_seq_len rules, invalid batch, and import_model's spec resolution.
+// shapes, dtypes and roles per preset, qwen2's q/k/v biases, qwen3's q/k norms, tied
+// lm_head, batch > 1, max_seq_len rules, invalid batch, and import_model's spec
+// resolution.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,14 +46,15 @@ class ImportBuildPreset : public testing::TestWithParam<std::string> {};
 TEST_P(ImportBuildPreset, CountsShapesAndRolesFollowTheSpec) {
   const ModelConfig c = *find_preset(GetParam());
   const Module m = build(GetParam());
-  const bool qwen = c.architecture == "qwen3";
+  const bool qwen = c.architecture == "qwen3", biased = c.architecture == "qwen2";
   const int64_t L = c.num_layers, H = c.hidden, hd = c.head_dim, I = c.intermediate;
   const int64_t qd = c.num_q_heads * hd, kvd = c.num_kv_heads * hd;
   const int64_t S = m.attrs.count("max_seq_len") ? attr_int(m.attrs, "max_seq_len") : -1;
 
   // tokens, embedding, h.0; per layer 9 weights + 15 activations + 2 caches (qwen3: +2
-  // norm weights, +2 normed activations); final norm weight, xf, logits, lm_head.weight.
-  const int64_t per_layer_tensors = qwen ? 30 : 26;
+  // norm weights, +2 normed activations; qwen2: +3 biases); final norm weight, xf,
+  // logits, lm_head.weight.
+  const int64_t per_layer_tensors = qwen ? 30 : biased ? 29 : 26;
   EXPECT_EQ(static_cast<int64_t>(m.program.tensors.size()),
             3 + L * per_layer_tensors + 3 + (c.tied_embeddings ? 0 : 1));
   EXPECT_EQ(static_cast<int64_t>(m.program.ops.size()), 1 + L * (qwen ? 18 : 16) + 3);
@@ -80,6 +82,12 @@ TEST_P(ImportBuildPreset, CountsShapesAndRolesFollowTheSpec) {
     EXPECT_EQ(tensor(m, w + "mlp.gate_proj.weight").shape, Shape({I, H}));
     EXPECT_EQ(tensor(m, w + "mlp.up_proj.weight").shape, Shape({I, H}));
     EXPECT_EQ(tensor(m, w + "mlp.down_proj.weight").shape, Shape({H, I}));
+    EXPECT_EQ(m.program.find_tensor(w + "self_attn.q_proj.bias") >= 0, biased);
+    if (biased) {
+      EXPECT_EQ(tensor(m, w + "self_attn.q_proj.bias").shape, Shape({qd}));
+      EXPECT_EQ(tensor(m, w + "self_attn.k_proj.bias").shape, Shape({kvd}));
+      EXPECT_EQ(tensor(m, w + "self_attn.v_proj.bias").shape, Shape({kvd}));
+    }
     for (const char* a : {"h_mid", "xn", "xn2", "o", "down"})
       EXPECT_EQ(tensor(m, a + n).shape, Shape({1, H})) << a << n;
     for (const char* a : {"q", "qr", "attn"}) EXPECT_EQ(tensor(m, a + n).shape, Shape({1, qd}));
@@ -128,7 +136,7 @@ TEST_P(ImportBuildPreset, ProgramOrderIsSequentiallyValid) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, ImportBuildPreset,
-                         testing::Values("tiny", "tiny-qwen3", "llama-3.2-1b", "qwen3-8b"),
+                         testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "llama-3.2-1b", "qwen3-8b"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)
@@ -163,6 +171,24 @@ TEST(ImportBuild, LayerWiringAndOperatorKinds) {
   const Module l = build("tiny");
   EXPECT_EQ(names(l, op(l, "L0.q_rope").inputs), (std::vector<std::string>{"q.0"}));
   EXPECT_LT(l.program.find_tensor("qn.0"), 0);
+}
+
+// Qwen2: q, k and v are linear(x, W, bias){bias=1}; o_proj and the MLP have no bias.
+TEST(ImportBuild, Qwen2ProjectionsCarryABias) {
+  const Module m = build("tiny-qwen2");
+  for (const char* proj : {"q_proj", "k_proj", "v_proj"}) {
+    const Operator& o = op(m, std::string("L1.") + proj);
+    const std::string w = std::string("model.layers.1.self_attn.") + proj;
+    EXPECT_EQ(names(m, o.inputs), (std::vector<std::string>{"xn.1", w + ".weight", w + ".bias"})) << proj;
+    EXPECT_EQ(attr_int(o.attrs, "bias"), 1) << proj;
+  }
+  for (const char* proj : {"o_proj", "gate_proj", "up_proj", "down_proj"}) {
+    EXPECT_EQ(op(m, std::string("L0.") + proj).inputs.size(), 2u) << proj;
+    EXPECT_TRUE(op(m, std::string("L0.") + proj).attrs.empty()) << proj;
+  }
+  EXPECT_LT(m.program.find_op("L0.q_norm"), 0);
+  EXPECT_EQ(attr_str(m.attrs, "architecture"), "qwen2");
+  EXPECT_EQ(attr_int(m.attrs, "tied_embeddings"), 1);
 }
 
 TEST(ImportBuild, OperatorAttrs) {

@@ -1,5 +1,6 @@
-// Tests of Hugging Face config.json parsing: real-looking Llama 3.2 1B and Qwen3 8B
-// configs, RoPE scaling, tied embeddings, every rejection by field name, and file errors.
+// Tests of Hugging Face config.json parsing: real-looking Llama 3.2 1B, Qwen2.5 0.5B and
+// Qwen3 8B configs, RoPE scaling, tied embeddings, every rejection by field name, and
+// file errors.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -78,6 +79,33 @@ const char* kQwen3_8b = R"({
   "vocab_size": 151936
 })";
 
+// Qwen2.5-0.5B's config.json (no head_dim, no attention_bias: the q/k/v bias is implied).
+const char* kQwen25_05b = R"({
+  "architectures": ["Qwen2ForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 896,
+  "initializer_range": 0.02,
+  "intermediate_size": 4864,
+  "max_position_embeddings": 32768,
+  "max_window_layers": 24,
+  "model_type": "qwen2",
+  "num_attention_heads": 14,
+  "num_hidden_layers": 24,
+  "num_key_value_heads": 2,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "sliding_window": 32768,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.1",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+})";
+
 // Every size and RoPE field, not the name.
 void expect_same_model(const ModelConfig& a, const ModelConfig& b) {
   EXPECT_EQ(a.architecture, b.architecture);
@@ -148,6 +176,27 @@ TEST(ImportConfig, Qwen3_8bMatchesPreset) {
   EXPECT_DOUBLE_EQ(c.rms_eps, 1e-6);
 }
 
+TEST(ImportConfig, Qwen25_05b) {
+  const ModelConfig c = parse_model_config(json::parse(kQwen25_05b), "qwen2/config.json");
+  EXPECT_EQ(c.architecture, "qwen2");
+  EXPECT_EQ(c.head_dim, 896 / 14);
+  EXPECT_EQ(c.num_kv_heads, 2);
+  EXPECT_TRUE(c.tied_embeddings);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
+  EXPECT_EQ(c.rope_type, "default");
+  // Qwen2's q/k/v bias does not depend on attention_bias, which transformers' Qwen2
+  // ignores: either value imports the same model; untied embeddings are read as such.
+  for (const bool b : {true, false})
+    expect_same_model(parse_model_config(edited(kQwen25_05b, [&](json& j) { j["attention_bias"] = b; }), "cfg.json"),
+                      c);
+  EXPECT_FALSE(parse_model_config(edited(kQwen25_05b, [](json& j) { j["tie_word_embeddings"] = false; }), "cfg.json")
+                   .tied_embeddings);
+  expect_rejected(edited(kQwen25_05b, [](json& j) { j["mlp_bias"] = true; }), "'mlp_bias'");
+  expect_rejected(edited(kQwen25_05b, [](json& j) { j["use_sliding_window"] = true; }), "'use_sliding_window'");
+  expect_rejected(edited(kQwen25_05b, [](json& j) { j["architectures"] = {"Qwen3ForCausalLM"}; }),
+                  "(supported for qwen2: Qwen2ForCausalLM)");
+}
+
 TEST(ImportConfig, OptionalFieldsTakeHuggingFaceDefaults) {
   const json j = edited(kLlama32_1b, [](json& j) {
     for (const char* k : {"head_dim", "num_key_value_heads", "tie_word_embeddings", "rope_theta",
@@ -201,7 +250,8 @@ TEST(ImportConfig, NameFromNameOrPathElseDirectory) {
 }
 
 TEST(ImportConfig, RejectsUnsupportedArchitectures) {
-  expect_rejected(edited(kLlama32_1b, [](json& j) { j["model_type"] = "mistral"; }), "'model_type'");
+  expect_rejected(edited(kLlama32_1b, [](json& j) { j["model_type"] = "mistral"; }),
+                  "'model_type' has unsupported value \"mistral\" (supported: llama, qwen2, qwen3)");
   expect_rejected(edited(kLlama32_1b, [](json& j) { j["model_type"] = 3; }), "'model_type'");
   expect_rejected(
       edited(kLlama32_1b, [](json& j) { j["architectures"] = {"MistralForCausalLM"}; }),
@@ -284,7 +334,9 @@ TEST(ImportConfig, SizesAreBoundedByField) {
       {"num_attention_heads", kMaxHeads},    {"num_key_value_heads", kMaxHeads},
       {"head_dim", kMaxHeadDim},             {"intermediate_size", kMaxIntermediate},
       {"vocab_size", kMaxVocab},             {"max_position_embeddings", kMaxPositions}};
-  for (const auto& [field, max] : bounds) {
+  for (const auto& bound : bounds) {
+    const char* field = bound.first;  // named, not bound: clang 14's lambdas cannot capture a binding
+    const int64_t max = bound.second;
     const std::string range = "must be in 1.." + std::to_string(max);
     expect_rejected(edited(kLlama32_1b, [&](json& j) { j[field] = max + 1; }),
                     "'" + std::string(field) + "' " + range + ", got " + std::to_string(max + 1));
@@ -417,7 +469,7 @@ TEST(ImportConfig, MissingFileNamesTheFile) {
 
 TEST(ImportConfig, PresetsAreListedAndFound) {
   const std::vector<std::string> names = preset_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"tiny", "tiny-qwen3", "llama-3.2-1b", "qwen3-8b"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"tiny", "tiny-qwen2", "tiny-qwen3", "llama-3.2-1b", "qwen3-8b"}));
   for (const std::string& n : names) {
     std::optional<ModelConfig> c = find_preset(n);
     ASSERT_TRUE(c) << n;
@@ -428,6 +480,10 @@ TEST(ImportConfig, PresetsAreListedAndFound) {
   const ModelConfig tq = *find_preset("tiny-qwen3");
   EXPECT_EQ(tq.architecture, "qwen3");
   EXPECT_EQ(tq.hidden, find_preset("tiny")->hidden);
+  const ModelConfig t2 = *find_preset("tiny-qwen2");
+  EXPECT_EQ(t2.architecture, "qwen2");
+  EXPECT_EQ(t2.hidden, find_preset("tiny")->hidden);
+  EXPECT_TRUE(t2.tied_embeddings);
 }
 
 }  // namespace

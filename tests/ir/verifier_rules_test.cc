@@ -185,7 +185,7 @@ TEST(VerifierRules, ModuleAttrsAgreeWithTheProgram) {
       {"batch", std::string("one"), "module attr batch must be an integer"},
       {"max_seq_len", int64_t{-4}, "module attr max_seq_len must be positive, is -4"},
       {"rms_eps", std::numeric_limits<double>::quiet_NaN(), "module attr rms_eps must be a positive finite float"},
-      {"architecture", std::string("gpt2"), "module attr architecture must be \"llama\" or \"qwen3\""},
+      {"architecture", std::string("gpt2"), "module attr architecture must be one of llama, qwen2, qwen3"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.piece);

@@ -134,6 +134,7 @@ Expected expected_regions(const Module& m, const Task& t) {
       if (f.swiglu()) reads.push_back(reg(f.up, {n, {0, k}}));
       if (f.residual >= 0) reads.push_back(reg(f.residual, {{0, b}, n}));
       if (f.norm >= 0) reads.push_back(reg(f.norm, {{0, k}}));
+      if (f.bias >= 0) reads.push_back(reg(f.bias, {n}));
       std::vector<Region> writes = {reg(f.y, {{0, b}, n})};
       if (f.tokens >= 0) {
         const Range part = t.writes.at(1).dims.at(1);
@@ -326,6 +327,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"tiny", {}, 1, 0, 132, kAllFusions},
         Case{"tiny-qwen3", {{"attention-splits", "3"}, {"lm-head-tile", "7"}}, 3, 0, 132, kAllFusions},
         Case{"tiny-qwen3", {{"tile", "100"}, {"attention-splits", "128"}}, 2, 0, 132, kAllFusions},
+        Case{"tiny-qwen2", {}, 2}, Case{"tiny-qwen2", {{"tile", "24"}}, 3, 0, 132, kAllFusions},
         Case{"llama-3.2-1b", {}, 1, 0, 132, kAllFusions},
         Case{"qwen3-8b", {{"attention-splits", "7"}}, 2, 0, 16, kAllFusions}));
 

@@ -278,7 +278,7 @@ void check_sound(const std::string& preset, const PassOptions& options) {
 }
 
 TEST(InferDeps, SoundOnTinyPresets) {
-  for (const char* preset : {"tiny", "tiny-qwen3"}) {
+  for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3"}) {
     check_sound(preset, {});
     check_sound(preset, {{"prune-same-step", "false"}});
     check_sound(preset, kNoPrune);

@@ -36,7 +36,7 @@ TEST(VerifierPipeline, EveryPipelineOutputVerifies) {
       "argmax-tile=100,attention-splits=2},infer-deps{prune-same-step=false},assign-sm{workers=7}",
       "fuse-norm{lm-head=false},fuse-swiglu,decompose{coop=on,coop-unit=16},infer-deps,assign-sm",
   };
-  for (const char* preset : {"tiny", "tiny-qwen3"})
+  for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3"})
     for (int64_t batch = 1; batch <= kMaxBatch; batch += 3)
       for (const char* pipeline : pipelines) {
         SCOPED_TRACE(std::string(preset) + " batch " + std::to_string(batch) + ": " + pipeline);

@@ -145,7 +145,7 @@ TEST_P(TinyExecutor, SplitAttentionAndSmallTilesMatch) {
   for (uint64_t seed : {3, 4}) expect_identical(s, run_cpu(g, w_, options(CpuOrder::kRandom, seed)), "split random");
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, TinyExecutor, ::testing::Values("tiny", "tiny-qwen3"));
+INSTANTIATE_TEST_SUITE_P(Presets, TinyExecutor, ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"));
 
 class TinyGraph : public ::testing::Test {
  protected:

@@ -1,7 +1,7 @@
 // The four block fusions (fuse-swiglu, fuse-attention, fuse-norm into the lm_head,
-// fuse-argmax) change no bit: for tiny and tiny-qwen3, batch 1 and 4, 64 steps, the
-// fused graph's tokens, top logits and logits equal the unfused graph's under every
-// policy, in schedule and random order, with one attention split and with 2 and 4
+// fuse-argmax) change no bit: for tiny, tiny-qwen2 and tiny-qwen3, batch 1 and 4, 64
+// steps, the fused graph's tokens, top logits and logits equal the unfused graph's under
+// every policy, in schedule and random order, with one attention split and with 2 and 4
 // (the fused kv_append + partials path), with all fusions and with each alone; and with
 // cooperative linears.
 #include <gtest/gtest.h>
@@ -131,7 +131,8 @@ TEST_P(FusedExecutor, EachFusionAloneChangesNoBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, FusedExecutor,
-                         ::testing::Combine(::testing::Values("tiny", "tiny-qwen3"), ::testing::Values(1, 4)),
+                         ::testing::Combine(::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3"),
+                                            ::testing::Values(1, 4)),
                          [](const auto& info) {
                            std::string name =
                                std::get<0>(info.param) + "_batch" + std::to_string(std::get<1>(info.param));

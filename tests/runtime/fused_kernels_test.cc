@@ -1,7 +1,7 @@
 // Per-task kernels of the fused forms against their whole operators, bit for bit, under
 // tilings decompose does not produce (row splits, several heads per task, uneven tiles):
-// a swiglu linear, an lm_head with a norm and an argmax, and a fused attention (normed
-// and roped, one split and several).
+// a swiglu linear, a linear with a bias, an lm_head with a norm and an argmax, and a
+// fused attention (normed and roped, one split and several).
 #include <gtest/gtest.h>
 
 #include "tests/runtime/op_bench.h"
@@ -35,6 +35,46 @@ TEST(FusedKernels, SwigluLinear) {
         }
       o.expect_match(0);
     }
+}
+
+// A linear with a bias (Qwen2's q/k/v), alone and with a residual or a fused norm: each
+// task adds its rows of the bias before it rounds; a task that does not declare the
+// bias rows it adds is refused.
+TEST(FusedKernels, LinearWithBias) {
+  for (const char* form : {"bias", "bias+residual", "bias+norm"})
+    for (auto [rt, nt] : {std::pair{3, 37}, {1, 8}, {2, 5}}) {
+      OpBench o;
+      const std::string f = form;
+      const TensorId x = o.tensor("x", DType::kBF16, {kB, 70}, TensorRole::kActivation);
+      const TensorId w = o.weight("w", {37, 70}, DType::kBF16);
+      const TensorId bias = o.weight("bias", {37}, DType::kBF16, -2.f, 2.f);
+      const TensorId res = o.tensor("res", DType::kBF16, {kB, 37}, TensorRole::kActivation);
+      const TensorId nw = o.weight("nw", {70}, DType::kBF16, 0.5f, 1.5f);
+      const TensorId y = o.tensor("y", DType::kBF16, {kB, 37}, TensorRole::kActivation);
+      Attrs attrs = {{"bias", int64_t{1}}};
+      std::vector<TensorId> in = {x, w, bias};
+      if (f == "bias+residual") in.push_back(res);
+      if (f == "bias+norm") in.push_back(nw), attrs["eps"] = 1e-6;
+      o.op(OpKind::kLinear, in, {y}, attrs);
+      for (int64_t b = 0; b < kB; b += rt)
+        for (int64_t n = 0; n < 37; n += nt) {
+          const Range rows{b, std::min<int64_t>(b + rt, kB)}, ns{n, std::min<int64_t>(n + nt, 37)};
+          std::vector<Region> reads = {R(x, {rows, {0, 70}}), R(w, {ns, {0, 70}}), R(bias, {ns})};
+          if (f == "bias+residual") reads.push_back(R(res, {rows, ns}));
+          if (f == "bias+norm") reads.push_back(R(nw, {{0, 70}}));
+          o.task(TaskKind::kLinear, reads, {R(y, {rows, ns})});
+        }
+      o.expect_match(0);
+    }
+  OpBench o;
+  const TensorId x = o.tensor("x", DType::kBF16, {kB, 70}, TensorRole::kActivation);
+  const TensorId w = o.weight("w", {37, 70}, DType::kBF16);
+  const TensorId bias = o.weight("bias", {37}, DType::kBF16);
+  const TensorId y = o.tensor("y", DType::kBF16, {kB, 37}, TensorRole::kActivation);
+  o.op(OpKind::kLinear, {x, w, bias}, {y}, {{"bias", int64_t{1}}});
+  o.task(TaskKind::kLinear, {R(x, {{0, kB}, {0, 70}}), R(w, {{0, 37}, {0, 70}}), R(bias, {{0, 30}})},
+         {R(y, {{0, kB}, {0, 37}})});
+  EXPECT_THROW(prepare_task(o.module(), 0), Error);
 }
 
 TEST(FusedKernels, LmHeadWithNormAndArgmax) {

@@ -272,17 +272,21 @@ void Interpreter::run_op(OpId id, int64_t step, const std::vector<int64_t>& prom
   }
 }
 
-// linear / lm_head in every form of docs/ir.md: plain (x, W); with a residual (x, W,
-// residual); with a norm (x, W, norm_w){eps}; swiglu (x, Wg, Wu[, norm_w]){activation,
-// [eps]}; an lm_head with argmax has a second output, the tokens.
+// linear / lm_head in every form of docs/ir.md: plain (x, W); with a bias (x, W,
+// bias){bias=1}, then any of the rest; with a residual (x, W, residual); with a norm
+// (x, W, norm_w){eps}; swiglu (x, Wg, Wu[, norm_w]){activation, [eps]}; an lm_head with
+// argmax has a second output, the tokens.
 void Interpreter::linear(const Operator& op) {
   const bool swiglu = attr_str_or(op.attrs, "activation", "") == "swiglu";
-  const bool normed = has(op.attrs, "eps");
+  const bool normed = has(op.attrs, "eps"), biased = has(op.attrs, "bias");
+  const size_t extra = (swiglu ? 3 : 2) + (biased ? 1 : 0);  // the input after W (Wu) and the bias
   const Tensor64& x = tensors_.at(op.inputs[0]);
   const Tensor64& w = tensors_.at(op.inputs[1]);
   const Tensor64* up = swiglu ? &tensors_.at(op.inputs[2]) : nullptr;
-  const Tensor64* norm_w = normed ? &tensors_.at(op.inputs[swiglu ? 3 : 2]) : nullptr;
-  const Tensor64* residual = !swiglu && !normed && op.inputs.size() == 3 ? &tensors_.at(op.inputs[2]) : nullptr;
+  const Tensor64* bias = biased ? &tensors_.at(op.inputs[extra - 1]) : nullptr;
+  const Tensor64* norm_w = normed ? &tensors_.at(op.inputs[extra]) : nullptr;
+  const Tensor64* residual =
+      !swiglu && !normed && op.inputs.size() == extra + 1 ? &tensors_.at(op.inputs[extra]) : nullptr;
   Tensor64& y = tensors_.at(op.outputs[0]);
   const int64_t rows = x.shape[0], k_len = x.shape[1], n_len = y.shape[1];
   for (int64_t b = 0; b < rows; ++b) {
@@ -292,7 +296,7 @@ void Interpreter::linear(const Operator& op) {
       for (double& v : xs) v = round_to(DType::kBF16, v);  // the rms_norm's bf16 output
     }
     for (int64_t n = 0; n < n_len; ++n) {
-      const double product = dot(xs.data(), &w.v[n * k_len], k_len);
+      const double product = dot(xs.data(), &w.v[n * k_len], k_len) + (bias ? bias->v[n] : 0.0);
       double value = product;
       if (swiglu) {
         const double g = round_to(DType::kBF16, product);

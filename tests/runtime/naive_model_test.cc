@@ -1,7 +1,8 @@
 // Whole tiny models through the naive f64 interpreter (naive_f64.h) against the CPU
 // reference (unfused, partly fused and fully fused programs) and the CPU task executor
 // (split attention, cooperative linears): the llama flavour (default and llama3 RoPE,
-// untied and tied embeddings) and the qwen3 flavour, batch 1 and 2, several steps.
+// untied and tied embeddings), the qwen2 flavour (q/k/v biases) and the qwen3 flavour,
+// batch 1 and 2, several steps.
 //
 // Bound: the greedy token of every step is equal, and every logit of the last step and
 // the largest logit of every step agree within 2^-5 of the largest |logit| of the naive
@@ -11,8 +12,8 @@
 // cache keeps it) like any perturbation of that size, and flips further roundings on its
 // way, so the logits differ by a few bf16 steps of their scale at most. Measured (printed):
 // up to 2^-7.4 (tiny, whose v_proj flips once at step 5 and spreads from there), 2^-23
-// where nothing flips (tiny-qwen3's programs), 2^-8 for tiny-qwen3's task graph, whose
-// split attention sums in another order.
+// where nothing flips (tiny-qwen2's runs and tiny-qwen3's programs), 2^-8 for
+// tiny-qwen3's task graph, whose split attention sums in another order.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -102,7 +103,8 @@ TEST_P(NaiveModel, CpuMatchesTheNaiveReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Flavours, NaiveModel, ::testing::Values("tiny", "tiny-qwen3", "tiny-llama3", "tiny-tied"),
+INSTANTIATE_TEST_SUITE_P(Flavours, NaiveModel,
+                         ::testing::Values("tiny", "tiny-qwen2", "tiny-qwen3", "tiny-llama3", "tiny-tied"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string s = info.param;
                            for (char& c : s)

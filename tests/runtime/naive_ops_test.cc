@@ -97,6 +97,30 @@ TEST(NaiveOps, LinearWithResidual) {
   }
 }
 
+// Qwen2's q/k/v: the bias added to the f32 product before it is rounded; alone, before
+// a residual, and with a fused norm.
+TEST(NaiveOps, LinearWithBias) {
+  for (const LinearCase& c : kLinearCases)
+    for (const char* form : {"bias", "bias+residual", "bias+norm"}) {
+      NaiveBench nb;
+      const TensorId x = nb.tensor("x", DType::kBF16, {c.rows, c.k}, A::kActivation);
+      const TensorId w = nb.weight("w", {c.n, c.k}, c.stored);
+      const TensorId bias = nb.weight("bias", {c.n}, DType::kBF16, -4, 4);
+      const TensorId y = nb.tensor("y", DType::kBF16, {c.rows, c.n}, A::kActivation);
+      const std::string f = form;
+      if (f == "bias") {
+        nb.op(OpKind::kLinear, {x, w, bias}, {y}, {{"bias", int64_t{1}}});
+      } else if (f == "bias+residual") {
+        const TensorId res = nb.tensor("res", DType::kBF16, {c.rows, c.n}, A::kActivation, 8);
+        nb.op(OpKind::kLinear, {x, w, bias, res}, {y}, {{"bias", int64_t{1}}});
+      } else {
+        const TensorId nw = nb.weight("nw", {c.k}, DType::kBF16, 0.5, 1.5);
+        nb.op(OpKind::kLinear, {x, w, bias, nw}, {y}, {{"bias", int64_t{1}}, {"eps", 1e-6}});
+      }
+      expect_op_agrees(nb, 0, {y}, f + " " + describe(c));
+    }
+}
+
 TEST(NaiveOps, LinearAndLmHeadWithNorm) {
   for (OpKind kind : {OpKind::kLinear, OpKind::kLmHead})
     for (double eps : {1e-5, 0.5})
