@@ -205,10 +205,14 @@ std::string app_usage() {
          "                  [--view " + view_names("|") + "] [--steps N]\n"
          "                  [--window T0:T1] [--select TASK:STEP [--why-idle]]\n"
          "                  [--screenshot out.png [--size WxH]]\n"
+         "                  [--apply PIPELINE|same] [--costs run|machine|FILE] [--write-into-input]\n"
          "Opens a trace.db (default: its last run), or simulates a scheduled .mpk task graph\n"
          "(--steps, default 8) and opens that. --window shows a time range (850ns, 12.5us, 3ms);\n"
          "--select selects a task's execution, --why-idle walks back from it. --screenshot\n"
-         "renders the view into a PNG and exits.\n";
+         "renders the view into a PNG and exits. --apply runs a pipeline over the run (same: its\n"
+         "own) and compares it, simulated, with the run's own schedule simulated under the same\n"
+         "cost model (--costs; default: the run's own, calibrated from a GPU run); new runs go\n"
+         "to NAME.studio.db beside the input unless --write-into-input.\n";
 }
 
 AppOptions parse_app_options(const std::vector<std::string>& args) {
@@ -259,6 +263,14 @@ AppOptions parse_app_options(const std::vector<std::string>& args) {
       o.select_step = static_cast<int32_t>(step);
     } else if (a == "--why-idle") {
       o.why_idle = true;
+    } else if (a == "--apply") {
+      o.apply = value();
+      if (o.apply.empty()) throw Error("--apply needs a pipeline (or 'same')");
+    } else if (a == "--costs") {
+      o.costs = value();
+      if (o.costs.empty()) throw Error("--costs needs run, machine or a cost file");
+    } else if (a == "--write-into-input") {
+      o.write_into_input = true;
     } else if (a == "-h" || a == "--help") {
       throw Error(app_usage());
     } else if (!a.empty() && a[0] == '-') {
@@ -305,6 +317,21 @@ bool apply_options(StudioState& s, const AppOptions& o) {
     select_execution(s, x);
     s.timeline.scroll_to_worker = s.model->execution(x).worker;
     if (o.why_idle) show_why_idle(s);
+  }
+  s.write_into_input = o.write_into_input;
+  set_cost_choice(s, o.costs == "run"       ? CostChoice{}
+                     : o.costs == "machine" ? CostChoice{CostSource::kMachineModel, ""}
+                                            : CostChoice{CostSource::kFile, o.costs});
+  if (!o.apply.empty()) {
+    const RunRecord* r = find_run(s, s.run);
+    set_pipeline_text(s.pipeline, o.apply == "same" && r ? r->pipeline : o.apply);
+    s.pipeline.text_edited = true;
+    if (!apply_pipeline(s)) {
+      const PipelineViewState& p = s.pipeline;
+      set_status(s, "--apply: " + (p.text_error.empty() ? p.job_message : p.text_error), true);
+      std::fprintf(stderr, "mpk-studio: error: %s\n", s.status.c_str());
+      return false;
+    }
   }
   return true;
 }

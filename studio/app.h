@@ -31,6 +31,12 @@ struct AppOptions {
   TaskId select_task = -1;
   int32_t select_step = 0;
   bool why_idle = false;
+  // The optimizer loop from the command line (with --screenshot, a scripted run): the
+  // pipeline to Apply to the opened run ("same": the run's own), the cost model ("run":
+  // the run's own, "machine", or a cost file) and whether new runs go into the opened file.
+  std::string apply;
+  std::string costs = "run";
+  bool write_into_input = false;
 };
 
 // "850ns", "12.5us", "3ms", "1.2s", or a bare number of ns. Throws mpk::Error.
@@ -50,7 +56,8 @@ void draw_app_frame(StudioState& s);
 // Sets the studio's ImGui style (colours, spacing) on the current context.
 void apply_style();
 
-// Runs the interactive window, or renders a screenshot and exits. Returns the exit code.
+// Runs the interactive window, or renders a screenshot and exits (after an --apply's job,
+// printing its outcome: "apply: A run 1 ... B run 2 ..."). Returns the exit code.
 int run_app(const AppOptions& o);
 
 }  // namespace mpk::studio

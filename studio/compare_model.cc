@@ -2,19 +2,30 @@
 #include "studio/compare_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
+#include "studio/loop_costs.h"
+
 namespace mpk::studio {
+
+int DeltaRow::better() const {
+  if (unit == DeltaUnit::kCount || std::fabs(relative()) < 0.005) return 0;
+  const bool b_better = unit == DeltaUnit::kRatio ? delta() > 0 : delta() < 0;
+  return b_better ? 1 : -1;
+}
 
 int64_t CompareModel::duration_ns() const {
   return std::max(a_.run.duration_ns, b_.run.duration_ns);
 }
 
 CompareModel::CompareModel(const TraceReader& reader_a, int64_t run_a,
-                           const TraceReader& reader_b, int64_t run_b)
+                           const TraceReader& reader_b, int64_t run_b, CompareSide load)
     : a_(compute_stats(reader_a, run_a)),
       b_(compute_stats(reader_b, run_b)),
-      model_b_(std::make_unique<TraceModel>(reader_b, run_b)) {
+      loaded_(load),
+      model_(load == CompareSide::kA ? std::make_unique<TraceModel>(reader_a, run_a)
+                                     : std::make_unique<TraceModel>(reader_b, run_b)) {
   auto add = [&](const std::string& group, const std::string& label, double a, double b,
                  DeltaUnit unit) { deltas_.push_back({group, label, a, b, unit}); };
   add("step", "makespan per step (median)", a_.median_step_ns, b_.median_step_ns, DeltaUnit::kNs);
@@ -56,6 +67,11 @@ std::string describe_run(const RunRecord& r) {
   if (!r.policy.empty()) s += " " + r.policy;
   if (!r.model.empty()) s += " (" + r.model + ")";
   return s;
+}
+
+std::string costs_of(const RunRecord& r) {
+  const std::optional<std::string> c = simulated_costs(r);
+  return c ? "costs: " + *c : "";
 }
 
 }  // namespace mpk::studio

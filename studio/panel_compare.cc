@@ -1,4 +1,6 @@
-// The compare view: the current run (A) above the compare run (B), one row per worker,
+// The compare view: run A above run B (the current run and the compare run; after an
+// Apply or a stored hand edit the old run is A and the new, current one B), labelled as
+// simulated or measured, with the cost model of a simulation; one row per worker,
 // on one time axis shared with the timeline (wheel zooms at the cursor, drag pans,
 // double click fits both runs), merged tasks drawn as the timeline draws them (busy
 // columns, so idle time shows at every zoom), each run's step ends marked; below, a table of what
@@ -23,19 +25,22 @@ constexpr float kLabelHeight = 18;
 constexpr float kMinBoxPx = 3;
 constexpr float kSlicePx = 2;  // the timeline's
 
-// Builds (or keeps) the model for s.run against s.compare_run; nullptr with the reason
-// in v.error when there is none.
+// Builds (or keeps) the model of run A against run B; nullptr with the reason in v.error
+// when there is none. The model loads the run that is not the current one.
 CompareModel* compare_model(StudioState& s) {
   CompareViewState& v = s.compare;
-  if (v.run_a == s.run && v.run_b == s.compare_run && v.trace_path == s.trace_path) return v.model.get();
+  const int64_t a = s.compare_current_is_b ? s.compare_run : s.run;
+  const int64_t b = s.compare_current_is_b ? s.run : s.compare_run;
+  if (v.run_a == a && v.run_b == b && v.trace_path == s.trace_path) return v.model.get();
   v.model.reset();
   v.error.clear();
-  v.run_a = s.run;
-  v.run_b = s.compare_run;
+  v.run_a = a;
+  v.run_b = b;
   v.trace_path = s.trace_path;
   if (s.compare_run < 0) return nullptr;
   try {
-    v.model = std::make_shared<CompareModel>(*s.reader, s.run, *s.reader, s.compare_run);
+    v.model = std::make_shared<CompareModel>(*s.reader, a, *s.reader, b,
+                                             s.compare_current_is_b ? CompareSide::kA : CompareSide::kB);
   } catch (const std::exception& e) {
     v.error = e.what();
   }
@@ -44,15 +49,20 @@ CompareModel* compare_model(StudioState& s) {
 
 void draw_run_picker(StudioState& s) {
   ImGui::AlignTextToFramePadding();
-  ImGui::Text("A: run %lld  against  B:", static_cast<long long>(s.run));
+  const bool swapped = s.compare_current_is_b;
+  ImGui::Text(swapped ? "B (current): run %lld  against  A:" : "A: run %lld  against  B:",
+              static_cast<long long>(s.run));
   ImGui::SameLine();
   ImGui::SetNextItemWidth(360);
-  const RunRecord* b = find_run(s, s.compare_run);
-  const std::string preview = b ? describe_run(*b) : "(pick a run)";
+  const RunRecord* other = find_run(s, s.compare_run);
+  const std::string preview = other ? describe_run(*other) : "(pick a run)";
   if (ImGui::BeginCombo("##compare", preview.c_str())) {
     for (const RunRecord& r : s.runs) {
       if (r.id == s.run) continue;
-      if (ImGui::Selectable(describe_run(r).c_str(), r.id == s.compare_run)) s.compare_run = r.id;
+      if (ImGui::Selectable(describe_run(r).c_str(), r.id == s.compare_run)) {
+        s.compare_run = r.id;
+        s.compare_current_is_b = false;  // a pick puts the current run as A
+      }
     }
     ImGui::EndCombo();
   }
@@ -80,9 +90,11 @@ void draw_section(ImDrawList* dl, const Section& sec, const TimeAxis& axis, floa
                   std::vector<TaskBox>& boxes, int64_t& drawn, std::vector<double>& step_busy) {
   const TraceModel& m = *sec.model;
   const RunRecord& r = m.run();
-  char label[256];
-  std::snprintf(label, sizeof label, "%s  %s, %d workers, makespan per step %s (median), utilization %.1f %%",
-                sec.tag, describe_run(r).c_str(), m.num_workers(),
+  char label[512];
+  const std::string costs = costs_of(r);
+  std::snprintf(label, sizeof label, "%s  %s, %s%s%s, %d workers, makespan per step %s (median), utilization %.1f %%",
+                sec.tag, describe_run(r).c_str(), r.kind == "sim" ? "simulated" : "measured",
+                costs.empty() ? "" : ", ", costs.c_str(), m.num_workers(),
                 format_duration(sec.stats->median_step_ns).c_str(), 100.0 * sec.stats->utilization);
   dl->AddRectFilled(ImVec2(axis.x0, sec.y0), ImVec2(x1, sec.y0 + kLabelHeight), IM_COL32(255, 255, 255, 14));
   dl->AddText(ImVec2(axis.x0 + 6, sec.y0 + 2), ImGui::GetColorU32(ImGuiCol_Text), label);
@@ -166,8 +178,9 @@ void draw_lanes(StudioState& s, const CompareModel& cm, float height) {
     v.drag_active = false;
   }
 
-  const TraceModel& ma = *s.model;
-  const TraceModel& mb = cm.model_b();
+  const bool a_loaded = cm.loaded() == CompareSide::kA;
+  const TraceModel& ma = a_loaded ? cm.model() : *s.model;
+  const TraceModel& mb = a_loaded ? *s.model : cm.model();
   const int32_t rows = std::max(1, ma.num_workers() + mb.num_workers());
   const float row_h =
       std::clamp((height - kRulerHeight - 2 * kLabelHeight - 8) / static_cast<float>(rows), 1.0f, 14.0f);
@@ -223,13 +236,11 @@ std::string format_value(double v, DeltaUnit unit) {
   return "";
 }
 
-// Green when B is better than A, red when worse: less time is better, more
-// utilization is better; counts are neither.
+// Green when B is better than A, red when worse (DeltaRow::better).
 ImU32 delta_color(const DeltaRow& r) {
-  const ImU32 neutral = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  if (r.unit == DeltaUnit::kCount || std::fabs(r.relative()) < 0.005) return neutral;
-  const bool better = r.unit == DeltaUnit::kRatio ? r.delta() > 0 : r.delta() < 0;
-  return better ? IM_COL32(102, 214, 112, 255) : IM_COL32(255, 112, 96, 255);
+  const int better = r.better();
+  if (better == 0) return ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  return better > 0 ? IM_COL32(102, 214, 112, 255) : IM_COL32(255, 112, 96, 255);
 }
 
 void right_aligned(const std::string& text, ImU32 color) {
@@ -313,6 +324,16 @@ static void draw_compare_panel(StudioState& s) {
       ImGui::TextDisabled("Pick a run B above (or right click a run in the list) to compare it with run A.");
     return;
   }
+  const std::string& kind_a = cm->stats_a().run.kind;
+  const std::string& kind_b = cm->stats_b().run.kind;
+  const auto how = [](const std::string& kind) { return kind == "sim" ? "simulated" : "measured"; };
+  if (cm->same_kind())
+    ImGui::TextDisabled("Both runs are %s (%s): like with like (green: B is better).", how(kind_a), kind_a.c_str());
+  else
+    ImGui::TextColored(ImVec4(0.95f, 0.75f, 0.35f, 1.0f),
+                       "A is %s (%s), B %s (%s): not like with like. Apply and hand edits compare "
+                       "simulations under one cost model.",
+                       how(kind_a), kind_a.c_str(), how(kind_b), kind_b.c_str());
   const float avail = ImGui::GetContentRegionAvail().y;
   draw_lanes(s, *cm, std::max(160.0f, 0.5f * avail));
   ImGui::Spacing();

@@ -1,7 +1,9 @@
 // The pipeline view: on the left the current run's pipeline as text and as widgets
 // built from the passes' and policies' declared options (a policy is a combo, then that
 // policy's own parameters), Apply (runs off the UI thread with progress, then opens the
-// new run beside the previous one in the compare view) and Cancel; on the right the hand
+// new run as B in the compare view, A being the run's own schedule simulated under the
+// same cost model) and Cancel, the cost model (the run's own: calibrated for a GPU run;
+// the machine model; a cost file) and where new runs are stored; on the right the hand
 // edits of the run's schedule: the selected task and its moves (Alt+Left/Right: a place
 // earlier/later; Alt+Up/Down: the previous/next worker), a move form, the edit list with
 // Undo/Redo (Ctrl+Z/Ctrl+Y), the moves as pinned-policy text, and Save .mpk.
@@ -14,8 +16,10 @@
 
 #include "imgui.h"
 #include "imgui_stdlib.h"
+#include "ir/error.h"
 #include "ir/verifier.h"
 #include "studio/panels.h"
+#include "studio/store_target.h"
 
 namespace mpk::studio {
 namespace {
@@ -121,6 +125,40 @@ void draw_progress(StudioState& s) {
   }
 }
 
+// The cost model of Apply and edit sessions, and what it resolves to for this run.
+void draw_cost_choice(StudioState& s, const RunRecord* run) {
+  PipelineViewState& p = s.pipeline;
+  static const char* const kChoices[] = {"the run's own (calibrated from a GPU run)", "the machine model",
+                                         "a cost file"};
+  int choice = static_cast<int>(p.costs.source);
+  ImGui::SetNextItemWidth(300);
+  if (ImGui::Combo("cost model", &choice, kChoices, 3)) {
+    CostChoice c = p.costs;
+    c.source = static_cast<CostSource>(choice);
+    set_cost_choice(s, c);
+  }
+  if (p.costs.source == CostSource::kFile) {
+    std::string file = p.costs.file;
+    ImGui::SetNextItemWidth(300);
+    if (ImGui::InputText("cost file (JSON, e.g. from mpk calibrate)", &file)) set_cost_choice(s, {CostSource::kFile, file});
+  }
+  if (!run) return;
+  try {
+    ImGui::TextDisabled("simulated under %s", resolve_costs(p.costs, *run, p.calibrated, s.input_path).label.c_str());
+  } catch (const Error& e) {
+    ImGui::TextColored(kRed, "%s", e.what());
+  }
+}
+
+// Where new runs go, and the choice to write into the opened file.
+void draw_store_target(StudioState& s) {
+  ImGui::BeginDisabled(s.trace_is_temporary || s.trace_is_side);
+  ImGui::Checkbox("store new runs in the opened file", &s.write_into_input);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::TextDisabled("(%s)", store_description(s).c_str());
+}
+
 void draw_pipeline_side(StudioState& s) {
   PipelineViewState& p = s.pipeline;
   const RunRecord* run = find_run(s, s.run);
@@ -139,6 +177,8 @@ void draw_pipeline_side(StudioState& s) {
   ImGui::SetNextItemWidth(120);
   int steps = p.steps;
   if (ImGui::InputInt("steps (0: the run's)", &steps)) p.steps = std::max(0, steps);
+  draw_cost_choice(s, run);
+  draw_store_target(s);
 
   const bool busy = p.runner.busy();
   ImGui::BeginDisabled(busy || !p.text_error.empty());
@@ -229,9 +269,12 @@ void draw_edit_side(StudioState& s) {
     return;
   }
   const ScheduleEditor& e = *p.editor;
-  ImGui::Text("Hand edits of run %lld: step %s (was %s)", static_cast<long long>(p.session_run),
+  ImGui::Text("Hand edits of run %lld: step %s (was %s), simulated", static_cast<long long>(p.session_run),
               micros(e.duration_ns() / e.steps()).c_str(),
               micros(e.original_duration_ns() / e.steps()).c_str());
+  ImGui::TextDisabled("under %s; stored edits are compared with run %s", p.session_costs.label.c_str(),
+                      p.session_base >= 0 ? std::to_string(p.session_base).c_str()
+                                          : "(its schedule, stored with the first edit)");
   const TaskId t = selected_task(s);
   handle_edit_keys(s);
   if (t < 0) {

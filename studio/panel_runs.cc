@@ -40,13 +40,15 @@ void draw_runs_panel(StudioState& s) {
     s.run_row_y.push_back(ImGui::GetCursorScreenPos().y + ImGui::GetTextLineHeight() / 2);
     char id[48];
     std::snprintf(id, sizeof id, "%lld%s##run%lld", static_cast<long long>(r.id),
-                  r.id == s.compare_run ? " (B)" : "", static_cast<long long>(r.id));
+                  r.id != s.compare_run ? "" : s.compare_current_is_b ? " (A)" : " (B)", static_cast<long long>(r.id));
     if (ImGui::Selectable(id, r.id == s.run, ImGuiSelectableFlags_SpanAllColumns)) clicked = r.id;
     if (ImGui::BeginPopupContextItem()) {
       if (ImGui::MenuItem("Open this run", nullptr, false, r.id != s.run)) clicked = r.id;
       if (ImGui::MenuItem("Compare with the current run", nullptr, r.id == s.compare_run,
-                          r.id != s.run))
+                          r.id != s.run)) {
         s.compare_run = r.id;
+        s.compare_current_is_b = false;
+      }
       ImGui::EndPopup();
     }
     ImGui::TableNextColumn();

@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <mutex>
 
+#include "driver/calibrate_run.h"
 #include "driver/compile.h"
 #include "driver/executor.h"
 #include "driver/record.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
 #include "ir/verifier.h"
+#include "traces/calibrate.h"
 
 namespace mpk::studio {
 namespace {
@@ -32,7 +34,8 @@ std::string GraphSource::describe() const {
 }
 
 bool RunnerProgress::busy() const {
-  return stage == RunnerStage::kLoading || stage == RunnerStage::kPasses ||
+  return stage == RunnerStage::kLoading || stage == RunnerStage::kCalibrating ||
+         stage == RunnerStage::kPasses ||
          stage == RunnerStage::kSimulating || stage == RunnerStage::kStoring;
 }
 
@@ -41,6 +44,7 @@ std::string RunnerProgress::text() const {
   switch (stage) {
     case RunnerStage::kIdle: return "idle";
     case RunnerStage::kLoading: return "loading the graph";
+    case RunnerStage::kCalibrating: return "calibrating the costs";
     case RunnerStage::kPasses:
       return "pass " + std::to_string(pass) + " of " + std::to_string(num_passes) + ": " +
              pass_name;
@@ -93,8 +97,25 @@ struct PipelineRunner::Job {
     progress.elapsed_s = seconds_since(started);
     ended.notify_all();
   }
+  int64_t simulate_and_store(const Module& m, const std::string& model, const std::string& note,
+                             ExecResult& simulated);
   void run();
 };
+
+// Simulates `m` under the request's costs and steps with the sim executor; stores it
+// (when the request has a trace) with `note`. Returns the run id (-1: not stored).
+int64_t PipelineRunner::Job::simulate_and_store(const Module& m, const std::string& model,
+                                                const std::string& note, ExecResult& simulated) {
+  set_stage(RunnerStage::kSimulating);
+  ExecutorOptions options;
+  options.costs = request.costs_path;
+  const std::unique_ptr<Executor> sim = make_executor("sim", m, options);
+  simulated = sim->run({request.steps, {}, true});
+  if (cancel) throw JobCancelled{};
+  if (request.trace_path.empty()) return -1;
+  set_stage(RunnerStage::kStoring);
+  return record_run(request.trace_path, m, *sim, simulated, {model, "", note});
+}
 
 void PipelineRunner::Job::run() {
   try {
@@ -106,8 +127,27 @@ void PipelineRunner::Job::run() {
     Module& m = source.module;
     out.model = r.model.empty() ? source.model : r.model;
     out.note = source.note;
+    out.costs = r.costs_path.empty() ? "machine-model" : r.costs_path;
     out.load_s = seconds_since(t);
     if (cancelled()) return;
+
+    if (r.calibrate) {
+      if (r.source.trace_path.empty() || r.costs_path.empty())
+        throw Error("calibrating needs a trace run as the source and a cost file to write");
+      set_stage(RunnerStage::kCalibrating);
+      t = Clock::now();
+      save_cost_params(calibrate_run(r.source.trace_path, r.source.run, m), r.costs_path);
+      out.calibrate_s = seconds_since(t);
+      if (cancelled()) return;
+    }
+    if (r.baseline) {
+      const Module& base = r.baseline_module ? *r.baseline_module : m;
+      if (base.graph.schedule.empty()) throw Error(r.source.describe() + " has no schedule to compare with");
+      ExecResult simulated;
+      out.baseline_run = simulate_and_store(base, out.model, r.baseline_note, simulated);
+      out.baseline_step_ns = mean_step_ns(simulated.executions, r.steps);
+      if (cancelled()) return;
+    }
 
     t = Clock::now();
     if (passes)
@@ -123,21 +163,13 @@ void PipelineRunner::Job::run() {
     out.passes_s = seconds_since(t);
     if (cancelled()) return;
 
-    set_stage(RunnerStage::kSimulating);
-    ExecutorOptions options;
-    options.costs = r.costs_path;
-    const std::unique_ptr<Executor> sim = make_executor("sim", m, options);
-    ExecResult simulated = sim->run({r.steps, {}, true});
+    ExecResult simulated;
+    t = Clock::now();
+    out.run = simulate_and_store(m, out.model, r.note, simulated);
     out.steps = r.steps;
     out.simulate_s = simulated.seconds;
-    if (cancelled()) return;
-
-    if (!r.trace_path.empty()) {
-      set_stage(RunnerStage::kStoring);
-      t = Clock::now();
-      out.run = record_run(r.trace_path, m, *sim, simulated, {out.model, "", r.note});
-      out.store_s = seconds_since(t);
-    }
+    out.store_s = out.run >= 0 ? seconds_since(t) - simulated.seconds : 0;
+    out.step_ns = mean_step_ns(simulated.executions, r.steps);
     out.executions = std::move(simulated.executions);
     out.module = std::make_shared<const Module>(std::move(m));
     out.total_s = seconds_since(started);

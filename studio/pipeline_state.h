@@ -1,10 +1,13 @@
 // The pipeline view's state and logic, headless (no ImGui; studio/panel_pipeline.cc
 // draws it). The pipeline of the current run as text and as entries that option widgets
 // edit (driver/pipeline_options.h); Apply runs it over the run's stored module on a
-// worker thread (studio/pipeline_runner.h) and opens the new run beside the previous one
-// in the compare view; an edit session (driver/schedule_edit.h) on the current run's
-// schedule, whose kept edits are stored as runs (so the timeline and compare views show
-// them) and can be saved as a .mpk. The edit_* functions are what the timeline's drag
+// worker thread (studio/pipeline_runner.h) and opens the new run as B in the compare
+// view, beside A: the source run's own schedule simulated under the same cost model
+// (studio/loop_costs.h) and steps, so that like is compared with like; an edit session
+// (driver/schedule_edit.h) on the current run's schedule, simulated under that cost
+// model, whose kept edits are stored as runs (so the timeline and compare views show
+// them) and can be saved as a .mpk. New runs go to a side file unless the user chose the
+// opened one (studio/store_target.h). The edit_* functions are what the timeline's drag
 // and drop and this view's keys call.
 #pragma once
 
@@ -17,6 +20,7 @@
 
 #include "driver/pipeline_options.h"
 #include "driver/schedule_edit.h"
+#include "studio/loop_costs.h"
 #include "studio/pipeline_runner.h"
 
 namespace mpk::studio {
@@ -34,9 +38,18 @@ struct PipelineViewState {
   bool text_edited = false; // changed by the user: another run does not replace it
   int32_t steps = 0;        // steps to simulate; 0: as many as the current run has
 
+  // The cost model of Apply and hand edits, the cost files fitted to runs (run -> file),
+  // and the stored simulations of a run's own schedule under some costs and steps
+  // (baseline_key -> run), which new schedules are compared with.
+  CostChoice costs;
+  std::map<int64_t, std::string> calibrated;
+  std::map<std::string, int64_t> baselines;
+
   PipelineRunner runner;
   PipelineJob job = PipelineJob::kNone;
   int64_t job_base_run = -1;  // the current run when the job started
+  JobCosts job_costs;         // the costs it simulates with
+  int64_t job_compare = -1;   // kApply: the stored run it is compared with; -1: its baseline
   std::string job_moves;      // kStoreEdit: the moves (text) of the schedule it stores
   std::string job_message;    // the last job's outcome, one line
   bool job_failed = false;
@@ -44,8 +57,15 @@ struct PipelineViewState {
   // The edit session: on run `session_run`; `session_runs` are it and the runs that
   // hold its edited schedules (`stored`: moves text -> run), so it goes on while one of
   // them is the current run.
+  // `session_costs` are the costs it simulates with, `session_base` the run its edits are
+  // compared with (A): session_run when that is a simulation under those costs, else its
+  // schedule simulated and stored with the first stored edit (-1 until then), whose
+  // module is `session_module`.
   std::unique_ptr<ScheduleEditor> editor;
   int64_t session_run = -1;
+  JobCosts session_costs;
+  int64_t session_base = -1;
+  std::shared_ptr<const Module> session_module;
   std::string session_model;  // the model recorded with its runs
   std::vector<int64_t> session_runs;
   std::map<std::string, int64_t> stored;
@@ -82,10 +102,14 @@ void set_pipeline_option(PipelineViewState& ps, size_t index, const std::string&
 // Takes a finished job's result into the state and starts a pending store. Called by
 // the app every frame, whichever view is shown; cheap when nothing happened.
 void poll_pipeline(StudioState& s);
-// Starts running ps.text on the current run's graph. False (job_message or text_error
-// set) when it cannot start.
+// Starts running ps.text on the current run's graph, under ps.costs, storing the new run
+// (and, unless stored before, the run's own schedule simulated under the same costs) in
+// the store target. False (job_message or text_error set) when it cannot start.
 bool apply_pipeline(StudioState& s);
 void cancel_pipeline(StudioState& s);
+// Picks the cost model of the next Apply and edit session; an edit session without edits
+// is dropped, so that the next one loads under the new costs.
+void set_cost_choice(StudioState& s, CostChoice choice);
 // Starts loading the current run's graph for an edit session. False when there is one
 // for it already, a job is running, or it failed before for this run.
 bool begin_edit_session(StudioState& s);

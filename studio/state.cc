@@ -16,6 +16,7 @@
 #include "ir/error.h"
 #include "ir/serialize.h"
 #include "studio/panel_registry.h"
+#include "studio/store_target.h"
 
 namespace mpk::studio {
 namespace {
@@ -62,9 +63,11 @@ void close_input(StudioState& s) {
   s.runs.clear();
   s.run = -1;
   s.compare_run = -1;
+  s.compare_current_is_b = false;
   s.selection = {};
   s.input_path.clear();
   s.trace_path.clear();
+  s.trace_is_side = false;
 }
 
 }  // namespace
@@ -99,6 +102,7 @@ bool open_trace(StudioState& s, const std::string& path, int64_t run) {
     s.runs = std::move(runs);
     s.input_path = path;
     s.trace_path = path;
+    s.trace_is_side = is_side_trace(path);
   } catch (const Error& e) {
     s.reader.reset();
     s.runs.clear();
@@ -161,6 +165,7 @@ bool select_run(StudioState& s, int64_t run) {
   }
   s.run = run;
   if (s.compare_run == run) s.compare_run = -1;
+  s.compare_current_is_b = false;
   s.selection = {};
   s.timeline.hovered_exec = -1;
   s.timeline.hovered_bubble = -1;

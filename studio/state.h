@@ -137,6 +137,12 @@ struct StudioState {
   std::string input_path;
   std::string trace_path;
   bool trace_is_temporary = false;
+  // New runs (Apply, stored hand edits) go to a side file beside the opened one,
+  // NAME.studio.db, a copy of the open trace made when the first run is stored
+  // (studio/store_target.h); then trace_path is that file and trace_is_side is set. With
+  // write_into_input they go into the opened trace.db itself.
+  bool trace_is_side = false;
+  bool write_into_input = false;
   std::unique_ptr<TraceReader> reader;
   std::vector<RunRecord> runs;
   std::vector<float> run_row_y;         // screen y of each run's row in the run list, last frame
@@ -145,6 +151,9 @@ struct StudioState {
   int64_t run = -1;
   std::unique_ptr<TraceModel> model;
   int64_t compare_run = -1;             // -1: none chosen
+  // The compare view shows the current run as A and compare_run as B, unless this is
+  // set (by Apply and stored hand edits: the old run is A, the new one, current, B).
+  bool compare_current_is_b = false;
 
   View view = View::kTimeline;
   bool view_changed = true;             // set when `view` is changed programmatically

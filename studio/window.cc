@@ -119,9 +119,17 @@ int screenshot(const AppOptions& o) {
   int w = 0, h = 0;
   win.framebuffer_size(&w, &h);
   write_png(o.screenshot, w, h, read_framebuffer(w, h));
-  std::printf("wrote %s (%dx%d, %s view%s)\n", o.screenshot.c_str(), w, h, name_of(o.view),
+  std::printf("wrote %s (%dx%d, %s view%s)\n", o.screenshot.c_str(), w, h, name_of(s.view),
               ok ? "" : ", showing the error");
-  return ok ? 0 : 1;
+  if (!ok || o.apply.empty()) return ok ? 0 : 1;
+  const PipelineViewState& p = s.pipeline;
+  std::printf("apply: %s\n", p.job_message.c_str());
+  if (p.job_failed || p.job != PipelineJob::kNone) {
+    std::fprintf(stderr, "mpk-studio: error: --apply: %s\n",
+                 p.job != PipelineJob::kNone ? "still running after a minute" : p.job_message.c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace

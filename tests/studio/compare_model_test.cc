@@ -64,13 +64,13 @@ TEST(CompareModel, TwoSchedulesOfOneGraph) {
 
   // The shared axis spans the longer run; run b is loaded for drawing.
   EXPECT_EQ(m.duration_ns(), 2700);
-  EXPECT_EQ(m.model_b().run().id, serial);
-  EXPECT_EQ(m.model_b().worker_range(0).size(), 12);
-  EXPECT_TRUE(m.model_b().worker_range(1).empty());
+  EXPECT_EQ(m.model().run().id, serial);
+  EXPECT_EQ(m.model().worker_range(0).size(), 12);
+  EXPECT_TRUE(m.model().worker_range(1).empty());
   // All on worker 0: 900 ns of work a step.
-  EXPECT_EQ(m.model_b().busy_ns(0, 0, 900), 900);
-  EXPECT_EQ(m.model_b().busy_ns(0, 0, 2700), 2700);
-  EXPECT_EQ(m.model_b().busy_ns(1, 0, 2700), 0);
+  EXPECT_EQ(m.model().busy_ns(0, 0, 900), 900);
+  EXPECT_EQ(m.model().busy_ns(0, 0, 2700), 2700);
+  EXPECT_EQ(m.model().busy_ns(1, 0, 2700), 0);
 }
 
 TEST(CompareModel, RunsFromTwoFilesAndErrors) {
@@ -83,6 +83,13 @@ TEST(CompareModel, RunsFromTwoFilesAndErrors) {
   EXPECT_DOUBLE_EQ(row(m, "step", "makespan per step (median)").delta(), -200);
   EXPECT_EQ(describe_run(ra.run(a)), "run 1: sim serial (fj)");
   EXPECT_THROW(CompareModel(ra, a, rb, 99), Error);
+  // Either run's model can be the one loaded (the other is the current run's).
+  const CompareModel loads_a(ra, a, rb, b, CompareSide::kA);
+  EXPECT_EQ(loads_a.loaded(), CompareSide::kA);
+  EXPECT_EQ(loads_a.model().run().graph, ra.run(a).graph);
+  EXPECT_TRUE(loads_a.model().worker_range(1).empty());  // serial: all on worker 0
+  EXPECT_TRUE(loads_a.same_kind());
+  EXPECT_EQ(costs_of(ra.run(a)), "costs: machine-model");
 }
 
 }  // namespace

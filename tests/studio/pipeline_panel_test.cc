@@ -112,8 +112,11 @@ TEST_F(PipelinePanel, ApplyOpensTheNewRunBesideThePreviousOneInCompare) {
   EXPECT_EQ(r->pipeline, "decompose,infer-deps,assign-sm{policy=locality,workers=8}");
   EXPECT_EQ(r->steps, 2);
   EXPECT_EQ(r->num_workers, 8);
-  EXPECT_NE(s_.pipeline.job_message.find("run " + std::to_string(s_.run) + ": step "),
-            std::string::npos) << s_.pipeline.job_message;
+  EXPECT_NE(s_.pipeline.job_message.find("A run " + std::to_string(first_) + " "), std::string::npos)
+      << s_.pipeline.job_message;
+  EXPECT_NE(s_.pipeline.job_message.find(", B run " + std::to_string(s_.run) + " "), std::string::npos)
+      << s_.pipeline.job_message;
+  EXPECT_TRUE(s_.compare_current_is_b);  // the old run is A, the new one B
   EXPECT_TRUE(has_edit_session(s_));  // the new run can be edited at once
   EXPECT_EQ(s_.pipeline.session_run, s_.run);
 
@@ -194,7 +197,10 @@ TEST_F(OldTracePipeline, RunsWithoutAStoredModuleAreRebuiltSayingSoOnce) {
   run_until([&] { return s_.view == View::kCompare; });
   ASSERT_NE(s_.run, first_) << s_.pipeline.job_message;
   EXPECT_EQ(s_.status.find("re-imported"), std::string::npos) << s_.status;
-  const TraceReader reader(trace_);
+  // The new runs went to the side file, a copy of the trace that goes on from it.
+  EXPECT_EQ(s_.trace_path, path("trace.studio.db"));
+  EXPECT_EQ(TraceReader(trace_).runs().size(), 1u);
+  const TraceReader reader(s_.trace_path);
   EXPECT_FALSE(reader.stored_module(first_));
   EXPECT_TRUE(reader.stored_module(s_.run));
 }

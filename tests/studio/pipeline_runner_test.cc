@@ -5,7 +5,8 @@
 // with it) and from a .mpk file; an empty pipeline re-runs a run's stored module; a run
 // of a trace written before modules were stored is rebuilt, saying so; progress names
 // the pass running; a job can be cancelled and then stores nothing; bad pipelines and
-// sources fail with a message.
+// sources fail with a message; a job calibrates the costs from a run and stores the
+// run's own schedule simulated under them (the baseline) before the new run.
 #include "studio/pipeline_runner.h"
 
 #include <gtest/gtest.h>
@@ -15,10 +16,14 @@
 #include <future>
 #include <thread>
 
+#include "driver/calibrate_run.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
 #include "optimizer_test_util.h"
 #include "passes/pipeline.h"
+#include "tests/studio/panel_test_runs.h"
+#include "traces/calibrate.h"
+#include "traces/simulator.h"
 
 namespace mpk::studio {
 namespace {
@@ -94,17 +99,22 @@ TEST_F(PipelineRunnerTest, RunFromATraceRunEqualsTheCli) {
   testing::expect_same_run(mine, 2, cli, cli.last_run());
   EXPECT_EQ(mine.load_graph(2).graph.schedule.workers, result->module->graph.schedule.workers);
 
-  // Other passes before decompose would need the model's program un-fused: refused.
-  req.pipeline = "decompose{tile=16},infer-deps,assign-sm{policy=locality}";
+  // Without program passes, the pipeline starts from the run's program as it is (fused).
+  req.pipeline = "decompose{tile=16},infer-deps,assign-sm{policy=locality,slack-scale=0.5}";
+  ASSERT_EQ(run_job(runner, req).stage, RunnerStage::kDone) << runner.progress().text();
+  EXPECT_EQ(TraceReader(trace).run(3).pipeline, pipeline);
+
+  // Program passes that are not the run's would need its program un-fused: refused.
+  req.pipeline = "fuse-norm,decompose{tile=16},infer-deps,assign-sm{policy=locality}";
   const RunnerProgress refused = run_job(runner, req);
   EXPECT_EQ(refused.stage, RunnerStage::kFailed);
-  EXPECT_NE(refused.error.find("the pipeline's passes before decompose (none) are not the "
-                               "module's ('fuse-residual,"), std::string::npos) << refused.error;
+  EXPECT_NE(refused.error.find("the pipeline's passes before decompose ('fuse-norm') do not start with "
+                               "the module's ('fuse-residual,"), std::string::npos) << refused.error;
 
   // A pipeline without decompose runs over the run's task graph as it is.
   req.pipeline = "assign-sm{policy=round-robin}";
   ASSERT_EQ(run_job(runner, req).stage, RunnerStage::kDone) << runner.progress().text();
-  EXPECT_EQ(TraceReader(trace).run(3).pipeline, mine.run(1).pipeline + ",assign-sm{policy=round-robin}");
+  EXPECT_EQ(TraceReader(trace).run(4).pipeline, mine.run(1).pipeline + ",assign-sm{policy=round-robin}");
 }
 
 TEST_F(PipelineRunnerTest, RunFromAModuleFileEqualsTheCliAndMpkRunGraph) {
@@ -156,6 +166,44 @@ TEST_F(PipelineRunnerTest, EmptyPipelineReRunsTheStoredModule) {
   ASSERT_EQ(run_job(runner, req).stage, RunnerStage::kDone);
   EXPECT_EQ(runner.take_result()->run, -1);
   EXPECT_EQ(TraceReader(trace).runs().size(), 2u);
+}
+
+TEST_F(PipelineRunnerTest, CalibratesFromTheRunAndStoresItsScheduleUnderTheSameCosts) {
+  const std::string trace = path("gpu.db");
+  ASSERT_EQ(mpk::testing::store_gpu_like_tiny(trace, 3, 8), 1);  // kind gpu
+  PipelineRunner runner;
+  PipelineRequest req;
+  req.source = {"", trace, 1, nullptr};
+  req.pipeline = "assign-sm{policy=round-robin}";
+  req.trace_path = trace;
+  req.steps = 3;
+  req.costs_path = path("costs.json");
+  req.calibrate = true;
+  req.baseline = true;
+  req.baseline_note = "studio: the baseline";
+  const RunnerProgress p = run_job(runner, req);
+  ASSERT_EQ(p.stage, RunnerStage::kDone) << p.text();
+  const std::optional<RunnerResult> r = runner.take_result();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->baseline_run, 2);
+  EXPECT_EQ(r->run, 3);
+  EXPECT_EQ(r->costs, req.costs_path);
+
+  // The cost file is the fit of run 1, and both runs are simulations under it: the
+  // baseline of run 1's own module, the new run of the new schedule.
+  const TraceReader reader(trace);
+  const Module source = *reader.stored_module(1);
+  const CostParams fitted = load_cost_params(req.costs_path, CostParams::from_machine(source.machine));
+  EXPECT_EQ(format_cost_params(fitted), format_cost_params(calibrate_run(trace, 1, source)));
+  EXPECT_TRUE(testing::same_executions(reader.executions(2), simulate(source, fitted, 3)));
+  EXPECT_TRUE(testing::same_executions(reader.executions(3), simulate(*r->module, fitted, 3)));
+  EXPECT_DOUBLE_EQ(r->baseline_step_ns, mean_step_ns(reader.executions(2), 3));
+  EXPECT_DOUBLE_EQ(r->step_ns, mean_step_ns(reader.executions(3), 3));
+  for (int64_t run : {2, 3})
+    EXPECT_NE(reader.run(run).options.find("costs=" + req.costs_path), std::string::npos);
+  EXPECT_NE(reader.run(2).options.find("studio: the baseline"), std::string::npos);
+  EXPECT_EQ(reader.run(2).policy, reader.run(1).policy);
+  EXPECT_EQ(reader.run(3).policy, "round-robin");
 }
 
 TEST_F(PipelineRunnerTest, RunOfAnOldTraceIsRebuiltSayingSo) {
