@@ -6,6 +6,7 @@
 namespace mpk::text {
 
 std::string StreamDecoder::push(int32_t id) {
+  if (!tokenizer_.has_id(id)) return "";
   pending_ += tokenizer_.token_bytes(id);
   const size_t hold = incomplete_utf8_tail(pending_);
   std::string ready = repair_utf8(std::string_view(pending_).substr(0, pending_.size() - hold)).text;

@@ -14,7 +14,8 @@ namespace mpk::text {
 class StreamDecoder {
  public:
   explicit StreamDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
-  // The text that token `id` completes (maybe ""), as valid UTF-8.
+  // The text that token `id` completes (maybe ""), as valid UTF-8. An id the tokenizer
+  // lacks (a model's padding rows) stands for no text, as in Hugging Face's decode.
   std::string push(int32_t id);
   // What is still held (a character never completed), as U+FFFD; "" when nothing is.
   std::string finish();

@@ -25,7 +25,7 @@ void Tokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out) c
 }
 
 const std::string& Tokenizer::token_bytes(int32_t id) const {
-  if (id < 0 || id >= id_limit() || !known_[id])
+  if (!has_id(id))
     throw Error(source_ + ": no token has id " + std::to_string(id));
   return bytes_[id];
 }

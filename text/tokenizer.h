@@ -44,6 +44,8 @@ class Tokenizer {
   // repair_utf8 does). add_special_tokens: the post-processor's tokens around them (e.g.
   // Llama 3's <|begin_of_text|>); a chat template's text carries its own.
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const;
+  // Whether some token has id `id` (a model's vocabulary may be larger than its tokenizer's).
+  bool has_id(int64_t id) const { return id >= 0 && id < id_limit() && known_[id]; }
   // The bytes token `id` stands for (an added token: its text). Throws for an unknown id.
   const std::string& token_bytes(int32_t id) const;
   // The text of `ids`, invalid UTF-8 (a character cut short) replaced by U+FFFD.
