@@ -151,7 +151,8 @@ PassInfo decompose_pass_info() {
           .integer("attention-heads", &O::attention_heads,
                    "query heads per attention task with one split (a divisor of the query heads "
                    "per kv head; fewer than all: a fused attention's kv heads are appended by "
-                   "kv_append tasks after them); auto: 1 when num_q_heads <= sm_count, else all",
+                   "kv_append tasks after them); auto: the most, dividing the group, with heads x "
+                   "head_dim <= 128, where num_q_heads / heads <= sm_count, else all",
                    1)
           .integer("argmax-tile", &O::argmax_tile,
                    "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a "

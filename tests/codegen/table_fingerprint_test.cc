@@ -1,8 +1,9 @@
 // The megakernel's task table is data the GPU reads byte for byte: a refactoring of
-// codegen/ or of the argument slots (codegen/task_slots.h) must leave every
+// codegen/ or of the argument slots (runtime/device/task_slots.cuh) must leave every
 // descriptor, wait, trigger, relocation, stream shape and pool of the presets as it
 // was. These fingerprints were recorded before the named slots replaced the numbered
-// ones; a change to them is a change of GPU behaviour and needs a GPU run.
+// ones (tiny-qwen2's, of the q/k/v biases, when Qwen2 came); a change to them is a
+// change of GPU behaviour and needs a GPU run.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -113,14 +114,17 @@ struct Case {
 // Every descriptor form: the default pipeline (everything fused: q/k/v and gate/up
 // groups, fused attention with one split and with four, SwiGLU, a normed cooperative
 // lm_head with its argmax), per-head attention tasks with kv_append tasks after them,
-// a kv_append that ropes k beside a plain attention with cooperative linears, and
-// nothing fused (rms_norm, qk_norm, rope, kv_append, attention partials and merges,
-// residual_add, silu_mul, argmax tasks).
+// a kv_append that ropes k beside a plain attention with cooperative linears (one query
+// head per task, as the auto rule gave when it was recorded), nothing fused (rms_norm,
+// qk_norm, rope, kv_append, attention partials and merges, residual_add, silu_mul,
+// argmax tasks), and tiny-qwen2's biased q/k/v group beside attention tasks of two query
+// heads (the default pipeline).
 constexpr const char* kPerHead =
     "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax,decompose{attention-heads=1},"
     "infer-deps,assign-sm{policy=critical-path}";
 constexpr const char* kRopedAppend =
-    "fuse-residual,fuse-norm,fuse-rope,decompose{coop=on},infer-deps,assign-sm{policy=critical-path}";
+    "fuse-residual,fuse-norm,fuse-rope,decompose{coop=on,attention-heads=1},infer-deps,"
+    "assign-sm{policy=critical-path}";
 constexpr const char* kFusedSplit =
     "fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax,decompose{attention-splits=2},"
     "infer-deps,assign-sm{policy=locality}";
@@ -133,6 +137,7 @@ const Case kCases[] = {
     {"tiny", kRopedAppend, 0, "7155a229e049ecb5", "994e9819c779080c"},
     {"tiny-qwen3", kFusedSplit, 0, "25e373c993e86d6c", "998100aa668686e9"},
     {"tiny-qwen3", kUnfused, 0, "88c2ec25b754e556", "6976d684c92af22c"},
+    {"tiny-qwen2", kDefaultPipeline, 0, "96b4109af2d48f70", "a8efec6c1e48c3cf"},
 };
 
 TEST(TableFingerprint, PresetTablesAreByteIdenticalToTheRecordedOnes) {
