@@ -17,8 +17,9 @@ RunInfo run_record(const Executor& executor, const ExecResult& result, const Run
 }
 
 int64_t record_run(const std::string& trace_path, const Module& module, const Executor& executor,
-                   const ExecResult& result, const RunLabels& labels) {
-  return write_run(trace_path, module, run_record(executor, result, labels), result.executions);
+                   const ExecResult& result, const RunLabels& labels, StoredRun* stored) {
+  return write_run(trace_path, module, run_record(executor, result, labels), result.executions,
+                   stored);
 }
 
 }  // namespace mpk

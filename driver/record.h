@@ -23,9 +23,10 @@ struct RunLabels {
 // The run record: executor.run_info(result) with the labels.
 RunInfo run_record(const Executor& executor, const ExecResult& result, const RunLabels& labels);
 
-// Writes the run (one transaction) and returns its id. Throws mpk::Error for a file that
-// is not a trace.db, a newer schema, or executions that do not fit the module.
+// Writes the run (one transaction) and returns its id; `stored`, when given, receives the
+// run as stored (to analyse it without reading the file again). Throws mpk::Error for a
+// file that is not a trace.db, a newer schema, or executions that do not fit the module.
 int64_t record_run(const std::string& trace_path, const Module& module, const Executor& executor,
-                   const ExecResult& result, const RunLabels& labels);
+                   const ExecResult& result, const RunLabels& labels, StoredRun* stored = nullptr);
 
 }  // namespace mpk

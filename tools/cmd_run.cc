@@ -129,8 +129,9 @@ int run_sim(const RunRequest& req, const Compiled& c, Executor& sim) {
   const std::string trace = req.trace.empty() ? "trace.db" : req.trace;
   const ExecResult r = sim.run(req.exec);
   const auto t0 = std::chrono::steady_clock::now();
-  const int64_t run = record_run(trace, c.module, sim, r, {req.compile.model, "", ""});
-  print_sim_report(c, sim, r, req.exec.steps, trace, run, seconds_since(t0));
+  StoredRun stored;
+  record_run(trace, c.module, sim, r, {req.compile.model, "", ""}, &stored);
+  print_sim_report(c, sim, r, trace, stored, seconds_since(t0));
   return 0;
 }
 

@@ -112,12 +112,21 @@ class WaitSplitter {
 }  // namespace
 
 RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step) {
+  StoredRun r;
+  r.run = reader.run(run);
+  r.steps = reader.steps(run);
+  r.executions = reader.executions(run);
+  r.bubbles = reader.bubbles(run);
+  return compute_stats(reader.load_graph(run), r, step);
+}
+
+RunStats compute_stats(const Module& m, const StoredRun& r, int64_t step) {
   RunStats s;
-  s.run = reader.run(run);
-  s.steps = reader.steps(run);
-  const Module m = reader.load_graph(run);
-  const std::vector<Execution> execs = reader.executions(run);
-  const std::vector<Bubble> bubbles = reader.bubbles(run);
+  s.run = r.run;
+  s.steps = r.steps;
+  const int64_t run = r.run.id;
+  const std::vector<Execution>& execs = r.executions;
+  const std::vector<Bubble>& bubbles = r.bubbles;
 
   std::vector<int64_t> spans;
   for (const StepRecord& st : s.steps) spans.push_back(st.end_ns - st.start_ns);
