@@ -74,13 +74,20 @@ struct TaskCost {
   double fixed_ns = 0, stream_bytes = 0, direct_bytes = 0, compute_ns = 0;
   double cache_bytes = 0;
   int64_t cache_lo = 0, cache_hi = 0;
-  // The direct bytes at decode step `step` (its position): all of them, less the cache
-  // positions not written yet.
-  double direct_bytes_at(int64_t step) const {
-    if (cache_bytes <= 0 || cache_hi <= cache_lo) return direct_bytes;
+  // The share of its cache positions written by decode step `step` (its position); 1
+  // for a task without cache reads.
+  double cache_share_at(int64_t step) const {
+    if (cache_bytes <= 0 || cache_hi <= cache_lo) return 1;
     const double have = static_cast<double>(step + 1 - cache_lo) / static_cast<double>(cache_hi - cache_lo);
-    return direct_bytes - cache_bytes * (1.0 - (have < 0 ? 0 : have > 1 ? 1 : have));
+    return have < 0 ? 0 : have > 1 ? 1 : have;
   }
+  // The direct bytes at `step`: all of them, less the cache positions not written yet.
+  double direct_bytes_at(int64_t step) const {
+    return direct_bytes - cache_bytes * (1.0 - cache_share_at(step));
+  }
+  // The arithmetic at `step`: a task that reads the cache works on the positions it
+  // reads (attention's work is per position).
+  double compute_ns_at(int64_t step) const { return compute_ns * cache_share_at(step); }
 };
 TaskCost task_cost(const CostParams& c, const Task& t);
 // The same, with the KV-cache reads of t (module m's tensors of role kv_cache) when

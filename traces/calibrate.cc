@@ -24,7 +24,8 @@ namespace {
 struct RunContext {
   std::unique_ptr<ServiceProfile> profile;
   std::vector<double> prev_end;
-  std::vector<double> cache_missing;
+  std::vector<double> cache_missing;  // cache bytes beyond the step's position
+  std::vector<double> cache_share;    // the share of its cache positions the step has
 };
 
 RunContext context_of(const CalibrationRun& run,
@@ -43,16 +44,24 @@ RunContext context_of(const CalibrationRun& run,
       c.prev_end[order[j]] = static_cast<double>(x[order[j - 1]].end_ns);
   CostParams unit;  // bytes_scale 1: the cache reads' own bytes
   unit.positional_cache = true;
+  std::vector<TaskCost> costs;
+  for (const Task& t : run.module.graph.tasks) costs.push_back(task_cost(unit, run.module, t));
   c.cache_missing.assign(x.size(), 0.0);
+  c.cache_share.assign(x.size(), 1.0);
   for (size_t i = 0; i < x.size(); ++i) {
-    const TaskCost t = task_cost(unit, run.module, run.module.graph.tasks[static_cast<size_t>(x[i].task)]);
+    const TaskCost& t = costs[static_cast<size_t>(x[i].task)];
     c.cache_missing[i] = t.direct_bytes - t.direct_bytes_at(x[i].step);
+    c.cache_share[i] = t.cache_share_at(x[i].step);
   }
   return c;
 }
 
 // The executions of every kind across the runs, as (run, execution) pairs.
 using KindRefs = std::vector<std::vector<std::pair<size_t, size_t>>>;
+
+// Which kinds a fit covers: all, the ones that stream weights ahead, the ones that read
+// KV caches (what the ring and positional reads are judged on).
+enum class Kinds { kAll, kStreaming, kCacheReading };
 
 class KindFitter {
  public:
@@ -63,47 +72,62 @@ class KindFitter {
       for (size_t i = 0; i < runs[r].executions.size(); ++i) {
         const Execution& e = runs[r].executions[i];
         if (e.end_ns <= e.start_ns) continue;
-        refs_[static_cast<size_t>(runs[r].module.graph.tasks[static_cast<size_t>(e.task)].kind)].push_back({r, i});
-        any_cache_ = any_cache_ || contexts_[r].cache_missing[i] > 0;
+        const auto k = static_cast<size_t>(runs[r].module.graph.tasks[static_cast<size_t>(e.task)].kind);
+        refs_[k].push_back({r, i});
+        if (contexts_[r].cache_share[i] < 1) reads_cache_[k] = true;
       }
     }
   }
 
-  bool any_cache() const { return any_cache_; }
+  bool any_cache() const {
+    return std::find(reads_cache_.begin(), reads_cache_.end(), true) != reads_cache_.end();
+  }
   bool streams(TaskKind k) const { return base_.cost_of(k).prefetch > 0 && !refs_[static_cast<size_t>(k)].empty(); }
 
   // Adds the weight streams' prefetch intervals of `p` to the profiles (a streaming
   // worker shares the bandwidth too). Where a stream ends depends on the profile it
-  // adds to: a few rounds reach the fixed point (each cuts the error about fourfold).
+  // adds to, and a change travels along the timeline: rounds until no stream's end moves
+  // by half a nanosecond (at most 16).
   void add_stream_intervals(const CostParams& p) {
     for (size_t r = 0; r < runs_.size(); ++r) {
       const CalibrationRun& run = runs_[r];
       contexts_[r] = context_of(run);
-      for (int round = 0; round < 6; ++round) {
+      std::vector<double> ahead_of;  // per task: the bytes its stream fetches ahead
+      for (const Task& t : run.module.graph.tasks)
+        ahead_of.push_back(std::min(task_cost(p, t).stream_bytes, p.prefetch_bytes));
+      std::vector<std::pair<double, double>> extra;
+      for (int round = 0; round < 16; ++round) {
         contexts_[r].profile->set_rates(p);
-        std::vector<std::pair<double, double>> extra;
+        std::vector<std::pair<double, double>> next;
+        double moved = 0;
         for (size_t i = 0; i < run.executions.size(); ++i) {
           const Execution& e = run.executions[i];
-          const Task& t = run.module.graph.tasks[static_cast<size_t>(e.task)];
-          const double ahead = std::min(task_cost(p, t).stream_bytes, p.prefetch_bytes);
+          const double ahead = ahead_of[static_cast<size_t>(e.task)];
           if (ahead <= 0) continue;
           const double from = contexts_[r].prev_end[i];
-          extra.push_back({from, std::min(static_cast<double>(e.start_ns), contexts_[r].profile->finish(from, ahead))});
+          next.push_back({from, std::min(static_cast<double>(e.start_ns), contexts_[r].profile->finish(from, ahead))});
+          const size_t k = next.size() - 1;
+          moved = std::max(moved, k < extra.size() ? std::fabs(extra[k].second - next[k].second) : 1.0);
         }
+        if (extra.size() == next.size() && moved < 0.5) break;
+        extra = std::move(next);
         contexts_[r] = context_of(run, extra);
       }
     }
   }
 
-  // Fits every kind (or the streaming ones) under `p` on at most `max_samples`
-  // executions each; returns the rms error over all samples, the fits into `fits`.
-  double fit(const CostParams& p, size_t max_samples, bool streaming_only, std::vector<KindFit>* fits) {
+  // Fits the kinds of `which` under `p` on at most `max_samples` executions each; returns
+  // the rms over all samples of the error relative to the kind's mean duration, the fits
+  // into `fits`.
+  double fit(const CostParams& p, size_t max_samples, Kinds which, std::vector<KindFit>* fits) {
     for (RunContext& c : contexts_) c.profile->set_rates(p);
     double sq = 0, n = 0;
     for (int k = 0; k < kNumTaskKinds; ++k) {
       const TaskKind kind = static_cast<TaskKind>(k);
       const auto& list = refs_[static_cast<size_t>(k)];
-      if (list.empty() || (streaming_only && !streams(kind))) continue;
+      if (list.empty() || (which == Kinds::kStreaming && !streams(kind)) ||
+          (which == Kinds::kCacheReading && !reads_cache_[static_cast<size_t>(k)]))
+        continue;
       const KindCost kc = p.cost_of(kind);
       std::vector<KindSample> samples;
       const double stride = std::max(1.0, static_cast<double>(list.size()) / static_cast<double>(max_samples));
@@ -111,14 +135,25 @@ class KindFitter {
         const auto [r, i] = list[static_cast<size_t>(at)];
         const Execution& e = runs_[r].executions[i];
         const Task& t = runs_[r].module.graph.tasks[static_cast<size_t>(e.task)];
-        samples.push_back({contexts_[r].profile.get(), static_cast<double>(e.start_ns),
-                           static_cast<double>(e.end_ns), contexts_[r].prev_end[i],
-                           static_cast<double>(t.bytes), contexts_[r].cache_missing[i],
-                           kc.flops_per_ns > 0 ? static_cast<double>(t.flops) / kc.flops_per_ns : 0});
+        KindSample x;
+        x.profile = contexts_[r].profile.get();
+        x.start = static_cast<double>(e.start_ns);
+        x.end = static_cast<double>(e.end_ns);
+        x.prev_end = contexts_[r].prev_end[i];
+        x.bytes = static_cast<double>(t.bytes);
+        x.cache_missing = contexts_[r].cache_missing[i];
+        x.compute_ns = kc.flops_per_ns > 0 ? static_cast<double>(t.flops) / kc.flops_per_ns : 0;
+        x.cache_share = contexts_[r].cache_share[i];
+        samples.push_back(x);
       }
       const KindShape shape{std::clamp(kc.prefetch, 0.0, 1.0), p.prefetch_bytes, p.positional_cache};
       const KindResult res = fit_kind(samples, shape, base_.cost_of(kind));
-      sq += res.rms_error_ns * res.rms_error_ns * static_cast<double>(samples.size());
+      // Each kind's error relative to its mean duration, so that a few long tasks (the LM
+      // head) weigh no more than many short ones.
+      double mean = 0;
+      for (const KindSample& x : samples) mean += x.end - x.start;
+      mean = std::max(1.0, mean / static_cast<double>(samples.size()));
+      sq += (res.rms_error_ns / mean) * (res.rms_error_ns / mean) * static_cast<double>(samples.size());
       n += static_cast<double>(samples.size());
       if (!fits) continue;
       KindFit f;
@@ -140,17 +175,21 @@ class KindFitter {
   const CostParams& base_;
   std::vector<RunContext> contexts_;
   KindRefs refs_;
-  bool any_cache_ = false;
+  std::vector<bool> reads_cache_ = std::vector<bool>(kNumTaskKinds, false);
 };
 
+// How much better (in relative rms error) a searched value must predict durations than
+// the base's value to replace it: 0.01 % of a task's duration.
+constexpr double kBetter = 1e-4;
+
 // One SM's own bandwidth: a search over multiples of its fair share (log scale), kept at
-// the base's value unless another predicts durations better by more than 0.5 ns.
+// the base's value unless another predicts durations better by kBetter.
 void fit_sm_bandwidth(KindFitter& fitter, int32_t sm_count, size_t samples, Calibration& cal) {
   const double fair = cal.params.mem_bandwidth / std::max(1, sm_count);
   auto error_at = [&](double log_mult) {
     CostParams p = cal.params;
     p.sm_bandwidth = fair * std::exp(log_mult);
-    return fitter.fit(p, samples, false, nullptr);
+    return fitter.fit(p, samples, Kinds::kAll, nullptr);
   };
   const double base_log = std::log(std::max(cal.params.sm_bandwidth / fair, 1e-3));
   const double base_err = error_at(base_log);
@@ -159,20 +198,20 @@ void fit_sm_bandwidth(KindFitter& fitter, int32_t sm_count, size_t samples, Cali
     const double err = error_at(x);
     if (err < best_err) best_err = err, best_log = x;
     return err;
-  }, 0, std::log(8.0), 8, 12);
-  if (base_err > best_err + 0.5) {
+  }, 0, std::log(8.0), 6, 10);
+  if (base_err > best_err + kBetter) {
     cal.params.sm_bandwidth = fair * std::exp(best_log);
     cal.sm_bandwidth_fitted = true;
   }
 }
 
 // The ring: none, or a size between 4 KiB and 2 MiB (log scale), judged on the kinds
-// that stream; kept at none unless a ring predicts them better by more than 0.5 ns.
+// that stream; kept at none unless a ring predicts them better by kBetter.
 void fit_ring(KindFitter& fitter, Calibration& cal) {
   auto error_at = [&](double ring) {
     CostParams p = cal.params;
     p.prefetch_bytes = ring;
-    return fitter.fit(p, 300, true, nullptr);
+    return fitter.fit(p, 300, Kinds::kStreaming, nullptr);
   };
   const double none = error_at(0);
   double best_log = 0, best_err = std::numeric_limits<double>::infinity();
@@ -181,7 +220,7 @@ void fit_ring(KindFitter& fitter, Calibration& cal) {
     if (err < best_err) best_err = err, best_log = x;
     return err;
   }, std::log(4096.0), std::log(2097152.0), 9, 10);
-  cal.params.prefetch_bytes = none > best_err + 0.5 ? std::exp(best_log) : 0.0;
+  cal.params.prefetch_bytes = none > best_err + kBetter ? std::exp(best_log) : 0.0;
 }
 
 // With a ring, the streams ahead share the bandwidth too: fit the kinds, add their
@@ -189,7 +228,7 @@ void fit_ring(KindFitter& fitter, Calibration& cal) {
 void settle_streams(KindFitter& fitter, Calibration& cal) {
   for (int round = 0; round < 2 && cal.params.prefetch_bytes > 0; ++round) {
     std::vector<KindFit> fits;
-    fitter.fit(cal.params, 1000, false, &fits);
+    fitter.fit(cal.params, 1000, Kinds::kAll, &fits);
     CostParams p = cal.params;
     for (const KindFit& f : fits) p.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
     fitter.add_stream_intervals(p);
@@ -240,13 +279,14 @@ Calibration calibrate(const std::vector<CalibrationRun>& runs, const CostParams&
   if (fitter.any_cache()) {
     CostParams p = cal.params;
     p.positional_cache = true;
-    cal.params.positional_cache = fitter.fit(p, 1000, false, nullptr) < fitter.fit(cal.params, 1000, false, nullptr);
+    cal.params.positional_cache = fitter.fit(p, 1000, Kinds::kCacheReading, nullptr) <
+                                  fitter.fit(cal.params, 1000, Kinds::kCacheReading, nullptr);
   }
   // The ring first (its streams change the sharing profile one SM's bandwidth is judged
   // against), then one SM's bandwidth, then the ring again under it.
   bool any_stream = false;
   for (int k = 0; k < kNumTaskKinds; ++k) any_stream = any_stream || fitter.streams(static_cast<TaskKind>(k));
-  if (any_stream) {
+  for (int round = 0; round < 2 && any_stream; ++round) {
     fit_ring(fitter, cal);
     settle_streams(fitter, cal);
   }
@@ -255,7 +295,7 @@ Calibration calibrate(const std::vector<CalibrationRun>& runs, const CostParams&
     fit_ring(fitter, cal);
     settle_streams(fitter, cal);
   }
-  fitter.fit(cal.params, 5000, false, &cal.fits);
+  fitter.fit(cal.params, 5000, Kinds::kAll, &cal.fits);
   for (const KindFit& f : cal.fits) {
     cal.params.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
     cal.params.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;

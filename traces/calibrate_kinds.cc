@@ -26,8 +26,7 @@ Fit closed_form(const std::vector<KindSample>& s, const std::vector<double>& wei
   double num = 0, den = 0;
   std::vector<double> g(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    const ServiceProfile& p = *s[i].profile;
-    g[i] = p.at(s[i].end) - p.at(s[i].start + fixed);
+    g[i] = s[i].served_end - s[i].profile->at(s[i].start + fixed);
     const double b = bytes_of(s[i], shape);
     num += weight[i] * g[i] * b;
     den += weight[i] * b * b;
@@ -53,22 +52,19 @@ double squared_error(const std::vector<KindSample>& s, const KindShape& shape, d
   return sq;
 }
 
-// Streaming ahead: for each fixed, the scale minimizing the squared error of the ends,
-// around the closed-form estimate.
-Fit nested(const std::vector<KindSample>& s, const KindShape& shape, double min_dur,
-           double scale_guess) {
-  Fit best;
-  const double hi = std::max(4.0 * scale_guess, 0.5);
-  minimize_1d([&](double fixed) {
-    Fit f;
-    f.fixed = fixed;
-    f.scale = minimize_1d([&](double scale) { return squared_error(s, shape, fixed, scale); },
-                          0, hi, 8, 18);
-    f.cost = squared_error(s, shape, fixed, f.scale);
-    if (best.cost < 0 || f.cost < best.cost) best = f;
-    return f.cost;
-  }, 0, min_dur, 8, 14);
-  return best;
+// Streaming ahead: coordinate descent from the closed-form estimate, the scale for the
+// fixed time, then the fixed time for the scale, three rounds.
+Fit nested(const std::vector<KindSample>& s, const KindShape& shape, double min_dur, Fit start) {
+  Fit f = start;
+  for (int round = 0; round < 3; ++round) {
+    const double lo = 0.5 * f.scale, hi = std::max(2.0 * f.scale, 0.5);
+    f.scale = minimize_1d([&](double scale) { return squared_error(s, shape, f.fixed, scale); },
+                          lo, hi, 6, 16);
+    f.fixed = minimize_1d([&](double fixed) { return squared_error(s, shape, fixed, f.scale); },
+                          0, min_dur, 8, 12);
+  }
+  f.cost = squared_error(s, shape, f.fixed, f.scale);
+  return f;
 }
 
 }  // namespace
@@ -79,19 +75,26 @@ double predict_end(const KindSample& x, const KindShape& shape, double fixed, do
   const double stream = shape.ring > 0 ? total * shape.stream_share : 0.0;
   const double cache = shape.positional ? scale * x.cache_missing : 0.0;
   const double direct = std::max(0.0, total - stream - cache);
-  double streamed = x.start;
+  // The stream's rest after the start ends at `streamed`, when `served` bytes were served.
+  double streamed = x.start, served = x.served_start;
   if (stream > 0) {
-    const double ahead = std::min({stream, shape.ring, std::max(0.0, p.at(x.start) - p.at(x.prev_end))});
-    streamed = p.finish(x.start, stream - ahead);
+    const double ahead = std::min({stream, shape.ring, std::max(0.0, x.served_start - x.served_prev)});
+    served += stream - ahead;
+    streamed = p.time_of(served);
   }
-  const double direct_from = std::max(streamed, x.start + fixed);
-  const double end = direct > 0 ? p.finish(direct_from, direct) : direct_from;
-  return std::max(end, x.start + fixed + x.compute_ns);
+  double end = std::max(streamed, x.start + fixed);
+  if (direct > 0) end = p.time_of((end > streamed ? p.at(end) : served) + direct);
+  return std::max(end, x.start + fixed + x.compute_ns * (shape.positional ? x.cache_share : 1.0));
 }
 
-KindResult fit_kind(const std::vector<KindSample>& s, const KindShape& shape, const KindCost& base) {
+KindResult fit_kind(std::vector<KindSample> s, const KindShape& shape, const KindCost& base) {
   KindResult out;
   if (s.empty()) return out;
+  for (KindSample& x : s) {
+    x.served_start = x.profile->at(x.start);
+    x.served_end = x.profile->at(x.end);
+    x.served_prev = x.profile->at(x.prev_end);
+  }
   double min_dur = std::numeric_limits<double>::infinity(), mean = 0;
   bool any_bytes = false;
   std::vector<double> weight(s.size());
@@ -101,7 +104,7 @@ KindResult fit_kind(const std::vector<KindSample>& s, const KindShape& shape, co
     min_dur = std::min(min_dur, dur);
     mean += dur;
     any_bytes = any_bytes || bytes_of(x, shape) > 0;
-    const double rate = dur > 0 ? (x.profile->at(x.end) - x.profile->at(x.start)) / dur : 0;
+    const double rate = dur > 0 ? (x.served_end - x.served_start) / dur : 0;
     weight[i] = rate > 0 ? 1.0 / (rate * rate) : 1.0;
   }
   mean /= static_cast<double>(s.size());
@@ -122,7 +125,13 @@ KindResult fit_kind(const std::vector<KindSample>& s, const KindShape& shape, co
     return f.cost;
   }, 0, min_dur, 32, 30);
   const bool streams = shape.ring > 0 && shape.stream_share > 0;
-  if (streams) best = nested(s, shape, min_dur, best.scale);
+  if (streams) {
+    // From the closed form's split and from the base's fixed time: the valley between
+    // "all fixed" and "all streaming" has a local minimum at each end.
+    const Fit a = nested(s, shape, min_dur, best);
+    const Fit b = nested(s, shape, min_dur, closed_form(s, weight, shape, std::clamp(base.fixed_ns, 0.0, min_dur)));
+    best = a.cost <= b.cost ? a : b;
+  }
   double rms = rms_of(best);
   // When the samples barely tell fixed time from streaming time (similar sizes, tiny
   // transfers), keep the base's fixed time unless the best split is better by more
@@ -131,7 +140,7 @@ KindResult fit_kind(const std::vector<KindSample>& s, const KindShape& shape, co
   anchored.fixed = std::clamp(base.fixed_ns, 0.0, min_dur);
   if (streams) {
     anchored.scale = minimize_1d([&](double scale) { return squared_error(s, shape, anchored.fixed, scale); },
-                                 0, std::max(4.0 * best.scale, 0.5), 12, 24);
+                                 0.5 * best.scale, std::max(2.0 * best.scale, 0.5), 6, 16);
   } else {
     anchored = closed_form(s, weight, shape, anchored.fixed);
   }

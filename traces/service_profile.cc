@@ -47,10 +47,8 @@ double ServiceProfile::at(double t) const {
   return served_[j] + rates_[j] * (t - times_[j]);
 }
 
-double ServiceProfile::finish(double t0, double amount) const {
-  if (amount <= 0) return t0;
-  if (times_.empty()) return t0 + amount / rate_one_;
-  const double target = at(t0) + amount;
+double ServiceProfile::time_of(double target) const {
+  if (times_.empty()) return target / rate_one_;
   if (target <= 0) return times_[0] + target / rate_one_;
   auto it = std::upper_bound(served_.begin(), served_.end(), target);
   const size_t j = it == served_.begin() ? 0 : static_cast<size_t>(it - served_.begin()) - 1;

@@ -25,7 +25,9 @@ class ServiceProfile {
   // Bytes one busy SM was served from the run's start to t.
   double at(double t) const;
   // The time at which `amount` more bytes have been served after t0.
-  double finish(double t0, double amount) const;
+  double finish(double t0, double amount) const { return amount <= 0 ? t0 : time_of(at(t0) + amount); }
+  // The time at which at() reaches `served`.
+  double time_of(double served) const;
 
  private:
   std::vector<double> times_;

@@ -248,7 +248,7 @@ class Simulation {
   void body_done(int32_t w) {
     const Worker& wk = workers_[w];
     const TaskCost& c = costs_[task_of(wk)];
-    const double end_t = std::max(now_, wk.start + c.fixed_ns + c.compute_ns);
+    const double end_t = std::max(now_, wk.start + c.fixed_ns + c.compute_ns_at(wk.step));
     if (end_t > now_) push(end_t, w, Kind::kEnd);
     else end(w);
   }
