@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <unordered_map>
 
 #include "ir/checked.h"
@@ -235,18 +236,23 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
   if (steps <= 0)
     for (const Execution& x : execs) steps = std::max(steps, x.step + 1);
   const int64_t origin = validate_and_normalize(m, execs, steps);
-  DerivedRun derived = derive_run(m, execs, steps);
-  const std::string module_bytes = module_to_binary(m);
-  if (static_cast<int64_t>(module_bytes.size()) > kMaxModuleBytes)
-    throw Error("trace: module '" + m.name + "' is " + std::to_string(module_bytes.size()) +
-                " bytes serialized, more than a trace.db stores (" + std::to_string(kMaxModuleBytes) + ")");
-  const std::vector<SchedulePlace> places = schedule_places(m);
   std::sort(execs.begin(), execs.end(), [](const Execution& a, const Execution& b) {
     if (a.worker != b.worker) return a.worker < b.worker;
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     if (a.task != b.task) return a.task < b.task;
     return a.step < b.step;
   });
+  // Bubbles, steps and operator statistics are derived on a second thread while this one
+  // serializes the module and stores the graph, the run row and the executions (all only
+  // read `m` and `execs`); the run row needs the extent only.
+  std::future<DerivedRun> deriving =
+      std::async(std::launch::async, [&] { return derive_run(m, execs, steps); });
+  const RunExtent extent = run_extent(m, execs);
+  const std::string module_bytes = module_to_binary(m);
+  if (static_cast<int64_t>(module_bytes.size()) > kMaxModuleBytes)
+    throw Error("trace: module '" + m.name + "' is " + std::to_string(module_bytes.size()) +
+                " bytes serialized, more than a trace.db stores (" + std::to_string(kMaxModuleBytes) + ")");
+  const std::vector<SchedulePlace> places = schedule_places(m);
 
   db.exec("BEGIN IMMEDIATE", "begin a run");
   try {
@@ -269,9 +275,9 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
         .bind(5, intern(policy)).bind(6, std::string_view(params))
         .bind(7, std::string_view(info.options)).bind(8, batch).bind(9, int64_t{steps})
         .bind(10, started_at)
-        .bind(11, intern(tool_version())).bind(12, int64_t{derived.num_workers})
-        .bind(13, static_cast<int64_t>(execs.size())).bind(14, derived.duration_ns)
-        .bind(15, derived.max_task_ns).bind(16, origin);
+        .bind(11, intern(tool_version())).bind(12, int64_t{extent.num_workers})
+        .bind(13, static_cast<int64_t>(execs.size())).bind(14, extent.duration_ns)
+        .bind(15, extent.max_task_ns).bind(16, origin);
     if (!r.step()) db.fail("store the run");
     const int64_t run = r.col_int(0);
     r.reset();
@@ -285,6 +291,7 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
           .value(e.wait_begin_ns).value(e.end_ns);
     x.finish();
 
+    DerivedRun derived = deriving.get();
     BatchInsert b(db,
                   "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "
                   "producer, producer_worker)",
