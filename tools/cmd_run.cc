@@ -125,13 +125,18 @@ RunRequest parse_request(const Args& args) {
 }
 
 // The sim backend: simulate, always store the run (default trace.db), report from it.
-int run_sim(const RunRequest& req, const Compiled& c, Executor& sim) {
+// The module's verification runs meanwhile; the run commits only once it has passed.
+int run_sim(const RunRequest& req, CompileInFlight& compiling) {
+  const Compiled& c = compiling.compiled();
+  check_steps_fit(c.module, req.exec.steps);
+  const std::unique_ptr<Executor> sim = make_executor("sim", c.module, req.executor);
   const std::string trace = req.trace.empty() ? "trace.db" : req.trace;
-  const ExecResult r = sim.run(req.exec);
+  const ExecResult r = sim->run(req.exec);
   const auto t0 = std::chrono::steady_clock::now();
   StoredRun stored;
-  record_run(trace, c.module, sim, r, {req.compile.model, "", ""}, &stored);
-  print_sim_report(c, sim, r, trace, stored, seconds_since(t0));
+  record_run(trace, c.module, *sim, r, {req.compile.model, "", ""}, &stored,
+             [&] { compiling.wait_verified(); });
+  print_sim_report(c, *sim, r, trace, stored, seconds_since(t0));
   return 0;
 }
 
@@ -187,10 +192,14 @@ int cmd_run(int argc, char** argv) {
   if (name == "cpu" && req.executor.order == "random" && !req.trace.empty())
     throw Error("--trace records schedule-order runs; random order has no workers");
   req.exec.record = !req.trace.empty() || name == "sim";
+  if (name == "sim") {
+    CompileInFlight compiling(req.compile);
+    return run_sim(req, compiling);
+  }
   const Compiled c = compile(req.compile);
   check_steps_fit(c.module, req.exec.steps);
   const std::unique_ptr<Executor> ex = kind.make(c.module, req.executor);
-  return name == "sim" ? run_sim(req, c, *ex) : run_decode(req, c, *ex);
+  return run_decode(req, c, *ex);
 }
 
 }  // namespace

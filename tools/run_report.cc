@@ -81,7 +81,7 @@ void print_sim_report(const Compiled& c, const Executor& ex, const ExecResult& r
               c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
               m.graph.events.size(), m.graph.schedule.workers.size());
   std::printf("machine   %s\n", ex.describe().c_str());
-  std::printf("simulate  %lld steps: compile %.2f s, simulate %.2f s, write %.2f s\n\n",
+  std::printf("simulate  %lld steps: compile %.2f s (verified meanwhile), simulate %.2f s, write %.2f s\n\n",
               static_cast<long long>(r.steps), c.compile_s, r.seconds, write_s);
   std::fputs(format_brief(compute_stats(m, stored)).c_str(), stdout);
   std::printf("\ntrace: run %lld -> %s\n", static_cast<long long>(run), trace.c_str());

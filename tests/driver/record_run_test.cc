@@ -145,5 +145,28 @@ TEST_F(DriverTest, DamagedStoredModuleIsRefusedWithOneMessage) {
             trace + ": corrupt trace.db (schema 2 without its graph_module table)");
 }
 
+// mpk run's simulator path: the verifier runs while the run is simulated and stored, and
+// the run commits only once it has passed; what the hook throws leaves no run behind.
+TEST_F(DriverTest, ARunCommitsOnlyAfterItsModuleIsVerified) {
+  CompileRequest req;
+  req.model = "tiny";
+  CompileInFlight compiling(req);
+  EXPECT_EQ(module_to_binary(compiling.compiled().module), module_to_binary(testing::tiny().module));
+  const std::unique_ptr<Executor> sim = make_executor("sim", compiling.compiled().module, ExecutorOptions{});
+  const ExecResult r = sim->run({2, {1}, true});
+  const std::string trace = path("t.db");
+  bool waited = false;
+  EXPECT_EQ(record_run(trace, compiling.compiled().module, *sim, r, {"tiny", "", ""}, nullptr,
+                       [&] { compiling.wait_verified(), waited = true; }),
+            1);
+  EXPECT_TRUE(waited);
+  EXPECT_EQ(testing::error_of([&] {
+              record_run(trace, compiling.compiled().module, *sim, r, {"tiny", "", ""}, nullptr,
+                         [] { throw Error("the verifier found a problem"); });
+            }),
+            "the verifier found a problem");
+  EXPECT_EQ(TraceReader(trace).runs().size(), 1u);
+}
+
 }  // namespace
 }  // namespace mpk
