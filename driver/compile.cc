@@ -83,19 +83,25 @@ void PassPipeline::recompile(Module& m, const std::function<void(size_t)>& befor
   const Pipeline own = m.provenance.pipeline.empty() ? Pipeline{} : parse_pipeline(m.provenance.pipeline);
   const Pipeline own_program(own.begin(), own.begin() + static_cast<ptrdiff_t>(first_decompose(own)));
   const Pipeline program(mine.begin(), mine.begin() + static_cast<ptrdiff_t>(graph_from));
-  if (program != own_program) {
+  // The program passes that still apply: none when the pipeline has none (the stored
+  // program as it is) or the module's own; those after the module's own when the
+  // pipeline starts with them.
+  const bool extends = program.size() >= own_program.size() &&
+                       std::equal(own_program.begin(), own_program.end(), program.begin());
+  if (!program.empty() && !extends) {
     const auto shown = [](const Pipeline& p) {
       return p.empty() ? std::string("none") : "'" + print_pipeline(p) + "'";
     };
     throw Error("the pipeline's passes before decompose (" + shown(program) +
-                ") are not the module's (" + shown(own_program) +
-                "): a compiled module's task graph is re-derived over its program as it is "
-                "(compile the model again for another one: mpk-opt MODEL --pass-pipeline=...)");
+                ") do not start with the module's (" + shown(own_program) +
+                "): a compiled module's program cannot be un-fused (leave them out to start "
+                "from its program as it is, or compile the model again: mpk-opt MODEL "
+                "--pass-pipeline=...)");
   }
+  const size_t from = program.empty() ? graph_from : own_program.size();
   m.graph = TaskGraph{};
   m.provenance.pipeline = print_pipeline(own_program);
-  run_entries(m, Pipeline(mine.begin() + static_cast<ptrdiff_t>(graph_from), mine.end()), graph_from,
-              before);
+  run_entries(m, Pipeline(mine.begin() + static_cast<ptrdiff_t>(from), mine.end()), from, before);
 }
 
 void run_pipeline(Module& m, const std::string& pipeline) {

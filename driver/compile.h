@@ -59,13 +59,16 @@ class PassPipeline {
   void run(Module& module, const std::function<void(size_t)>& before = nullptr);
 
   // Runs the pipeline over a module that may be compiled already (a run's stored module)
-  // so that the result is what compiling its model with this pipeline gives: a module
-  // without tasks, or a pipeline without decompose (e.g. one assign-sm), runs as run()
-  // does; otherwise the module's own pipeline (its provenance) must start with the same
-  // program passes (those before the first decompose, e.g. the fusions), which the module
-  // has already been through: its task graph is re-derived by this pipeline's passes from
-  // decompose on, and its provenance becomes this pipeline. Throws mpk::Error when the
-  // program passes differ (the module's program cannot be un-fused).
+  // so that the result is what compiling its model gives: a module without tasks, or a
+  // pipeline without decompose (e.g. one assign-sm), runs as run() does; otherwise the
+  // module's task graph is cleared and re-derived over its program, starting from the
+  // first pass that still applies: the pipeline's passes before the first decompose (the
+  // program passes, e.g. the fusions) must start with the module's own (its provenance),
+  // which its program has been through already, and only those after them run; a
+  // pipeline without program passes starts from the stored program as it is (its
+  // fusions stay). The provenance becomes the module's program passes plus what ran.
+  // Throws mpk::Error when the program passes do not start with the module's (a program
+  // cannot be un-fused).
   void recompile(Module& module, const std::function<void(size_t)>& before = nullptr);
 
  private:

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/token_stream.h"
 #include "ir/module.h"
 #include "traces/trace_db.h"
 
@@ -30,6 +31,10 @@ struct ExecRequest {
   int64_t steps = 16;                // decode steps; step s works at position s
   std::vector<int64_t> prompt = {1};  // token s is read while s < its length
   bool record = false;               // keep every task execution (sim always does)
+  // cpu, gpu: each step's tokens as they are produced (cpu: as each step completes; gpu:
+  // after the launch), and an early end at a stop token (driver/token_stream.h).
+  TokenSink on_step = {};
+  StopCondition stop = {};
 };
 
 struct ExecResult {
@@ -43,6 +48,10 @@ struct ExecResult {
   std::vector<Execution> executions;           // when recorded
   uint64_t dropped = 0;                        // gpu: executions the trace buffer missed
   int64_t threads = 0;                         // cpu: OS threads used
+  // The step after which the stop condition held, or -1. cpu: the run's last step (no
+  // later step ran); gpu: steps after it ran all the same (the launch fixed them).
+  int64_t stopped_at = -1;
+  bool streamed = false;  // on_step saw each step as it completed (cpu), not after the run
 };
 
 class Executor {

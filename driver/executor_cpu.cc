@@ -1,5 +1,6 @@
 // The cpu executor: the scheduled task graph on the CPU executor (runtime/cpu/executor.h),
 // in schedule order on a pool of threads or in a seeded random order.
+#include <functional>
 #include <optional>
 
 #include "driver/compile.h"
@@ -42,6 +43,8 @@ class CpuExecutor : public Executor {
     o.threads = options_.threads;
     o.watchdog_s = options_.watchdog_s;
     o.record_tasks = req.record;
+    StepFeed feed(req.on_step, req.stop);
+    if (req.on_step || !req.stop.tokens.empty()) o.on_step = std::ref(feed);
     CpuExecResult r = run_cpu(module_, weights_.weights, o);
     threads_ = r.threads;
     ExecResult out;
@@ -53,6 +56,8 @@ class CpuExecutor : public Executor {
     out.seconds = r.total_seconds;
     out.logits = std::move(r.logits);
     out.threads = r.threads;
+    out.stopped_at = feed.stopped_at();
+    out.streamed = true;
     out.executions.reserve(r.task_records.size());
     for (const CpuTaskRecord& t : r.task_records)
       out.executions.push_back({t.task, static_cast<int32_t>(t.step), t.worker, t.thread, t.wait_ns,

@@ -68,6 +68,10 @@ class GpuExecutor : public Executor {
     out.seconds = r.kernel_ms * 1e-3;
     out.logits = std::move(r.logits);
     out.dropped = r.trace_overflow;
+    StepFeed feed(req.on_step, req.stop);  // the tokens reach the host after the launch
+    for (int64_t s = 0; s < out.steps && feed(s, out.tokens[s]); ++s) {
+    }
+    out.stopped_at = feed.stopped_at();
     out.executions.reserve(r.trace.size());
     for (const abi::TraceRecord& t : r.trace)
       out.executions.push_back({t.task, t.step, t.worker, t.sm, static_cast<int64_t>(t.wait_begin_ns),

@@ -43,9 +43,17 @@ int64_t auto_attention_splits(int64_t seq, int64_t kv_heads, int64_t sms) {
   if (seq <= 512) return 1;
   return std::min(ceil_div(seq, 256), std::max<int64_t>(1, sms / kv_heads));
 }
-// Query heads per attention task (one split): one, so that the heads attend on as many
-// SMs, where the machine has an SM for each; else the whole group of a kv head.
-int64_t auto_attention_heads(int64_t q_heads, int64_t group, int64_t sms) { return q_heads <= sms ? 1 : group; }
+// Query heads per attention task (one split): the most, dividing the group, whose
+// outputs (heads x head_dim) stay within 128 values, so that a kv head's query heads
+// attend on several SMs (on the H100, llama-3.2-1b's 64-wide heads in pairs and
+// qwen3-8b's 128-wide ones alone measured fastest); the whole group where that would
+// need more tasks than the machine has SMs.
+int64_t auto_attention_heads(int64_t q_heads, int64_t group, int64_t head_dim, int64_t sms) {
+  int64_t heads = 1;
+  for (int64_t h = 2; h <= group; ++h)
+    if (group % h == 0 && h * head_dim <= 128) heads = h;
+  return q_heads / heads <= sms ? heads : group;
+}
 
 bool is_decompose_scratch(const Tensor& t) {
   return t.role == TensorRole::kScratch &&
@@ -329,7 +337,7 @@ class Decomposer {
     if (splits > s)
       throw Error("option 'attention-splits' (" + std::to_string(splits) +
                   ") exceeds max_seq_len (" + std::to_string(s) + ") of operator '" + op.name + "'");
-    const int64_t heads = o_.attention_heads.value_or(auto_attention_heads(nq, g, sms_));
+    const int64_t heads = o_.attention_heads.value_or(auto_attention_heads(nq, g, hd, sms_));
     if (g % heads != 0)
       throw Error("option 'attention-heads' (" + std::to_string(heads) + ") does not divide the " +
                   std::to_string(g) + " query heads per kv head of operator '" + op.name + "'");
@@ -486,7 +494,8 @@ PassInfo decompose_pass_info() {
           .integer("attention-heads", &O::attention_heads,
                    "query heads per attention task with one split (a divisor of the query heads "
                    "per kv head; fewer than all: a fused attention's kv heads are appended by "
-                   "kv_append tasks after them); auto: 1 when num_q_heads <= sm_count, else all",
+                   "kv_append tasks after them); auto: the most, dividing the group, with heads x "
+                   "head_dim <= 128, where num_q_heads / heads <= sm_count, else all",
                    1)
           .integer("argmax-tile", &O::argmax_tile,
                    "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a "

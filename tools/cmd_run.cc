@@ -2,10 +2,12 @@
 // the driver: parse the options, compile (driver/compile.h), make the executor (--backend,
 // else gpu when built and available, else sim, else cpu; driver/executor.h), run it,
 // print (tools/run_report.h), record the run (driver/record.h). `--graph FILE` runs a
-// saved schedule (e.g. one edited in mpk-studio) as it is.
+// saved schedule (e.g. one edited in mpk-studio) as it is. Text in and out (--prompt TEXT,
+// --chat, the generated text as it is generated): tools/run_text.h, docs/text.md.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "driver/compile.h"
@@ -16,6 +18,7 @@
 #include "runtime/cpu/memory_budget.h"
 #include "tools/args.h"
 #include "tools/run_report.h"
+#include "tools/run_text.h"
 #include "tools/subcommands.h"
 
 namespace mpk {
@@ -25,6 +28,7 @@ namespace {
 struct RunRequest {
   CompileRequest compile;
   ExecutorOptions executor;
+  PromptOptions prompt;
   ExecRequest exec;
   std::string dump_logits;  // path, "" = none
   std::string trace;        // trace.db path, "" = none (sim: trace.db)
@@ -34,7 +38,8 @@ constexpr const char* kUsage =
     "usage: mpk run [--backend cpu|sim|gpu] [--model PRESET|HF_DIR|config.json|FILE.mpk]\n"
     "               [--policy P | --pipeline PIPELINE] [--steps N] [--batch N] [--max-seq N]\n"
     "               | --graph SCHEDULED.mpk\n"
-    "               [--prompt 1,2,3] [--order schedule|random] [--seed S] [--threads T]\n"
+    "               [--prompt TEXT [--chat [--system TEXT]] [--tokenizer DIR] | --prompt-ids 1,2,3]\n"
+    "               [--max-new-tokens N] [--order schedule|random] [--seed S] [--threads T]\n"
     "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n"
     "               [--costs COSTS.json]\n\n"
     "Compiles the model (default pipeline with assign-sm{policy=P}, or --pipeline) and\n"
@@ -43,6 +48,14 @@ constexpr const char* kUsage =
     "step, the token and the top logit. Weights: the checkpoint's safetensors, else random\n"
     "bf16 weights from --weights-seed. --dump-logits writes the last step's logits as raw\n"
     "little-endian f32 [batch, vocab] and their shape to FILE.json.\n"
+    "  --prompt TEXT: tokenized with the checkpoint's tokenizer (tokenizer.json beside its\n"
+    "  config.json, or --tokenizer DIR); the generated text goes to stdout as it is\n"
+    "  generated (everything else to stderr), stopping at an EOS token of the configs or\n"
+    "  after --max-new-tokens (default 128, within max_seq_len); then the time to the first\n"
+    "  token, the decode speed and why it stopped. --chat: the prompt as one user turn of\n"
+    "  the checkpoint's chat template (Llama 3, Llama 3.1+, ChatML/Qwen), --system TEXT a\n"
+    "  system turn before it. --prompt-ids 1,2,3: token ids; a --prompt of integers is\n"
+    "  taken as ids where no tokenizer is found. --max-new-tokens N: steps = prompt + N - 1.\n"
     "  --graph: run a saved schedule as it is (e.g. one edited in mpk-studio); it takes\n"
     "  no --model, --policy, --pipeline, --batch or --max-seq.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
@@ -101,15 +114,9 @@ RunRequest parse_request(const Args& args) {
     throw Error("give --policy or --pipeline, not both (a pipeline names its policy in assign-sm)");
   c.policy = args.get("policy");
   c.pipeline = args.get("pipeline");
-  ExecRequest& e = r.exec;
-  e.steps = args.get_int("steps", e.steps, kStepsRange);
+  r.prompt = parse_prompt_options(args);
   c.batch = args.get_int("batch", c.batch, kBatchRange);
   c.max_seq_len = args.get_int("max-seq", c.max_seq_len, kMaxSeqRange);
-  if (args.has("prompt")) e.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
-  if (e.prompt.empty()) throw Error("option '--prompt' needs at least one token");
-  if (static_cast<int64_t>(e.prompt.size()) > kMaxPromptTokens)
-    throw Error("option '--prompt' has " + std::to_string(e.prompt.size()) + " tokens, more than " +
-                std::to_string(kMaxPromptTokens));
   ExecutorOptions& x = r.executor;
   x.order = args.get("order", x.order);
   if (x.order != "schedule" && x.order != "random")
@@ -126,10 +133,17 @@ RunRequest parse_request(const Args& args) {
 
 // The sim backend: simulate, always store the run (default trace.db), report from it.
 // The module's verification runs meanwhile; the run commits only once it has passed.
-int run_sim(const RunRequest& req, CompileInFlight& compiling) {
+int run_sim(RunRequest req, CompileInFlight& compiling) {
   const Compiled& c = compiling.compiled();
+  const ResolvedPrompt prompt = resolve_prompt(req.prompt, c.module);
+  req.exec.prompt = prompt.ids;
+  req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
   const std::unique_ptr<Executor> sim = make_executor("sim", c.module, req.executor);
+  if (prompt.text())
+    std::printf("prompt    %s: %lld steps for up to %lld new tokens (the simulator has no tokens)\n",
+                prompt.description.c_str(), static_cast<long long>(req.exec.steps),
+                static_cast<long long>(prompt.max_new_tokens));
   const std::string trace = req.trace.empty() ? "trace.db" : req.trace;
   const ExecResult r = sim->run(req.exec);
   const auto t0 = std::chrono::steady_clock::now();
@@ -140,43 +154,69 @@ int run_sim(const RunRequest& req, CompileInFlight& compiling) {
   return 0;
 }
 
-// The cpu and gpu backends: decode, print the tokens, dump logits, store the run.
+// After a cpu or gpu run: dump the logits, store the run.
+void save_run(const RunRequest& req, const Module& m, const Executor& ex, const ExecResult& r, std::FILE* out) {
+  if (!req.dump_logits.empty()) {
+    write_logits(req.dump_logits, r.logits, r.batch, r.steps - 1, req.compile.model);
+    std::fprintf(out, "logits: f32 [%lld, %lld] -> %s (+ .json)\n", static_cast<long long>(r.batch),
+                 static_cast<long long>(r.logits.size()) / r.batch, req.dump_logits.c_str());
+  }
+  if (req.exec.record) {
+    const int64_t id = record_run(req.trace, m, ex, r, {req.compile.model, "", ""});
+    if (std::string(ex.kind()) == "gpu")
+      std::fprintf(out, "trace: run %lld (%zu executions%s) -> %s\n", static_cast<long long>(id),
+                   r.executions.size(), r.dropped ? ", some dropped: buffer full" : "", req.trace.c_str());
+    else
+      std::fprintf(out, "trace: run %lld -> %s\n", static_cast<long long>(id), req.trace.c_str());
+  }
+}
+
+// A text prompt on cpu or gpu: the header and the summary on stderr, the generated text on
+// stdout as it arrives, stopping at EOS.
+int run_text(const RunRequest& req, const Compiled& c, Executor& ex, const ResolvedPrompt& prompt) {
+  const Module& m = c.module;
+  if (!prompt.repair_note.empty()) std::fprintf(stderr, "%s\n", prompt.repair_note.c_str());
+  print_run_header(stderr, c, ex, attr_int_or(m.attrs, "batch", 0), attr_int_or(m.attrs, "max_seq_len", 0), false);
+  std::fprintf(stderr, "prompt   %s; up to %lld new tokens%s\n\n", prompt.description.c_str(),
+               static_cast<long long>(prompt.max_new_tokens),
+               attr_int_or(m.attrs, "batch", 1) > 1 ? " (text of batch row 0)" : "");
+  TextPrinter printer(*prompt.tokenizer, prompt.ids.size(), stdout);
+  ExecRequest e = req.exec;
+  e.on_step = std::ref(printer);
+  e.stop = {prompt.tokenizer->eos_ids(), static_cast<int64_t>(prompt.ids.size()) - 1};
+  printer.start();
+  const ExecResult r = ex.run(e);
+  printer.finish();
+  print_text_summary(stderr, prompt, printer, ex, r);
+  save_run(req, m, ex, r, stderr);
+  return 0;
+}
+
+// The cpu and gpu backends with ids: decode, print the tokens, dump logits, store the run.
 int run_decode(const RunRequest& req, const Compiled& c, Executor& ex) {
   const Module& m = c.module;
   const bool gpu = std::string(ex.kind()) == "gpu";
   const int64_t max_seq_len = attr_int_or(m.attrs, "max_seq_len", 0);
   if (gpu) {  // the megakernel is ready: say so before the launch
-    print_run_header(c, ex, attr_int_or(m.attrs, "batch", 0), max_seq_len);
+    print_run_header(stdout, c, ex, attr_int_or(m.attrs, "batch", 0), max_seq_len);
     std::printf("\n");
   }
   const ExecResult r = ex.run(req.exec);
   if (!gpu) {  // the cpu line names the threads the run used
-    print_run_header(c, ex, r.batch, max_seq_len);
+    print_run_header(stdout, c, ex, r.batch, max_seq_len);
     std::printf("prepare  compile %.3f s, weights %.3f s\n\n", c.compile_s, ex.weights_seconds());
   }
   print_decode(ex, r, req.exec.prompt.size(), req.exec.record);
-  if (!req.dump_logits.empty()) {
-    write_logits(req.dump_logits, r.logits, r.batch, r.steps - 1, req.compile.model);
-    std::printf("logits: f32 [%lld, %lld] -> %s (+ .json)\n", static_cast<long long>(r.batch),
-                static_cast<long long>(r.logits.size()) / r.batch, req.dump_logits.c_str());
-  }
-  if (req.exec.record) {
-    const int64_t id = record_run(req.trace, m, ex, r, {req.compile.model, "", ""});
-    if (gpu)
-      std::printf("trace: run %lld (%zu executions%s) -> %s\n", static_cast<long long>(id),
-                  r.executions.size(), r.dropped ? ", some dropped: buffer full" : "", req.trace.c_str());
-    else
-      std::printf("trace: run %lld -> %s\n", static_cast<long long>(id), req.trace.c_str());
-  }
+  save_run(req, m, ex, r, stdout);
   return 0;
 }
 
 int cmd_run(int argc, char** argv) {
   const Args args(argc, argv,
                   {"backend", "model", "graph", "policy", "pipeline", "steps", "batch", "max-seq",
-                   "prompt", "order", "seed", "threads", "dump-logits", "trace", "weights-seed",
-                   "watchdog", "costs"},
-                  {"help", "h"});
+                   "prompt", "prompt-ids", "system", "tokenizer", "max-new-tokens", "order", "seed",
+                   "threads", "dump-logits", "trace", "weights-seed", "watchdog", "costs"},
+                  {"help", "h", "chat"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
     print_limits();
@@ -197,9 +237,12 @@ int cmd_run(int argc, char** argv) {
     return run_sim(req, compiling);
   }
   const Compiled c = compile(req.compile);
+  const ResolvedPrompt prompt = resolve_prompt(req.prompt, c.module);
+  req.exec.prompt = prompt.ids;
+  req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
   const std::unique_ptr<Executor> ex = kind.make(c.module, req.executor);
-  return run_decode(req, c, *ex);
+  return prompt.text() ? run_text(req, c, *ex, prompt) : run_decode(req, c, *ex);
 }
 
 }  // namespace

@@ -28,16 +28,16 @@ void print_cpu_steps(const ExecResult& r) {
 
 }  // namespace
 
-void print_run_header(const Compiled& c, const Executor& ex, int64_t batch, int64_t max_seq_len) {
+void print_run_header(std::FILE* out, const Compiled& c, const Executor& ex, int64_t batch, int64_t max_seq_len,
+                      bool executor_line) {
   const Module& m = c.module;
-  std::printf("model    %s (%s), batch %lld, max_seq_len %lld\n", m.name.c_str(),
-              m.provenance.source.c_str(), static_cast<long long>(batch),
-              static_cast<long long>(max_seq_len));
-  std::printf("graph    %s | %zu tasks, %zu events, %zu workers, policy %s\n",
-              c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
-              m.graph.events.size(), m.graph.schedule.workers.size(), m.graph.schedule.policy.c_str());
-  std::printf("weights  %s\n", ex.weights_note().c_str());
-  std::printf("%-9s%s\n", ex.kind(), ex.describe().c_str());
+  std::fprintf(out, "model    %s (%s), batch %lld, max_seq_len %lld\n", m.name.c_str(),
+               m.provenance.source.c_str(), static_cast<long long>(batch), static_cast<long long>(max_seq_len));
+  std::fprintf(out, "graph    %s | %zu tasks, %zu events, %zu workers, policy %s\n",
+               c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
+               m.graph.events.size(), m.graph.schedule.workers.size(), m.graph.schedule.policy.c_str());
+  std::fprintf(out, "weights  %s\n", ex.weights_note().c_str());
+  if (executor_line) std::fprintf(out, "%-9s%s\n", ex.kind(), ex.describe().c_str());
 }
 
 void print_decode(const Executor& ex, const ExecResult& r, size_t prompt_length, bool traced) {

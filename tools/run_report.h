@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,10 @@
 
 namespace mpk {
 
-// "model", "graph", "weights" and the executor's own line (cpu, gpu).
-void print_run_header(const Compiled& compiled, const Executor& executor, int64_t batch,
-                      int64_t max_seq_len);
+// "model", "graph", "weights" and, with `executor_line`, the executor's own line (cpu,
+// gpu), to `out`.
+void print_run_header(std::FILE* out, const Compiled& compiled, const Executor& executor, int64_t batch,
+                      int64_t max_seq_len, bool executor_line = true);
 
 // The steps' tokens (cpu: with the top logit and the time of each step), the generated
 // tokens of each batch row, and the time per step (cpu) or per token (gpu).

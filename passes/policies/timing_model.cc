@@ -66,7 +66,9 @@ ScheduleTiming simulate_schedule(const TaskGraphIndex& g, const std::vector<std:
   const auto num_workers = static_cast<int32_t>(workers.size());
   const std::vector<int32_t> worker_of = list_workers(g, workers, true);
 
-  auto [remaining, pending] = same_step_counts(g);
+  SameStepCounts counts = same_step_counts(g);  // named, not bound: lambdas below use them
+  std::vector<int32_t>& remaining = counts.remaining;
+  std::vector<int32_t>& pending = counts.pending;
 
   ScheduleTiming timing;
   timing.start_ns.assign(n, 0);

@@ -31,7 +31,7 @@ class Engine {
  public:
   Engine(const Module& m, const Weights& w, const CpuRunOptions& o)
       : m_(m), o_(o), rt_(checked_run_tensors(m, o)), store_(m.program, w), rec_(o.steps, rt_.batch),
-        graph_(m.graph), counters_(m.graph.events.size()), done_(m.graph.tasks.size()) {
+        graph_(m.graph), counters_(m.graph.events.size()), done_(m.graph.tasks.size()), limit_(o.steps) {
     for (auto& c : counters_) c.store(0);
     for (auto& d : done_) d.store(0);
     resolve_graph();
@@ -47,7 +47,7 @@ class Engine {
       run_schedule();
     }
     CpuExecResult r;
-    static_cast<CpuRunResult&>(r) = collect_result(rec_, store_, rt_, start_);
+    static_cast<CpuRunResult&>(r) = collect_result(rec_, store_, rt_, start_, limit_.load());
     r.tasks_run = tasks_run_.load();
     r.threads = threads_used_;
     for (auto& recs : records_) r.task_records.insert(r.task_records.end(), recs.begin(), recs.end());
@@ -130,6 +130,7 @@ class Engine {
     if (races_) races_->check(m_, t, step, done_);
     const int64_t begin = o_.record_tasks ? now_ns() : 0;
     run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_});
+    if (o_.on_step) deliver_steps();
     done_[t].fetch_add(1, std::memory_order_release);
     for (EventId e : graph_.triggers(t)) counters_[e].fetch_add(1, std::memory_order_release);
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
@@ -140,6 +141,19 @@ class Engine {
     if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lock(mu_);
       cv_.notify_all();
+    }
+  }
+
+  // Hands every newly complete step to on_step, in order; a false answer lowers the limit
+  // to the steps delivered, so no worker starts a later step.
+  void deliver_steps() {
+    std::lock_guard<std::mutex> lock(deliver_mu_);
+    while (delivered_ < limit_.load() && rec_.complete(delivered_)) {
+      std::vector<int32_t> tokens(static_cast<size_t>(rt_.batch));
+      for (int64_t b = 0; b < rt_.batch; ++b) tokens[b] = rec_.token(delivered_, b);
+      const bool go_on = o_.on_step(delivered_, tokens);
+      ++delivered_;
+      if (!go_on) limit_.store(delivered_);
     }
   }
 
@@ -166,7 +180,7 @@ class Engine {
     std::vector<std::vector<size_t>> owned(threads);
     int64_t next = 0;
     for (size_t w = 0; w < ws.size(); ++w)
-      if (ws[w].step < o_.steps) owned[next++ % threads].push_back(w);
+      if (ws[w].step < limit_.load()) owned[next++ % threads].push_back(w);
     records_.resize(threads);
     std::exception_ptr error;
     std::mutex error_mu;
@@ -197,7 +211,7 @@ class Engine {
       bool all_done = true, progressed = false;
       for (size_t w : mine) {
         WorkerState& s = ws[w];
-        while (s.step < o_.steps && !abort_.load()) {
+        while (s.step < limit_.load() && !abort_.load()) {
           const TaskId t = (*s.list)[s.pos];
           if (blocking_event(t, s.step) >= 0) {
             if (s.wait_since < 0) s.wait_since = now_ns();
@@ -212,14 +226,14 @@ class Engine {
             ++s.step;
           }
         }
-        if (s.step < o_.steps) all_done = false;
+        if (s.step < limit_.load()) all_done = false;
       }
       if (all_done || abort_.load()) return;
       if (progressed) continue;
       if (now_ns() - last_progress_ns_.load() > watchdog_ns) {
         for (size_t w : mine) {
           const WorkerState& s = ws[w];
-          if (s.step < o_.steps)
+          if (s.step < limit_.load())
             throw Error("watchdog: no task finished for " + seconds_str(o_.watchdog_s) +
                         " s: worker " + std::to_string(w) + ": " + describe_wait((*s.list)[s.pos], s.step));
         }
@@ -241,23 +255,25 @@ class Engine {
     std::vector<char> listed(n, 0);
     std::vector<TaskId> eligible;
     auto consider = [&](TaskId t) {
-      if (!listed[t] && next_step[t] < o_.steps && blocking_event(t, next_step[t]) < 0) {
+      if (!listed[t] && next_step[t] < limit_.load() && blocking_event(t, next_step[t]) < 0) {
         listed[t] = 1;
         eligible.push_back(t);
       }
     };
     for (TaskId t = 0; t < n; ++t) consider(t);
-    for (int64_t left = static_cast<int64_t>(n) * o_.steps; left > 0; --left) {
+    for (;;) {
       if (eligible.empty()) {
         for (TaskId t = 0; t < n; ++t)
-          if (next_step[t] < o_.steps)
+          if (next_step[t] < limit_.load())
             throw Error("the events deadlock: no task can run; " + describe_wait(t, next_step[t]));
+        return;
       }
       const size_t i = static_cast<size_t>(rng() % eligible.size());
       const TaskId t = eligible[i];
       eligible[i] = eligible.back();
       eligible.pop_back();
       listed[t] = 0;
+      if (next_step[t] >= limit_.load()) continue;  // on_step ended the run before this step
       const int64_t now = o_.record_tasks ? now_ns() : 0;
       execute(t, next_step[t]++, -1, 0, now, &records_[0]);
       consider(t);
@@ -282,6 +298,9 @@ class Engine {
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<bool> abort_{false};
+  std::atomic<int64_t> limit_;  // steps to run: o_.steps until on_step ends the run early
+  std::mutex deliver_mu_;
+  int64_t delivered_ = 0;       // steps handed to on_step (under deliver_mu_)
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::vector<CpuTaskRecord>> records_;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ struct CpuRunOptions {
   double watchdog_s = 10.0;   // longest wait without progress before throwing
   bool check_races = true;    // RaceChecker before every task (race_check.h)
   bool record_tasks = false;  // fill CpuRunResult::task_records
+  // Called once per step, in step order, as soon as every batch row's token of that step
+  // is recorded, with the step and its tokens [row]; returning false ends the run after
+  // that step (the result then holds steps 0..step). It runs on the thread that recorded
+  // the last row, before that task signals its events, so no task that reads those tokens
+  // starts before it returns; calls never overlap. What it throws fails the run.
+  std::function<bool(int64_t step, const std::vector<int32_t>& tokens)> on_step;
 };
 
 // One (task, step) execution, for traces.

@@ -83,8 +83,9 @@ void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int6
 
 StepRecorder::StepRecorder(int64_t steps, int64_t batch)
     : steps_(steps), batch_(batch), tokens_(steps * batch, -1), top_(steps * batch, 0),
-      done_ns_(steps), non_finite_(steps * batch) {
+      done_ns_(steps), rows_(steps), non_finite_(steps * batch) {
   for (auto& d : done_ns_) d.store(0);
+  for (auto& r : rows_) r.store(0);
   for (auto& n : non_finite_) n.store(false);
 }
 
@@ -107,6 +108,7 @@ void StepRecorder::record(int64_t step, int64_t row, int32_t token, float top_lo
   int64_t prev = done_ns_[step].load();
   while (prev < t && !done_ns_[step].compare_exchange_weak(prev, t)) {
   }
+  rows_[step].fetch_add(1, std::memory_order_release);
 }
 
 double StepRecorder::finished_s(int64_t step, std::chrono::steady_clock::time_point start) const {

@@ -31,6 +31,10 @@ class StepRecorder {
   int64_t batch() const { return batch_; }
   int32_t token(int64_t step, int64_t row) const { return tokens_[step * batch_ + row]; }
   float top_logit(int64_t step, int64_t row) const { return top_[step * batch_ + row]; }
+  // Whether every batch row of `step` has been recorded (each row is recorded once).
+  bool complete(int64_t step) const {
+    return rows_[step].load(std::memory_order_acquire) >= batch_;
+  }
   // Seconds from `start` until the last row of `step` was recorded.
   double finished_s(int64_t step, std::chrono::steady_clock::time_point start) const;
   // Marks that batch row `row` of step `step`'s logits holds a NaN or an infinity (the
@@ -44,6 +48,7 @@ class StepRecorder {
   std::vector<int32_t> tokens_;
   std::vector<float> top_;
   std::vector<std::atomic<int64_t>> done_ns_;  // steady_clock ns, max over rows
+  std::vector<std::atomic<int64_t>> rows_;     // rows recorded per step
   std::vector<std::atomic<bool>> non_finite_;  // [step * batch + row]
 };
 

@@ -61,11 +61,11 @@ Error non_finite_logits_error(int64_t step, int64_t row) {
 }
 
 CpuRunResult collect_result(const StepRecorder& rec, const TensorStore& store, const RunTensors& rt,
-                            std::chrono::steady_clock::time_point start) {
-  const auto [bad_step, bad_row] = rec.first_non_finite();
-  if (bad_step >= 0) throw non_finite_logits_error(bad_step, bad_row);
+                            std::chrono::steady_clock::time_point start, int64_t steps) {
   CpuRunResult r;
-  r.steps = rec.steps();
+  r.steps = steps < 0 ? rec.steps() : steps;
+  const auto [bad_step, bad_row] = rec.first_non_finite();
+  if (bad_step >= 0 && bad_step < r.steps) throw non_finite_logits_error(bad_step, bad_row);
   r.batch = rec.batch();
   double prev = 0;
   for (int64_t s = 0; s < r.steps; ++s) {

@@ -47,9 +47,10 @@ void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int
 // The error for a step whose logits hold a NaN or an infinity in batch row `row`.
 Error non_finite_logits_error(int64_t step, int64_t row);
 
-// Fills tokens, top logits, timings and the final logits. Throws non_finite_logits_error
-// for the first step and batch row whose logits hold a NaN or an infinity.
+// Fills tokens, top logits, timings and the final logits of the first `steps` steps (-1:
+// all of the recorder's). Throws non_finite_logits_error for the first of those steps and
+// batch row whose logits hold a NaN or an infinity.
 CpuRunResult collect_result(const StepRecorder& rec, const TensorStore& store, const RunTensors& rt,
-                            std::chrono::steady_clock::time_point start);
+                            std::chrono::steady_clock::time_point start, int64_t steps = -1);
 
 }  // namespace mpk

@@ -19,8 +19,8 @@
 #include "ir/import/import.h"
 #include "passes/pipeline.h"
 #include "driver/schedule_edit.h"
-#include "studio/pipeline_runner.h"
-#include "studio/trace_model.h"
+#include "studio/model/pipeline_runner.h"
+#include "studio/model/trace_model.h"
 
 namespace {
 

@@ -22,9 +22,9 @@
 
 #include "ir/import/import.h"
 #include "passes/pass_manager.h"
-#include "studio/app.h"
-#include "studio/headless_frame.h"
-#include "studio/timeline_layout.h"
+#include "studio/ui/app.h"
+#include "studio/ui/headless_frame.h"
+#include "studio/model/timeline_layout.h"
 #include "tests/studio/gpu_like_trace.h"
 #include "traces/simulator.h"
 

@@ -104,10 +104,33 @@ TEST_F(DriverTest, RecompileRederivesTheTaskGraphAsCompilingTheModelWould) {
   EXPECT_EQ(m.provenance.pipeline, before + ",assign-sm{policy=round-robin}");
   EXPECT_EQ(m.graph.schedule.policy, "round-robin");
 
-  // Other passes before decompose are refused; the module is left as it was.
+  // A pipeline without program passes starts from the stored program as it is: the
+  // result is the model compiled with the module's fusions and that pipeline.
+  const std::string plain = "decompose,infer-deps,assign-sm{policy=round-robin}";
+  Module stored = testing::tiny().module;
+  PassPipeline(plain).recompile(stored);
+  verify_or_throw(stored);
+  CompileRequest fused = r;
+  fused.pipeline = std::string(kDefaultFusions) + "," + plain;
+  EXPECT_EQ(module_to_binary(stored), module_to_binary(compile(fused).module));
+  EXPECT_EQ(stored.provenance.pipeline, fused.pipeline);
+
+  // Program passes that start with the module's own run only those after them.
+  CompileRequest some = r;
+  some.pipeline = "fuse-residual,fuse-norm," + plain;
+  Module partly = compile(some).module;
+  std::vector<size_t> ran;
+  PassPipeline(fused.pipeline).recompile(partly, [&](size_t i) { ran.push_back(i); });
+  EXPECT_EQ(module_to_binary(partly), module_to_binary(compile(fused).module));
+  ASSERT_FALSE(ran.empty());
+  EXPECT_EQ(ran.front(), 2u);  // fuse-residual and fuse-norm ran before
+
+  // Program passes that do not start with the module's are refused; the module is left
+  // as it was.
   const std::string bytes = module_to_binary(m);
-  const std::string error = error_of([&] { PassPipeline("decompose,infer-deps,assign-sm").recompile(m); });
-  EXPECT_NE(error.find("the pipeline's passes before decompose (none) are not the module's ('fuse-residual,"),
+  const std::string error = error_of([&] { PassPipeline("fuse-norm," + plain).recompile(m); });
+  EXPECT_NE(error.find("the pipeline's passes before decompose ('fuse-norm') do not start with the "
+                       "module's ('fuse-residual,"),
             std::string::npos) << error;
   EXPECT_EQ(module_to_binary(m), bytes);
 

@@ -81,6 +81,17 @@ TEST(GpuMegakernel, SplitAttentionMatchesCpu) {
   check_against_cpu({"tiny", "decompose{attention-splits=4}"});
 }
 
+// Both forms of one-split attention: a kv head's whole group per task (the task appends),
+// and one query head per task with kv_append tasks after them (each task prepares this
+// position's k and v itself), on both families and at batch 2.
+TEST(GpuMegakernel, AttentionPerQueryHeadMatchesCpu) {
+  MPK_REQUIRE_GPU();
+  for (const char* preset : {"tiny", "tiny-qwen3"}) {
+    check_against_cpu({preset, "decompose{attention-heads=1}"});
+    check_against_cpu({preset, "decompose{attention-heads=2}", 2, 32});
+  }
+}
+
 // Cooperative linears (every eligible one, units of 8 rows): the SMs claim units at run
 // time, and tokens and logits stay bit-identical to the CPU's static partition.
 TEST(GpuMegakernel, CooperativeLinearsMatchCpu) {

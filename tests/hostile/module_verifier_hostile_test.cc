@@ -108,24 +108,26 @@ TEST_F(ModuleVerifierHostileTest, DeletedTaskLeavesItsOutputUncovered) {
                                "'logits'");
 }
 
+// The first lm_head task, by id.
+Task& first_lm_head(Module& m, size_t* id) {
+  for (size_t i = 0; i < m.graph.tasks.size(); ++i)
+    if (m.graph.tasks[i].kind == TaskKind::kLmHead) return m.graph.tasks[*id = i];
+  throw Error("no lm_head task");
+}
+
 TEST_F(ModuleVerifierHostileTest, ShrunkWriteRegionIsRefused) {
   Module m = scheduled_tiny();
-  for (Task& t : m.graph.tasks)
-    if (t.kind == TaskKind::kLmHead) {
-      t.writes[0].dims[1].hi -= 4;  // logits[0:1, 0:8] -> [0:1, 0:4]; its W rows still 0:8
-      break;
-    }
-  expect_refused(run_graph(m), "structure.task-regions: task 397 (lm_head:lm_head) has reads(");
+  size_t id = 0;
+  first_lm_head(m, &id).writes[0].dims[1].hi -= 4;  // logits[0:1, 0:8] -> [0:1, 0:4]; its W rows still 0:8
+  expect_refused(run_graph(m), "structure.task-regions: task " + std::to_string(id) + " (lm_head:lm_head) has reads(");
 }
 
 TEST_F(ModuleVerifierHostileTest, EmptiedWriteRegionIsRefused) {
   Module m = scheduled_tiny();
-  for (Task& t : m.graph.tasks)
-    if (t.kind == TaskKind::kLmHead) {
-      t.writes[0].dims[1].hi = t.writes[0].dims[1].lo;
-      break;
-    }
-  expect_refused(run_graph(m), "task 397 (lm_head:lm_head) has an empty region logits[0:1, 0:0]");
+  size_t id = 0;
+  Region& w = first_lm_head(m, &id).writes[0];
+  w.dims[1].hi = w.dims[1].lo;
+  expect_refused(run_graph(m), "task " + std::to_string(id) + " (lm_head:lm_head) has an empty region logits[0:1, 0:0]");
 }
 
 TEST_F(ModuleVerifierHostileTest, TokensDeclaredWeightAreRefused) {

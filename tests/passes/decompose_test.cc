@@ -368,16 +368,33 @@ TEST(Decompose, AttentionSplitsIntoPartialsAndMerges) {
   EXPECT_EQ(tasks[9]->kind, TaskKind::kAttentionMerge);
   EXPECT_EQ(tasks[1]->reads[1].dims[1], (Range{32, 64}));  // S = 128 in 4 splits
 
-  // No splits: no scratch, one attention task per query head (tiny-qwen3 has 4, in 2
-  // kv heads), or per kv head when asked for the whole group.
+  // No splits: no scratch; tiny-qwen3's 4 query heads (2 per kv head, 64 wide) in pairs,
+  // the auto rule's 128 values per task, or one per task when asked.
   Module u = imported("tiny-qwen3", 2);
   decompose(u);
   EXPECT_LT(u.program.find_tensor("attn_part.0"), 0);
   for (const Task* t : tasks_of(u, "L0.attention")) EXPECT_EQ(t->kind, TaskKind::kAttention);
-  EXPECT_EQ(tasks_of(u, "L0.attention").size(), 4u);
-  decompose(u, {{"attention-heads", "2"}});
   EXPECT_EQ(tasks_of(u, "L0.attention").size(), 2u);
+  decompose(u, {{"attention-heads", "1"}});
+  EXPECT_EQ(tasks_of(u, "L0.attention").size(), 4u);
   EXPECT_THROW(decompose(u, {{"attention-heads", "3"}}), Error);  // does not divide 2
+}
+
+TEST(Decompose, AutoAttentionHeadsKeepAbout128QueryValuesPerTask) {
+  // llama-3.2-1b: 32 query heads of 64 in groups of 4 -> pairs; qwen3-8b: heads of 128 -> one each.
+  for (const auto& [preset, tasks] : {std::pair{"llama-3.2-1b", 16u}, {"qwen3-8b", 32u}}) {
+    Module m = imported(preset);
+    fuse(m, kAllFusions);
+    decompose(m, {{"attention-splits", "1"}});
+    size_t attention = 0;
+    for (const Task* t : tasks_of(m, "L0.attention")) attention += t->kind == TaskKind::kAttention;
+    EXPECT_EQ(attention, tasks) << preset;
+  }
+  // A machine with fewer SMs than such tasks: the whole group per task.
+  Module small = imported("qwen3-8b");
+  small.machine.sm_count = 16;
+  decompose(small, {{"attention-splits", "1"}});
+  EXPECT_EQ(tasks_of(small, "L0.attention").size(), 8u);
 }
 
 TEST(Decompose, AutoAttentionSplitsFollowSequenceLength) {

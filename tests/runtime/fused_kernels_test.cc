@@ -89,6 +89,16 @@ struct FusedAttentionBench {
     if (normed && k_side) r.push_back(R(knw, {{0, 16}}));
     return r;
   }
+  // One kv_append task per kv head: k and v columns (and k's norm weight) -> both caches.
+  void append_tasks() {
+    for (int64_t h = 0; h < 2; ++h) {
+      const Range cols{h * 16, h * 16 + 16};
+      std::vector<Region> reads = {R(k, {{0, kB}, cols}), R(v, {{0, kB}, cols})};
+      for (const Region& n : norms(false, true)) reads.push_back(n);
+      o.task(TaskKind::kKvAppend, reads,
+             {R(kc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}}), R(vc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}})});
+    }
+  }
   bool normed = false;
 };
 
@@ -127,13 +137,7 @@ TEST(FusedKernels, FusedAttentionQueryHeadsThenAppends) {
           reads.insert(reads.end(), {R(a.kc, {rows, {0, 8}, heads, {0, 16}}), R(a.vc, {rows, {0, 8}, heads, {0, 16}})});
           a.o.task(TaskKind::kAttention, reads, {R(a.y, {rows, qcols})});
         }
-      for (int64_t h = 0; h < 2; ++h) {
-        const Range cols{h * 16, h * 16 + 16};
-        std::vector<Region> reads = {R(a.k, {{0, kB}, cols}), R(a.v, {{0, kB}, cols})};
-        for (const Region& n : a.norms(false, true)) reads.push_back(n);
-        a.o.task(TaskKind::kKvAppend, reads,
-                 {R(a.kc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}}), R(a.vc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}})});
-      }
+      a.append_tasks();
       for (int64_t pos : {0, 3, 7}) a.o.expect_match(pos);
     }
 }
@@ -143,13 +147,7 @@ TEST(FusedKernels, FusedAttentionSplits) {
     for (int64_t splits : {1, 3}) {
       FusedAttentionBench a(normed);
       const TensorId part = a.o.tensor("part", DType::kF32, {kB, 4, splits, 18}, TensorRole::kScratch);
-      for (int64_t h = 0; h < 2; ++h) {
-        const Range cols{h * 16, h * 16 + 16};
-        std::vector<Region> reads = {R(a.k, {{0, kB}, cols}), R(a.v, {{0, kB}, cols})};
-        for (const Region& n : a.norms(false, true)) reads.push_back(n);
-        a.o.task(TaskKind::kKvAppend, reads,
-                 {R(a.kc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}}), R(a.vc, {{0, kB}, {0, 8}, {h, h + 1}, {0, 16}})});
-      }
+      a.append_tasks();
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t s = 0; s < splits; ++s) {
           const Range pr{s * 8 / splits, (s + 1) * 8 / splits};

@@ -67,6 +67,22 @@ TEST_F(CliPasses, OptRunsTheDefaultPipelineOnAFile) {
   EXPECT_EQ(m.provenance.pipeline, mpk::kDefaultPipeline);
 }
 
+// A module compiled already (e.g. one mpk-studio saved): without --pass-pipeline its task
+// graph is re-derived by the default pipeline's passes from decompose on, giving the
+// tasks, events and schedule that compiling the model gives.
+TEST_F(CliPasses, OptRecompilesADecomposedModuleFromDecompose) {
+  ASSERT_EQ(run("mpk-opt", "tiny -o '" + path("once.mpk") + "'").status, 0);
+  const Result r = run("mpk-opt", "'" + path("once.mpk") + "' -o '" + path("twice.mpk") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("| decompose,infer-deps,assign-sm{policy=critical-path}"), std::string::npos) << r.out;
+  // Everything after the header (the provenance names the pipelines that ran).
+  auto body = [](const Module& m) {
+    const std::string text = print_module(m);
+    return text.substr(text.find("\ntensor "));
+  };
+  EXPECT_EQ(body(load_module(path("twice.mpk"))), body(load_module(path("once.mpk"))));
+}
+
 TEST_F(CliPasses, OptImportsAPresetAndWritesTextToStdout) {
   const Result r = run("mpk-opt",
                        "tiny --pass-pipeline='decompose,infer-deps,assign-sm{policy=locality,workers=8}' "

@@ -280,6 +280,37 @@ void exec_sql(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// A task that only the next step waits for (as a kv_append after one-split attention
+// tasks) may end after the rest of its layer: the layer still ends at o_proj.
+TEST(PathSplit, ATaskFeedingOnlyTheNextStepDoesNotEndItsLayer) {
+  GraphBuilder g(2);
+  std::vector<TaskId> t;
+  for (int l = 0; l < 2; ++l)
+    for (const char* name : {"input_norm", "q_proj", "k_proj", "o_proj"})
+      t.push_back(g.task(g.op("L" + std::to_string(l) + "." + name, OpKind::kLinear, l), 64));
+  const TaskId append = g.task(g.op("L1.append", OpKind::kLinear, 1), 64);
+  for (int l = 0; l < 2; ++l) {
+    g.event({t[4 * l]}, {t[4 * l + 1], t[4 * l + 2]});
+    g.event({t[4 * l + 1], t[4 * l + 2]}, {t[4 * l + 3]});
+  }
+  g.event({t[3]}, {t[4]});
+  g.event({t[5]}, {append});
+  g.event({append}, {t[4]}, 1);  // the next step's layer 1 waits for it
+  const Module m = g.schedule({{t[0], t[3], t[4], t[7], append}, {t[1], t[2], t[5], t[6]}});
+  std::vector<Execution> execs = grouped_execs();
+  execs.push_back({append, 0, 0, 0, 800, 800, 950});
+  TempPath db("path_append.db");
+  const int64_t run = write_run(db.str(), m, RunInfo{}, execs);
+  TraceReader reader(db.str());
+  PathSplitOptions o;
+  o.layers = true;
+  const PathSplit s = compute_path_split(reader, run, o);
+  ASSERT_EQ(s.layers.size(), 1u);
+  EXPECT_EQ(s.layers[0].period_ns, 400);  // o_proj's end (800) minus layer 0's (400)
+  ASSERT_FALSE(s.layers[0].segments.empty());
+  EXPECT_EQ(s.layers[0].segments.back().label, "run o_proj");
+}
+
 TEST(PathSplit, ABlameCycleInAnEditedTraceEnds) {
   TempPath db("path_cycle.db");
   const int64_t run = write_run(db.str(), grouped_graph(), RunInfo{}, grouped_execs());

@@ -1,0 +1,131 @@
+// `mpk run` with text (tools/run_text.h, docs/text.md), through the built binary on the
+// tiny preset's checkpoint with a hand-made tokenizer beside it: the text on stdout is the
+// decode of the tokens an id run generates; a crafted EOS (the token the model produces at
+// step k) stops the run there; --chat renders the template; ids keep working.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/hostile/checkpoint_files.h"
+#include "tests/hostile/hostile_fixture.h"
+#include "tests/text/tiny_tokenizer.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+
+namespace mpk {
+namespace {
+
+using Result = hostile::CliResult;
+
+class CliTextRun : public hostile::HostileTest {
+ protected:
+  void SetUp() override {
+    HostileTest::SetUp();
+    ckpt_ = path("ckpt");
+    std::filesystem::create_directories(ckpt_);
+    hostile::write_tiny_checkpoint(ckpt_);
+    text::testing::write_tiny_tokenizer(ckpt_);
+  }
+
+  // The generated ids of an id run ("generated: 1 2 3").
+  std::vector<int32_t> generated_ids(const std::vector<int32_t>& prompt, int64_t new_tokens) {
+    std::string ids;
+    for (int32_t id : prompt) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    const Result r = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ + "' --prompt-ids " + ids +
+                                    " --max-new-tokens " + std::to_string(new_tokens));
+    EXPECT_EQ(r.status, 0) << r.err;
+    const size_t at = r.out.find("generated: ");
+    EXPECT_NE(at, std::string::npos) << r.out;
+    std::istringstream line(r.out.substr(at + 11, r.out.find('\n', at) - at - 11));
+    std::vector<int32_t> out;
+    for (int32_t id; line >> id;) out.push_back(id);
+    return out;
+  }
+
+  std::string ckpt_;
+};
+
+TEST_F(CliTextRun, TextOnStdoutIsTheDecodeOfTheGeneratedTokens) {
+  const text::Tokenizer tok = text::Tokenizer::load(ckpt_);
+  const std::vector<int32_t> prompt = tok.encode("hello the world", true);
+  const std::vector<int32_t> gen = generated_ids(prompt, 12);
+  ASSERT_EQ(gen.size(), 12u);
+  std::vector<int32_t> until_eos;
+  for (int32_t id : gen) {
+    if (std::binary_search(tok.eos_ids().begin(), tok.eos_ids().end(), id)) break;
+    if (tok.has_id(id)) until_eos.push_back(id);
+  }
+  const Result r = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ +
+                                  "' --prompt 'hello the world' --max-new-tokens 12");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, tok.decode(until_eos) + (until_eos.empty() ? "" : "\n"));
+  EXPECT_NE(r.err.find("prompt   " + std::to_string(prompt.size()) + " tokens of text; up to 12 new tokens"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("first token after"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopped  "), std::string::npos) << r.err;
+}
+
+TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) {
+  const text::Tokenizer tok = text::Tokenizer::load(ckpt_);
+  const std::vector<int32_t> prompt = tok.encode("and the", true);
+  const std::vector<int32_t> gen = generated_ids(prompt, 24);
+  // k: the last new token that is a token of the tokenizer and not already an EOS.
+  int64_t k = -1;
+  for (int64_t s = 0; s < static_cast<int64_t>(gen.size()); ++s)
+    if (std::find(gen.begin(), gen.begin() + s, gen[s]) == gen.begin() + s && tok.has_id(gen[s]) &&
+        !std::binary_search(tok.eos_ids().begin(), tok.eos_ids().end(), gen[s]))
+      k = s;
+  ASSERT_GE(k, 2) << "the model repeats its first tokens: pick another prompt";
+  for (int64_t s = 0; s < k; ++s)
+    ASSERT_FALSE(std::binary_search(tok.eos_ids().begin(), tok.eos_ids().end(), gen[s])) << "an EOS before step k";
+  nlohmann::json config = nlohmann::json::parse(read(ckpt_ + "/config.json"));
+  config["eos_token_id"] = gen[k];
+  write("ckpt/config.json", config.dump());
+  const Result r = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ +
+                                  "' --prompt 'and the' --max-new-tokens 24 --trace '" + path("t.db") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<int32_t> before(gen.begin(), gen.begin() + k);
+  std::erase_if(before, [&](int32_t id) { return !tok.has_id(id); });
+  const std::string text = tok.decode(before);
+  EXPECT_EQ(r.out, text + (text.empty() ? "" : "\n"));
+  EXPECT_NE(r.err.find("stopped  at EOS: token " + std::to_string(gen[k])), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("after " + std::to_string(k) + " new tokens"), std::string::npos) << r.err;
+  // The run stored in the trace took no step past the stop.
+  const Result stats = run("mpk", "trace stats '" + path("t.db") + "'");
+  ASSERT_EQ(stats.status, 0) << stats.err;
+  EXPECT_NE(stats.out.find(std::to_string(prompt.size() + k) + " steps"), std::string::npos) << stats.out;
+}
+
+TEST_F(CliTextRun, ChatRendersTheTemplateWithASystemTurn) {
+  const text::Tokenizer tok = text::Tokenizer::load(ckpt_);
+  const std::string rendered = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n"
+                               "<|im_start|>assistant\n";
+  const size_t n = tok.encode(rendered, false).size();
+  const Result r = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ +
+                                  "' --prompt hello --chat --system 'Be brief.' --max-new-tokens 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("prompt   " + std::to_string(n) + " tokens of text (chat template chatml)"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(CliTextRun, IdsStayIdsAndTheSimulatorTakesText) {
+  Result r = run("mpk", "run --backend cpu --threads 1 --model tiny --prompt 1,2,3 --steps 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("generated: "), std::string::npos) << r.out;
+  r = run("mpk", "run --backend cpu --threads 1 --model tiny --prompt-ids 5,6 --max-new-tokens 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("    3  "), std::string::npos) << "steps 0..3: " << r.out;
+  EXPECT_EQ(r.out.find("    4  "), std::string::npos) << r.out;
+  // With a tokenizer, "1,2,3" is text.
+  r = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ + "' --prompt 1,2,3 --max-new-tokens 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("tokens of text"), std::string::npos) << r.err;
+  r = run("mpk", "run --backend sim --model '" + ckpt_ + "' --prompt 'hello the world' --max-new-tokens 5 --trace '" +
+                     path("s.db") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("8 tokens of text: 12 steps for up to 5 new tokens"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace mpk
