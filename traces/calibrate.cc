@@ -4,10 +4,12 @@
 #include "traces/calibrate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "ir/error.h"
 #include "ir/machine_check.h"
@@ -87,33 +89,18 @@ class KindFitter {
   // Adds the weight streams' prefetch intervals of `p` to the profiles (a streaming
   // worker shares the bandwidth too). Where a stream ends depends on the profile it
   // adds to, and a change travels along the timeline: rounds until no stream's end moves
-  // by half a nanosecond (at most 16).
+  // by half a nanosecond (at most 16). The runs settle on as many threads as the machine
+  // has.
   void add_stream_intervals(const CostParams& p) {
-    for (size_t r = 0; r < runs_.size(); ++r) {
-      const CalibrationRun& run = runs_[r];
-      contexts_[r] = context_of(run);
-      std::vector<double> ahead_of;  // per task: the bytes its stream fetches ahead
-      for (const Task& t : run.module.graph.tasks)
-        ahead_of.push_back(std::min(task_cost(p, t).stream_bytes, p.prefetch_bytes));
-      std::vector<std::pair<double, double>> extra;
-      for (int round = 0; round < 16; ++round) {
-        contexts_[r].profile->set_rates(p);
-        std::vector<std::pair<double, double>> next;
-        double moved = 0;
-        for (size_t i = 0; i < run.executions.size(); ++i) {
-          const Execution& e = run.executions[i];
-          const double ahead = ahead_of[static_cast<size_t>(e.task)];
-          if (ahead <= 0) continue;
-          const double from = contexts_[r].prev_end[i];
-          next.push_back({from, std::min(static_cast<double>(e.start_ns), contexts_[r].profile->finish(from, ahead))});
-          const size_t k = next.size() - 1;
-          moved = std::max(moved, k < extra.size() ? std::fabs(extra[k].second - next[k].second) : 1.0);
-        }
-        if (extra.size() == next.size() && moved < 0.5) break;
-        extra = std::move(next);
-        contexts_[r] = context_of(run, extra);
-      }
-    }
+    std::atomic<size_t> next_run{0};
+    auto work = [&] {
+      for (size_t r; (r = next_run++) < runs_.size();) settle_run(p, r);
+    };
+    const size_t threads = std::min<size_t>(runs_.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
   }
 
   // Fits the kinds of `which` under `p` on at most `max_samples` executions each; returns
@@ -171,6 +158,33 @@ class KindFitter {
   }
 
  private:
+  // One run's profile with its weight streams settled.
+  void settle_run(const CostParams& p, size_t r) {
+    const CalibrationRun& run = runs_[r];
+    contexts_[r] = context_of(run);
+    std::vector<double> ahead_of;  // per task: the bytes its stream fetches ahead
+    for (const Task& t : run.module.graph.tasks)
+      ahead_of.push_back(std::min(task_cost(p, t).stream_bytes, p.prefetch_bytes));
+    std::vector<std::pair<double, double>> extra;
+    for (int round = 0; round < 16; ++round) {
+      contexts_[r].profile->set_rates(p);
+      std::vector<std::pair<double, double>> next;
+      double moved = 0;
+      for (size_t i = 0; i < run.executions.size(); ++i) {
+        const Execution& e = run.executions[i];
+        const double ahead = ahead_of[static_cast<size_t>(e.task)];
+        if (ahead <= 0) continue;
+        const double from = contexts_[r].prev_end[i];
+        next.push_back({from, std::min(static_cast<double>(e.start_ns), contexts_[r].profile->finish(from, ahead))});
+        const size_t k = next.size() - 1;
+        moved = std::max(moved, k < extra.size() ? std::fabs(extra[k].second - next[k].second) : 1.0);
+      }
+      if (extra.size() == next.size() && moved < 0.5) break;
+      extra = std::move(next);
+      contexts_[r] = context_of(run, extra);
+    }
+  }
+
   const std::vector<CalibrationRun>& runs_;
   const CostParams& base_;
   std::vector<RunContext> contexts_;
@@ -205,9 +219,28 @@ void fit_sm_bandwidth(KindFitter& fitter, int32_t sm_count, size_t samples, Cali
   }
 }
 
-// The ring: none, or a size between 4 KiB and 2 MiB (log scale), judged on the kinds
-// that stream; kept at none unless a ring predicts them better by kBetter.
-void fit_ring(KindFitter& fitter, Calibration& cal) {
+// The simulated makespan per step of every run under `p` against its measured one: the
+// rms of the relative errors, over at most kJudgeSteps steps of each run.
+constexpr int32_t kJudgeSteps = 4;
+double makespan_error(const std::vector<CalibrationRun>& runs, const CostParams& p) {
+  double sq = 0;
+  for (const CalibrationRun& r : runs) {
+    const int32_t steps = std::min(r.steps, kJudgeSteps);
+    std::vector<Execution> measured;
+    for (const Execution& e : r.executions)
+      if (e.step < steps) measured.push_back(e);
+    const double want = mean_step_ns(measured, steps);
+    const double got = mean_step_ns(simulate(r.module, p, steps), steps);
+    const double rel = want > 0 ? (got - want) / want : 0;
+    sq += rel * rel;
+  }
+  return std::sqrt(sq / static_cast<double>(std::max<size_t>(runs.size(), 1)));
+}
+
+// The ring by the task durations: none, or a size between 4 KiB and 2 MiB (log scale),
+// judged on the kinds that stream; kept at none unless a ring predicts them better by
+// kBetter. (Recovers a simulated run's ring; on GPU runs it is only a start, below.)
+void fit_ring_to_durations(KindFitter& fitter, Calibration& cal) {
   auto error_at = [&](double ring) {
     CostParams p = cal.params;
     p.prefetch_bytes = ring;
@@ -221,6 +254,37 @@ void fit_ring(KindFitter& fitter, Calibration& cal) {
     return err;
   }, std::log(4096.0), std::log(2097152.0), 9, 10);
   cal.params.prefetch_bytes = none > best_err + kBetter ? std::exp(best_log) : 0.0;
+}
+
+// The ring by what it is for, the runs' step time: the durations' ring against none and
+// a ladder of sizes, each with the kinds refitted under its streams, judged by the
+// simulated makespan against the measured one. On GPU runs the durations cannot tell
+// ring sizes apart (a ring trades a kind's fixed time against its bytes, and different
+// subsets of the runs pick sizes from 7 to 96 KiB); the step time can. Returns whether
+// the ring changed.
+bool fit_ring_to_makespan(const std::vector<CalibrationRun>& runs, KindFitter& fitter, Calibration& cal) {
+  auto error_at = [&](double ring) {
+    CostParams p = cal.params;
+    p.prefetch_bytes = ring;
+    fitter.add_stream_intervals(p);
+    std::vector<KindFit> fits;
+    fitter.fit(p, 1000, Kinds::kAll, &fits);
+    for (const KindFit& f : fits) {
+      p.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
+      p.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
+    }
+    return makespan_error(runs, p);
+  };
+  constexpr double kKiB = 1024;
+  const double start = cal.params.prefetch_bytes;
+  double best_ring = start, best_err = error_at(start);
+  for (const double ring : {0.0, 32 * kKiB, 64 * kKiB, 96 * kKiB, 128 * kKiB, 192 * kKiB}) {
+    const double err = error_at(ring);
+    if (err < best_err - kBetter) best_err = err, best_ring = ring;
+  }
+  cal.params.prefetch_bytes = best_ring;
+  fitter.add_stream_intervals(cal.params);
+  return best_ring != start;
 }
 
 // With a ring, the streams ahead share the bandwidth too: fit the kinds, add their
@@ -282,17 +346,25 @@ Calibration calibrate(const std::vector<CalibrationRun>& runs, const CostParams&
     cal.params.positional_cache = fitter.fit(p, 1000, Kinds::kCacheReading, nullptr) <
                                   fitter.fit(cal.params, 1000, Kinds::kCacheReading, nullptr);
   }
-  // The ring first (its streams change the sharing profile one SM's bandwidth is judged
-  // against), then one SM's bandwidth, then the ring again under it.
+  // The ring (its streams change the sharing profile one SM's bandwidth is judged
+  // against), then one SM's bandwidth, then the ring again under it, by the durations and
+  // then by the step time; one SM's bandwidth again when that moved the ring.
   bool any_stream = false;
   for (int k = 0; k < kNumTaskKinds; ++k) any_stream = any_stream || fitter.streams(static_cast<TaskKind>(k));
   for (int round = 0; round < 2 && any_stream; ++round) {
-    fit_ring(fitter, cal);
+    fit_ring_to_durations(fitter, cal);
     settle_streams(fitter, cal);
   }
   fit_sm_bandwidth(fitter, sm_count, 1000, cal);
-  if (cal.params.prefetch_bytes > 0) {
-    fit_ring(fitter, cal);
+  if (any_stream) {
+    if (cal.params.prefetch_bytes > 0) {
+      fit_ring_to_durations(fitter, cal);
+      settle_streams(fitter, cal);
+    }
+    if (fit_ring_to_makespan(runs, fitter, cal)) {
+      settle_streams(fitter, cal);
+      fit_sm_bandwidth(fitter, sm_count, 1000, cal);
+    }
     settle_streams(fitter, cal);
   }
   fitter.fit(cal.params, 5000, Kinds::kAll, &cal.fits);
