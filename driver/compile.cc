@@ -109,18 +109,42 @@ void run_pipeline(Module& m, const std::string& pipeline) {
   verify_or_throw(m);
 }
 
-Compiled compile(const CompileRequest& r) {
+namespace {
+
+// compile() up to the verifier: import, and the pipeline unless the model is a scheduled
+// module used as it is.
+Compiled compile_unverified(const CompileRequest& r) {
   Compiled out;
   const auto t0 = std::chrono::steady_clock::now();
   out.module = import_source(r);
   if (out.module.graph.schedule.empty() || !r.pipeline.empty()) {
     out.pipeline = pipeline_of(r);
-    run_pipeline(out.module, out.pipeline);
-  } else {
-    verify_or_throw(out.module);
+    PassPipeline(out.pipeline).run(out.module);
   }
   out.compile_s = seconds_since(t0);
   return out;
+}
+
+}  // namespace
+
+Compiled compile(const CompileRequest& r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Compiled out = compile_unverified(r);
+  verify_or_throw(out.module);
+  out.compile_s = seconds_since(t0);
+  return out;
+}
+
+CompileInFlight::CompileInFlight(const CompileRequest& r)
+    : compiled_(compile_unverified(r)),
+      verified_(std::async(std::launch::async, [this] { verify_or_throw(compiled_.module); })) {}
+
+CompileInFlight::~CompileInFlight() {
+  if (verified_.valid()) verified_.wait();
+}
+
+void CompileInFlight::wait_verified() {
+  if (verified_.valid()) verified_.get();
 }
 
 void check_steps_fit(const Module& m, int64_t steps) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -83,6 +84,26 @@ void run_pipeline(Module& module, const std::string& pipeline);
 // no pipeline was given (then verifies it only). Throws mpk::Error naming the model,
 // pass or verifier rule.
 Compiled compile(const CompileRequest& request);
+
+// compile() with the verifier on a second thread while the caller goes on (mpk run's
+// simulator path overlaps it with simulating and storing the run). The module may be
+// simulated at once, but nothing lasting (stored, saved, run on a device) may come of it
+// before wait_verified() has returned: it rethrows what the verifier found. Not movable:
+// the verifier reads this object's module.
+class CompileInFlight {
+ public:
+  explicit CompileInFlight(const CompileRequest& request);
+  ~CompileInFlight();
+  CompileInFlight(const CompileInFlight&) = delete;
+  CompileInFlight& operator=(const CompileInFlight&) = delete;
+
+  const Compiled& compiled() const { return compiled_; }
+  void wait_verified();
+
+ private:
+  Compiled compiled_;
+  std::future<void> verified_;
+};
 
 // Throws mpk::Error when `steps` exceeds the module's max_seq_len: step s works at
 // position s. Every executor checks it before it runs.

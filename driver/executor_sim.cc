@@ -1,24 +1,33 @@
-// The sim executor: the scheduled task graph timed by the cost model (traces/simulator.h)
-// with the machine model's costs, or a cost file over them (e.g. from mpk calibrate).
+// The sim executor: the scheduled task graph timed by the cost model (traces/simulator.h):
+// a cost file when given, else the machine model's shipped calibration, else the machine
+// model's costs (traces/shipped_costs.h); describe() says which.
 #include "driver/compile.h"
 #include "driver/executor.h"
 #include "ir/checked.h"
 #include "runtime/cpu/memory_budget.h"
 #include "ir/cost_params.h"
+#include "traces/shipped_costs.h"
 #include "traces/simulator.h"
 
 namespace mpk {
 namespace {
 
+// "costs=<file>", "costs=shipped:<file>" or "costs=machine-model", as trace.db records it.
+std::string costs_option(const MachineModel& m, const std::string& file) {
+  if (!file.empty()) return "costs=" + file;
+  for (const ShippedCosts& s : shipped_costs())
+    if (m.name == s.machine) return std::string("costs=shipped:") + s.file;
+  return "costs=machine-model";
+}
+
 class SimExecutor : public Executor {
  public:
   SimExecutor(const Module& m, const ExecutorOptions& o)
-      : module_(m), costs_path_(o.costs),
-        costs_(o.costs.empty() ? CostParams::from_machine(m.machine)
-                               : load_cost_params(o.costs, CostParams::from_machine(m.machine))) {}
+      : module_(m), option_(costs_option(m.machine, o.costs)),
+        costs_(simulation_costs(m.machine, o.costs, &used_)) {}
 
   const char* kind() const override { return "sim"; }
-  std::string describe() const override { return module_.machine.name; }
+  std::string describe() const override { return module_.machine.name + ", costs: " + used_; }
 
   ExecResult run(const ExecRequest& req) override {
     check_steps_fit(module_, checked_range(req.steps, 1, INT32_MAX, "option '--steps'"));
@@ -39,14 +48,14 @@ class SimExecutor : public Executor {
   RunInfo run_info(const ExecResult& r) const override {
     RunInfo info;
     info.kind = "sim";
-    info.options = "costs=" + (costs_path_.empty() ? std::string("machine-model") : costs_path_);
+    info.options = option_;
     info.steps = r.steps;
     return info;
   }
 
  private:
   const Module& module_;
-  std::string costs_path_;
+  std::string option_, used_;
   CostParams costs_;
 };
 

@@ -17,8 +17,11 @@ RunInfo run_record(const Executor& executor, const ExecResult& result, const Run
 }
 
 int64_t record_run(const std::string& trace_path, const Module& module, const Executor& executor,
-                   const ExecResult& result, const RunLabels& labels) {
-  return write_run(trace_path, module, run_record(executor, result, labels), result.executions);
+                   const ExecResult& result, const RunLabels& labels, StoredRun* stored,
+                   const std::function<void()>& before_commit) {
+  TraceWriter writer(trace_path);
+  if (before_commit) writer.set_before_commit(before_commit);
+  return writer.write_run(module, run_record(executor, result, labels), result.executions, stored);
 }
 
 }  // namespace mpk

@@ -79,6 +79,15 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
       p.dispatch_ns = number(value, w);
     } else if (key == "prefetch_bytes") {
       p.prefetch_bytes = number(value, w);
+    } else if (key == "trigger_ns") {
+      p.trigger_ns = number(value, w);
+    } else if (key == "fanout_ns") {
+      p.fanout_ns = number(value, w);
+    } else if (key == "step_ns") {
+      p.step_ns = number(value, w);
+    } else if (key == "positional_cache") {
+      if (!value.is_boolean()) throw Error(w + ": expected true or false");
+      p.positional_cache = value.get<bool>();
     } else if (key == "note") {
       if (!value.is_string()) throw Error(w + ": expected a string");
       p.note = value.get<std::string>();
@@ -98,8 +107,8 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
       }
     } else {
       throw Error(w + ": unknown key (known: format, version, note, mem_bandwidth, "
-                      "sm_bandwidth, event_latency_ns, dispatch_ns, prefetch_bytes, default, "
-                      "kinds)");
+                      "sm_bandwidth, event_latency_ns, dispatch_ns, trigger_ns, fanout_ns, "
+                      "step_ns, prefetch_bytes, positional_cache, default, kinds)");
     }
   }
   check_cost_params(p, source);
@@ -119,7 +128,11 @@ std::string format_cost_params(const CostParams& p) {
   j["sm_bandwidth"] = p.sm_bandwidth;
   j["event_latency_ns"] = p.event_latency_ns;
   j["dispatch_ns"] = p.dispatch_ns;
+  j["trigger_ns"] = p.trigger_ns;
+  j["fanout_ns"] = p.fanout_ns;
+  j["step_ns"] = p.step_ns;
   j["prefetch_bytes"] = p.prefetch_bytes;
+  j["positional_cache"] = p.positional_cache;
   j["default"] = {{"fixed_ns", p.defaults.fixed_ns},
                   {"bytes_scale", p.defaults.bytes_scale},
                   {"flops_per_ns", p.defaults.flops_per_ns},

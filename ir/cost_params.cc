@@ -45,6 +45,27 @@ TaskCost task_cost(const CostParams& c, const Task& t) {
   return out;
 }
 
+TaskCost task_cost(const CostParams& c, const Module& m, const Task& t) {
+  TaskCost out = task_cost(c, t);
+  if (!c.positional_cache) return out;
+  const auto& tensors = m.program.tensors;
+  double bytes = 0;
+  int64_t lo = 0, hi = 0;
+  for (const Region& r : t.reads) {
+    if (r.tensor < 0 || static_cast<size_t>(r.tensor) >= tensors.size()) continue;
+    const Tensor& x = tensors[static_cast<size_t>(r.tensor)];
+    if (x.role != TensorRole::kKvCache || r.dims.size() < 2) continue;
+    if (bytes == 0 || r.dims[1].lo < lo) lo = r.dims[1].lo;
+    if (bytes == 0 || r.dims[1].hi > hi) hi = r.dims[1].hi;
+    bytes += static_cast<double>(r.volume() * size_of(x.dtype));
+  }
+  const double scale = c.cost_of(t.kind).bytes_scale;
+  out.cache_bytes = std::min(out.direct_bytes, bytes * scale);
+  out.cache_lo = lo;
+  out.cache_hi = hi;
+  return out;
+}
+
 double estimate_task_ns(const CostParams& c, const Task& t, int32_t sm_count) {
   // The operations in this order (fair share, then ns) keep the schedules made before
   // the policies shared this model bit for bit (the GPU's figures depend on them).
@@ -73,6 +94,9 @@ void check_cost_params(const CostParams& p, const std::string& source) {
   checked_real(p.sm_bandwidth, kMinBandwidth, kMaxBandwidth, w + "sm_bandwidth (bytes/s)");
   checked_real(p.event_latency_ns, 0, kMaxCostNs, w + "event_latency_ns");
   checked_real(p.dispatch_ns, 0, kMaxCostNs, w + "dispatch_ns");
+  checked_real(p.trigger_ns, 0, kMaxCostNs, w + "trigger_ns");
+  checked_real(p.fanout_ns, 0, kMaxCostNs, w + "fanout_ns");
+  checked_real(p.step_ns, 0, kMaxCostNs, w + "step_ns");
   checked_real(p.prefetch_bytes, 0, static_cast<double>(kMaxTaskBytes), w + "prefetch_bytes");
   check_kind(p.defaults, w + "default");
   for (int k = 0; k < kNumTaskKinds; ++k)

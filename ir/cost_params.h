@@ -2,8 +2,10 @@
 // summary and the simulator (traces/simulator.h), so that a cost file fitted by
 // `mpk calibrate` improves scheduling and simulation alike (docs/simulator.md, "Cost
 // model"; docs/passes.md, "assign-sm"). Machine-wide values: memory bandwidth shared by
-// the busy SMs, one SM's own bandwidth limit, event latency, dispatch gap, the weight
-// stream's ring. Per task kind: fixed ns, a factor on the task's bytes, its arithmetic
+// the busy SMs, one SM's own bandwidth limit, event latency and its growth with the
+// events a producer triggers and the consumers that wait, dispatch gap, the gap at a step
+// boundary, the weight stream's ring, whether KV-cache reads cover only the positions
+// written so far. Per task kind: fixed ns, a factor on the task's bytes, its arithmetic
 // rate, the share of its bytes that comes through the weight stream. Defaults come from
 // the machine model; a cost file (JSON: a "default" entry plus optional per-kind
 // overrides under "kinds") replaces any of them.
@@ -36,6 +38,17 @@ struct CostParams {
   double sm_bandwidth = 0;      // bytes/s one SM can stream on its own
   double event_latency_ns = 0;  // release -> visible to a waiter
   double dispatch_ns = 0;       // worker's gap between one task's end and the next wait
+  // A producer releases its events trigger_ns apart (the n-th at end + (n - 1) *
+  // trigger_ns); a release is visible fanout_ns later per consumer of the event beyond
+  // the first (many SMs polling one counter).
+  double trigger_ns = 0;
+  double fanout_ns = 0;
+  double step_ns = 0;           // added to the dispatch gap before a worker's first task of
+                                // each step after the first
+  // A task reads only the KV-cache positions written so far: at step k (position k) the
+  // part of a cache read beyond position k moves no bytes (ir: a cache's dimension 1 is
+  // the position). Off: every task moves its bytes every step.
+  bool positional_cache = false;
   // Weight stream ring per SM: a task's streamed bytes (its kind's `prefetch` share)
   // are fetched from the end of the worker's previous task, up to this many before the
   // task starts. 0: no stream ahead (every byte moves after the start).
@@ -54,11 +67,32 @@ struct CostParams {
 };
 
 // One task under `c`: its fixed time, the bytes it streams through the weight stream
-// (0 unless c.prefetch_bytes > 0), the bytes it moves itself, and its arithmetic time.
+// (0 unless c.prefetch_bytes > 0), the bytes it moves itself, and its arithmetic time;
+// and, for positional_cache, the part of the direct bytes it reads from KV caches with
+// the positions [cache_lo, cache_hi) they cover.
 struct TaskCost {
   double fixed_ns = 0, stream_bytes = 0, direct_bytes = 0, compute_ns = 0;
+  double cache_bytes = 0;
+  int64_t cache_lo = 0, cache_hi = 0;
+  // The share of its cache positions written by decode step `step` (its position); 1
+  // for a task without cache reads.
+  double cache_share_at(int64_t step) const {
+    if (cache_bytes <= 0 || cache_hi <= cache_lo) return 1;
+    const double have = static_cast<double>(step + 1 - cache_lo) / static_cast<double>(cache_hi - cache_lo);
+    return have < 0 ? 0 : have > 1 ? 1 : have;
+  }
+  // The direct bytes at `step`: all of them, less the cache positions not written yet.
+  double direct_bytes_at(int64_t step) const {
+    return direct_bytes - cache_bytes * (1.0 - cache_share_at(step));
+  }
+  // The arithmetic at `step`: a task that reads the cache works on the positions it
+  // reads (attention's work is per position).
+  double compute_ns_at(int64_t step) const { return compute_ns * cache_share_at(step); }
 };
 TaskCost task_cost(const CostParams& c, const Task& t);
+// The same, with the KV-cache reads of t (module m's tensors of role kv_cache) when
+// c.positional_cache is on; a module without tensors (a trace's graph) has none.
+TaskCost task_cost(const CostParams& c, const Module& m, const Task& t);
 
 // Bandwidth one busy SM gets when `busy` SMs are busy, in bytes per ns (the simulator's
 // sharing rule).

@@ -23,7 +23,7 @@ namespace mpk {
 namespace {
 
 // The work of one AccessOrderChecker run (candidate regions examined, conflicting pairs
-// checked, tasks visited by backward searches): Qwen3-8B's graph takes 1.6e8 steps (2.4e8
+// checked, tasks visited by backward searches): Qwen3-8B's graph takes 1.9e7 steps (8.3e7
 // with tile=8 and nothing pruned), Llama 3 405B's about four times that; the bound (a
 // few tens of seconds) stops a hostile graph of many tasks that all conflict, which
 // would take hours.
@@ -73,12 +73,13 @@ class EventBits {
 // RegionIndex queries. A pair is ordered by a direct event (fast path), or, across
 // steps, by a chain through one distance-1 event (bitsets over the distance-1 events,
 // computed once in topological order), or by a distance-0 chain (a backward search
-// from the later task, cached per task).
+// from the later task, once per task, only as far back as its unordered pairs need).
 class AccessOrderChecker {
  public:
   AccessOrderChecker(const Module& m, const TaskGraphIndex& g, const std::vector<TaskId>& topo,
                      DiagnosticSink& sink)
-      : m_(m), g_(g), sink_(sink), up_(0, 0), down_(0, 0) {
+      : m_(m), g_(g), sink_(sink), up_(0, 0), down_(0, 0), topo_pos_(topo.size()) {
+    for (size_t i = 0; i < topo.size(); ++i) topo_pos_[topo[i]] = static_cast<int32_t>(i);
     cross_step_bits(topo);
   }
 
@@ -108,6 +109,7 @@ class AccessOrderChecker {
     const int32_t n = g_.num_tasks();
     checked_.assign(n, -1);
     reach_.assign(n, 0);
+    hit_.assign(n, 0);
     ev_seen_.assign(m_.graph.events.size(), 0);
     // The shares of a cooperative operator write disjoint units at run time (docs/ir.md):
     // they need no order among themselves.
@@ -122,13 +124,16 @@ class AccessOrderChecker {
                                          " of " + std::to_string(n) + ")");
         return;
       }
-      searched_ = false;
+      // Pairs that no direct event or cross-step bit orders wait for one backward search
+      // from c, which only needs to reach as far back as the earliest of them.
+      pending_.clear();
       auto visit = [&](TaskId p, const Region& mine, const Region& theirs, const char* rule,
                        const char* c_verb, const char* p_verb, const char* p_past) {
         if (p == c || checked_[p] == c || (coop_op[c] >= 0 && coop_op[p] == coop_op[c])) return;
         checked_[p] = c;
         ++work_;
-        if (!ordered(p, c)) report(p, c, mine, theirs, rule, c_verb, p_verb, p_past);
+        if (!ordered_without_search(p, c))
+          pending_.push_back({p, &mine, &theirs, rule, c_verb, p_verb, p_past});
       };
       for (const Region& r : tasks[c].reads) {
         if (!usable(r)) continue;
@@ -145,6 +150,11 @@ class AccessOrderChecker {
           visit(p, w, o, "graph.unordered-write", "writes", "reads", "read");
         });
       }
+      if (pending_.empty()) continue;
+      search_from(c);
+      for (const Pending& x : pending_)
+        if (reach_[x.p] != stamp_)
+          report(x.p, c, *x.mine, *x.theirs, x.rule, x.c_verb, x.p_verb, x.p_past);
     }
   }
 
@@ -209,21 +219,26 @@ class AccessOrderChecker {
   // accesses later (p > c), so c conflicts with what p did in the previous step: a
   // chain of total distance <= 1 is needed (a distance-0 chain also orders p's
   // previous step, which ran before p's current one on the same worker).
-  bool ordered(TaskId p, TaskId c) {
+  // Ordered by a direct event, or across steps by one distance-1 event; otherwise only
+  // a distance-0 chain p -> ... -> c can order the pair (search_from).
+  bool ordered_without_search(TaskId p, TaskId c) const {
     const bool cross = p > c;
     if (direct(p, c, cross)) return true;
-    if (cross && up_.intersects(down_, p, c)) return true;
-    if (!searched_) search_from(c);
-    return reach_[p] == stamp_;
+    return cross && up_.intersects(down_, p, c);
   }
 
-  // Marks with stamp_ every task that has a distance-0 chain to c.
+  // Marks with stamp_ the tasks with a distance-0 chain to c, as far as the pending
+  // producers need: a task earlier in topological order than all of them can neither be
+  // one nor reach one, and the search stops once every pending producer is reached.
   void search_from(TaskId c) {
     ++stamp_;
-    searched_ = true;
+    int32_t lo = topo_pos_[c];
+    for (const Pending& x : pending_) lo = std::min(lo, topo_pos_[x.p]);
+    size_t missing = pending_.size();
+    for (const Pending& x : pending_) hit_[x.p] = stamp_;
     stack_.assign(1, c);
     reach_[c] = stamp_;
-    while (!stack_.empty()) {
+    while (!stack_.empty() && missing > 0) {
       const TaskId t = stack_.back();
       stack_.pop_back();
       ++work_;
@@ -231,8 +246,12 @@ class AccessOrderChecker {
         if (ev_seen_[e] == stamp_) continue;
         ev_seen_[e] = stamp_;
         for (TaskId p : g_.producers(e))
-          if (reach_[p] != stamp_) {
+          if (reach_[p] != stamp_ && topo_pos_[p] >= lo) {
             reach_[p] = stamp_;
+            if (hit_[p] == stamp_) {
+              hit_[p] = 0;  // counted once, though several pairs may name it
+              --missing;
+            }
             stack_.push_back(p);
           }
       }
@@ -262,11 +281,18 @@ class AccessOrderChecker {
   const TaskGraphIndex& g_;
   DiagnosticSink& sink_;
   EventBits up_, down_;
+  // A conflicting pair of c's that awaits the search, with what report() says of it.
+  struct Pending {
+    TaskId p;
+    const Region *mine, *theirs;
+    const char *rule, *c_verb, *p_verb, *p_past;
+  };
   std::vector<TaskId> checked_;  // per task p: the last task c it was checked against
-  std::vector<uint32_t> reach_, ev_seen_;
+  std::vector<int32_t> topo_pos_;  // per task: its place in the topological order
+  std::vector<uint32_t> reach_, hit_, ev_seen_;
   std::vector<TaskId> stack_;
+  std::vector<Pending> pending_;
   uint32_t stamp_ = 0;
-  bool searched_ = false;
   int64_t work_ = 0;  // pairs checked plus tasks searched, against kMaxOrderWork
 };
 

@@ -1,7 +1,8 @@
 // `mpk experiment`: batch runs over models x pass-option combinations x scheduling
 // policies, in the simulator or on the GPU. Every run goes into one trace.db; one
 // comparison table (makespan per step, utilization, idle share, critical path) is
-// printed at the end, with a progress bar on stderr while it runs.
+// printed at the end, with a progress bar on stderr while it runs, and the runs are
+// written as CSV, JSON and an SVG plot (traces/result_files.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "tools/args.h"
 #include "tools/subcommands.h"
 #include "traces/analysis.h"
+#include "traces/result_files.h"
 #include "traces/text_table.h"
 #include "traces/trace_db.h"
 
@@ -27,14 +29,17 @@ namespace {
 constexpr const char* kUsage =
     "usage: mpk experiment --model PRESET|HF_DIR[,...] [--policies P1,P2,...]\n"
     "                      [--backend sim|gpu] [--steps N] [--batch N] [--max-seq N]\n"
-    "                      [--set PASS.OPTION=V1,V2,...]... [--costs COSTS.json] [-o TRACE.db]\n\n"
+    "                      [--set PASS.OPTION=V1,V2,...]... [--costs COSTS.json] [-o TRACE.db]\n"
+    "                      [--report PREFIX]\n\n"
     "Runs every model x --set combination x policy (default: all policies) and stores each\n"
     "run in TRACE.db (default trace.db). --set gives a pass option several values, e.g.\n"
     "--set decompose.tile=32,64,128; every combination of the --set options is one run per\n"
     "policy. --costs: a cost file (e.g. from mpk calibrate) that assign-sm schedules with\n"
     "and the sim backend simulates with. Prints one table:\n"
     "makespan per step, SM utilization, bubble share (idle SM time), and the critical path\n"
-    "of the median step: task time on it (crit busy) and waiting on it (crit wait).\n";
+    "of the median step: task time on it (crit busy) and waiting on it (crit wait).\n"
+    "Writes PREFIX.csv, PREFIX.json and PREFIX.svg (makespan per step of every run; default\n"
+    "PREFIX: TRACE.db without its extension).\n";
 
 struct Axis {
   std::string pass, option;
@@ -111,10 +116,34 @@ class Progress {
 };
 
 struct Row {
-  std::string model, policy, sets;
+  std::string model, policy, sets, pipeline;
   int64_t run = 0;
   RunStats stats;
 };
+
+// The runs as result rows: simulated runs' makespans are predictions, GPU runs' measured.
+std::vector<ResultRow> result_rows(const std::vector<Row>& rows, bool measured) {
+  std::vector<ResultRow> out;
+  for (const Row& r : rows) {
+    ResultRow x;
+    x.label = std::to_string(r.run);
+    x.group = r.model;
+    x.name = r.policy;
+    x.options = r.sets;
+    x.pipeline = r.pipeline;
+    (measured ? x.measured_ns : x.predicted_ns) = r.stats.mean_step_ns;
+    x.run = r.run;
+    out.push_back(x);
+  }
+  return out;
+}
+
+// PREFIX for the result files: --report, else the trace.db path without its extension.
+std::string report_prefix(const Args& args, const std::string& trace) {
+  if (args.has("report")) return args.get("report");
+  const size_t dot = trace.rfind('.'), slash = trace.rfind('/');
+  return dot != std::string::npos && (slash == std::string::npos || dot > slash) ? trace.substr(0, dot) : trace;
+}
 
 // The comparison table: one line per run, "vs best" against the fastest run of its model.
 TextTable comparison_table(const std::vector<Row>& rows, bool show_sets) {
@@ -150,7 +179,7 @@ TextTable comparison_table(const std::vector<Row>& rows, bool show_sets) {
 int cmd_experiment(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "policies", "backend", "steps", "batch", "max-seq", "costs", "o",
-                   "output"},
+                   "output", "report"},
                   {"help", "h"}, {"set"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -206,18 +235,19 @@ int cmd_experiment(int argc, char** argv) {
       const std::string sets = combo_label(axes, combo);
       for (const std::string& policy : policies) {
         progress.show(rows.size(), model + " " + policy + (sets.empty() ? "" : " " + sets));
-        Row row{model, policy, sets, 0, {}};
+        Row row{model, policy, sets, pipeline_for(policy, axes, combo, options.costs), 0, {}};
         try {
           Module m = imported;
-          run_pipeline(m, pipeline_for(policy, axes, combo, options.costs));
+          run_pipeline(m, row.pipeline);
           check_steps_fit(m, exec.steps);
           const std::unique_ptr<Executor> ex = make_executor(backend_name, m, options);
-          row.run = record_run(out, m, *ex, ex->run(exec), {model, sets, ""});
+          StoredRun stored;
+          row.run = record_run(out, m, *ex, ex->run(exec), {model, sets, ""}, &stored);
+          row.stats = compute_stats(m, stored);
         } catch (const Error& e) {
           progress.finish();
           throw Error(model + ", " + policy + (sets.empty() ? "" : ", " + sets) + ": " + e.what());
         }
-        row.stats = compute_stats(TraceReader(out), row.run);
         rows.push_back(std::move(row));
       }
     }
@@ -229,6 +259,10 @@ int cmd_experiment(int argc, char** argv) {
   std::printf("%s, %lld steps, batch %lld -> %s\n\n", backend_name.c_str(),
               static_cast<long long>(exec.steps), static_cast<long long>(base.batch), out.c_str());
   std::fputs(comparison_table(rows, !axes.empty()).str(0).c_str(), stdout);
+  const std::vector<std::string> files =
+      write_result_files(report_prefix(args, out), "mpk experiment: makespan per step (" + backend_name + ")",
+                         result_rows(rows, backend_name == "gpu"));
+  std::printf("\nruns -> %s, %s, %s\n", files[0].c_str(), files[1].c_str(), files[2].c_str());
   std::printf("\ncompare two runs: mpk trace diff %s --run A --run B   (studio: mpk-studio %s)\n",
               out.c_str(), out.c_str());
   return 0;

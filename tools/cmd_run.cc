@@ -132,16 +132,25 @@ RunRequest parse_request(const Args& args) {
 }
 
 // The sim backend: simulate, always store the run (default trace.db), report from it.
-int run_sim(const RunRequest& req, const Compiled& c, Executor& sim, const ResolvedPrompt& prompt) {
+// The module's verification runs meanwhile; the run commits only once it has passed.
+int run_sim(RunRequest req, CompileInFlight& compiling) {
+  const Compiled& c = compiling.compiled();
+  const ResolvedPrompt prompt = resolve_prompt(req.prompt, c.module);
+  req.exec.prompt = prompt.ids;
+  req.exec.steps = prompt.steps;
+  check_steps_fit(c.module, req.exec.steps);
+  const std::unique_ptr<Executor> sim = make_executor("sim", c.module, req.executor);
   if (prompt.text())
     std::printf("prompt    %s: %lld steps for up to %lld new tokens (the simulator has no tokens)\n",
                 prompt.description.c_str(), static_cast<long long>(req.exec.steps),
                 static_cast<long long>(prompt.max_new_tokens));
   const std::string trace = req.trace.empty() ? "trace.db" : req.trace;
-  const ExecResult r = sim.run(req.exec);
+  const ExecResult r = sim->run(req.exec);
   const auto t0 = std::chrono::steady_clock::now();
-  const int64_t run = record_run(trace, c.module, sim, r, {req.compile.model, "", ""});
-  print_sim_report(c, sim, r, req.exec.steps, trace, run, seconds_since(t0));
+  StoredRun stored;
+  record_run(trace, c.module, *sim, r, {req.compile.model, "", ""}, &stored,
+             [&] { compiling.wait_verified(); });
+  print_sim_report(c, *sim, r, trace, stored, seconds_since(t0));
   return 0;
 }
 
@@ -223,13 +232,16 @@ int cmd_run(int argc, char** argv) {
   if (name == "cpu" && req.executor.order == "random" && !req.trace.empty())
     throw Error("--trace records schedule-order runs; random order has no workers");
   req.exec.record = !req.trace.empty() || name == "sim";
+  if (name == "sim") {
+    CompileInFlight compiling(req.compile);
+    return run_sim(req, compiling);
+  }
   const Compiled c = compile(req.compile);
   const ResolvedPrompt prompt = resolve_prompt(req.prompt, c.module);
   req.exec.prompt = prompt.ids;
   req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
   const std::unique_ptr<Executor> ex = kind.make(c.module, req.executor);
-  if (name == "sim") return run_sim(req, c, *ex, prompt);
   return prompt.text() ? run_text(req, c, *ex, prompt) : run_decode(req, c, *ex);
 }
 

@@ -71,18 +71,19 @@ void print_decode(const Executor& ex, const ExecResult& r, size_t prompt_length,
   }
 }
 
-void print_sim_report(const Compiled& c, const Executor& ex, const ExecResult& r, int64_t steps,
-                      const std::string& trace, int64_t run, double write_s) {
+void print_sim_report(const Compiled& c, const Executor& ex, const ExecResult& r,
+                      const std::string& trace, const StoredRun& stored, double write_s) {
+  const int64_t run = stored.run.id;
   const Module& m = c.module;
   std::printf("model     %s (%s), batch %lld\n", m.name.c_str(), m.provenance.source.c_str(),
               static_cast<long long>(attr_int_or(m.attrs, "batch", 1)));
   std::printf("graph     %s | %zu tasks, %zu events, %zu workers\n",
               c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
               m.graph.events.size(), m.graph.schedule.workers.size());
-  std::printf("simulate  %lld steps on %s: compile %.2f s, simulate %.2f s, write %.2f s\n\n",
-              static_cast<long long>(steps), ex.describe().c_str(), c.compile_s, r.seconds, write_s);
-  const TraceReader reader(trace);
-  std::fputs(format_brief(compute_stats(reader, run)).c_str(), stdout);
+  std::printf("machine   %s\n", ex.describe().c_str());
+  std::printf("simulate  %lld steps: compile %.2f s (verified meanwhile), simulate %.2f s, write %.2f s\n\n",
+              static_cast<long long>(r.steps), c.compile_s, r.seconds, write_s);
+  std::fputs(format_brief(compute_stats(m, stored)).c_str(), stdout);
   std::printf("\ntrace: run %lld -> %s\n", static_cast<long long>(run), trace.c_str());
   std::printf("open it: mpk-studio %s   (or: mpk trace stats %s --run %lld)\n", trace.c_str(),
               trace.c_str(), static_cast<long long>(run));

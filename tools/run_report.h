@@ -24,10 +24,10 @@ void print_run_header(std::FILE* out, const Compiled& compiled, const Executor& 
 void print_decode(const Executor& executor, const ExecResult& result, size_t prompt_length,
                   bool traced);
 
-// The sim backend's report: model, graph, what simulating and storing took, the run's
-// brief statistics read back from the trace, and how to open it.
+// The sim backend's report: model, graph, the cost model, what simulating and storing
+// took, the stored run's brief statistics, and how to open it.
 void print_sim_report(const Compiled& compiled, const Executor& executor, const ExecResult& result,
-                      int64_t steps, const std::string& trace_path, int64_t run, double write_s);
+                      const std::string& trace_path, const StoredRun& stored, double write_s);
 
 // "12 7 430": token ids separated by spaces.
 std::string join_tokens(const std::vector<int32_t>& tokens);

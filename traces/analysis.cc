@@ -56,13 +56,14 @@ void step_critical_path(const Module& m, const std::vector<Execution>& execs,
 // Time per operator kind. The members of a linear group share one interval on one worker
 // and count as one execution of their kind, so the kinds' times add up to the busy time.
 std::map<std::string, KindTime> kind_times(const Module& m, const std::vector<Execution>& execs) {
+  auto before = [](const Execution* a, const Execution* b) {
+    return std::tie(a->worker, a->start_ns, a->end_ns) < std::tie(b->worker, b->start_ns, b->end_ns);
+  };
   std::vector<const Execution*> order;
   order.reserve(execs.size());
   for (const Execution& e : execs) order.push_back(&e);
-  std::sort(order.begin(), order.end(), [](const Execution* a, const Execution* b) {
-    return std::tie(a->worker, a->start_ns, a->end_ns) < std::tie(b->worker, b->start_ns, b->end_ns);
-  });
-  std::map<std::string, KindTime> kinds;
+  if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
+  std::vector<KindTime> by_kind(kNumOpKinds);
   for (size_t i = 0; i < order.size(); ++i) {
     const Execution& e = *order[i];
     if (i > 0 && std::tie(e.worker, e.start_ns, e.end_ns) ==
@@ -70,12 +71,16 @@ std::map<std::string, KindTime> kind_times(const Module& m, const std::vector<Ex
       continue;
     const OpId op = e.task >= 0 && static_cast<size_t>(e.task) < m.graph.tasks.size() ? m.graph.tasks[e.task].op : -1;
     if (op < 0 || static_cast<size_t>(op) >= m.program.ops.size()) continue;
-    const std::string kind(name_of(m.program.ops[static_cast<size_t>(op)].kind));
-    KindTime& k = kinds[kind];
-    k.kind = kind;
+    KindTime& k = by_kind[static_cast<size_t>(m.program.ops[static_cast<size_t>(op)].kind)];
     ++k.executions;
     k.total_ns += e.end_ns - e.start_ns;
     k.wait_ns += e.start_ns - e.wait_begin_ns;
+  }
+  std::map<std::string, KindTime> kinds;
+  for (size_t k = 0; k < by_kind.size(); ++k) {
+    if (by_kind[k].executions == 0) continue;
+    by_kind[k].kind = std::string(name_of(static_cast<OpKind>(k)));
+    kinds[by_kind[k].kind] = by_kind[k];
   }
   return kinds;
 }
@@ -112,12 +117,21 @@ class WaitSplitter {
 }  // namespace
 
 RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step) {
+  StoredRun r;
+  r.run = reader.run(run);
+  r.steps = reader.steps(run);
+  r.executions = reader.executions(run);
+  r.bubbles = reader.bubbles(run);
+  return compute_stats(reader.load_graph(run), r, step);
+}
+
+RunStats compute_stats(const Module& m, const StoredRun& r, int64_t step) {
   RunStats s;
-  s.run = reader.run(run);
-  s.steps = reader.steps(run);
-  const Module m = reader.load_graph(run);
-  const std::vector<Execution> execs = reader.executions(run);
-  const std::vector<Bubble> bubbles = reader.bubbles(run);
+  s.run = r.run;
+  s.steps = r.steps;
+  const int64_t run = r.run.id;
+  const std::vector<Execution>& execs = r.executions;
+  const std::vector<Bubble>& bubbles = r.bubbles;
 
   std::vector<int64_t> spans;
   for (const StepRecord& st : s.steps) spans.push_back(st.end_ns - st.start_ns);

@@ -68,6 +68,9 @@ struct RunStats {
 // `step` -1: the step with the median makespan. Throws mpk::Error for an unknown run or
 // a step the run does not have.
 RunStats compute_stats(const TraceReader& reader, int64_t run, int64_t step = -1);
+// The same for a run in memory (as TraceWriter::write_run hands it back) of `graph` (its
+// operators, tasks and events).
+RunStats compute_stats(const Module& graph, const StoredRun& run, int64_t step = -1);
 
 // Human-readable reports: short aligned tables.
 // "run 3  sim  tiny  critical-path  batch 1  4 steps  4 workers  H100-SXM (model)\n".

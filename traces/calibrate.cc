@@ -1,288 +1,388 @@
-// Cost-model calibration: medians for the machine-wide latencies, a one-dimensional
-// search over fixed_ns with closed-form bytes_scale per task kind.
+// Calibration: latencies from the waits (calibrate_latency.cc), then searches over one
+// SM's bandwidth, positional KV-cache reads and the ring, each judged by the per-kind
+// fits (calibrate_kinds.cc) over every run's own sharing profile.
 #include "traces/calibrate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <thread>
 
 #include "ir/error.h"
-#include "traces/run_derive.h"
+#include "ir/machine_check.h"
+#include "traces/calibrate_kinds.h"
+#include "traces/calibrate_latency.h"
+#include "traces/minimize.h"
 #include "traces/simulator.h"
-#include "traces/trace_limits.h"
 
 namespace mpk {
 namespace {
 
-// Cumulative bytes one busy SM could stream since the run's first event, given how
-// many SMs were busy at each instant (the simulator's sharing rule; at least one).
-class ServiceProfile {
+// One run as the kind fits need it: its sharing profile and, per execution, where the
+// worker's previous task ended and the cache bytes the step did not read.
+struct RunContext {
+  std::unique_ptr<ServiceProfile> profile;
+  std::vector<double> prev_end;
+  std::vector<double> cache_missing;  // cache bytes beyond the step's position
+  std::vector<double> cache_share;    // the share of its cache positions the step has
+};
+
+RunContext context_of(const CalibrationRun& run,
+                      const std::vector<std::pair<double, double>>& extra = {}) {
+  RunContext c;
+  const auto& x = run.executions;
+  c.profile = std::make_unique<ServiceProfile>(x, extra);
+  c.prev_end.assign(x.size(), 0.0);
+  std::vector<size_t> order(x.size());
+  for (size_t i = 0; i < x.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return x[a].worker != x[b].worker ? x[a].worker < x[b].worker : x[a].start_ns < x[b].start_ns;
+  });
+  for (size_t j = 1; j < order.size(); ++j)
+    if (x[order[j]].worker == x[order[j - 1]].worker)
+      c.prev_end[order[j]] = static_cast<double>(x[order[j - 1]].end_ns);
+  CostParams unit;  // bytes_scale 1: the cache reads' own bytes
+  unit.positional_cache = true;
+  std::vector<TaskCost> costs;
+  for (const Task& t : run.module.graph.tasks) costs.push_back(task_cost(unit, run.module, t));
+  c.cache_missing.assign(x.size(), 0.0);
+  c.cache_share.assign(x.size(), 1.0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const TaskCost& t = costs[static_cast<size_t>(x[i].task)];
+    c.cache_missing[i] = t.direct_bytes - t.direct_bytes_at(x[i].step);
+    c.cache_share[i] = t.cache_share_at(x[i].step);
+  }
+  return c;
+}
+
+// The executions of every kind across the runs, as (run, execution) pairs.
+using KindRefs = std::vector<std::vector<std::pair<size_t, size_t>>>;
+
+// Which kinds a fit covers: all, the ones that stream weights ahead, the ones that read
+// KV caches (what the ring and positional reads are judged on).
+enum class Kinds { kAll, kStreaming, kCacheReading };
+
+class KindFitter {
  public:
-  explicit ServiceProfile(const std::vector<Execution>& execs) {
-    std::vector<std::pair<int64_t, int>> edges;
-    edges.reserve(execs.size() * 2);
-    for (const Execution& e : execs) {
-      edges.push_back({e.start_ns, +1});
-      edges.push_back({e.end_ns, -1});
-    }
-    std::sort(edges.begin(), edges.end());
-    int64_t busy = 0;
-    for (size_t i = 0; i < edges.size();) {
-      const int64_t t = edges[i].first;
-      while (i < edges.size() && edges[i].first == t) busy += edges[i++].second;
-      times_.push_back(t);
-      busy_.push_back(busy);
+  KindFitter(const std::vector<CalibrationRun>& runs, const CostParams& base)
+      : runs_(runs), base_(base), refs_(kNumTaskKinds) {
+    for (size_t r = 0; r < runs.size(); ++r) {
+      contexts_.push_back(context_of(runs[r]));
+      for (size_t i = 0; i < runs[r].executions.size(); ++i) {
+        const Execution& e = runs[r].executions[i];
+        if (e.end_ns <= e.start_ns) continue;
+        const auto k = static_cast<size_t>(runs[r].module.graph.tasks[static_cast<size_t>(e.task)].kind);
+        refs_[k].push_back({r, i});
+        if (contexts_[r].cache_share[i] < 1) reads_cache_[k] = true;
+      }
     }
   }
 
-  // Recomputes the cumulative service for the bandwidths in `c`.
-  void set_rates(const CostParams& c) {
-    rate_one_ = shared_rate(c, 1);
-    rates_.resize(times_.size());
-    served_.resize(times_.size());
-    double served = 0;
-    for (size_t j = 0; j < times_.size(); ++j) {
-      if (j > 0) served += rates_[j - 1] * static_cast<double>(times_[j] - times_[j - 1]);
-      rates_[j] = shared_rate(c, std::max<int64_t>(busy_[j], 1));
-      served_[j] = served;
+  bool any_cache() const {
+    return std::find(reads_cache_.begin(), reads_cache_.end(), true) != reads_cache_.end();
+  }
+  bool streams(TaskKind k) const { return base_.cost_of(k).prefetch > 0 && !refs_[static_cast<size_t>(k)].empty(); }
+
+  // Adds the weight streams' prefetch intervals of `p` to the profiles (a streaming
+  // worker shares the bandwidth too). Where a stream ends depends on the profile it
+  // adds to, and a change travels along the timeline: rounds until no stream's end moves
+  // by half a nanosecond (at most 16). The runs settle on as many threads as the machine
+  // has.
+  void add_stream_intervals(const CostParams& p) {
+    std::atomic<size_t> next_run{0};
+    auto work = [&] {
+      for (size_t r; (r = next_run++) < runs_.size();) settle_run(p, r);
+    };
+    const size_t threads = std::min<size_t>(runs_.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  }
+
+  // Fits the kinds of `which` under `p` on at most `max_samples` executions each; returns
+  // the rms over all samples of the error relative to the kind's mean duration, the fits
+  // into `fits`.
+  double fit(const CostParams& p, size_t max_samples, Kinds which, std::vector<KindFit>* fits) {
+    for (RunContext& c : contexts_) c.profile->set_rates(p);
+    double sq = 0, n = 0;
+    for (int k = 0; k < kNumTaskKinds; ++k) {
+      const TaskKind kind = static_cast<TaskKind>(k);
+      const auto& list = refs_[static_cast<size_t>(k)];
+      if (list.empty() || (which == Kinds::kStreaming && !streams(kind)) ||
+          (which == Kinds::kCacheReading && !reads_cache_[static_cast<size_t>(k)]))
+        continue;
+      const KindCost kc = p.cost_of(kind);
+      std::vector<KindSample> samples;
+      const double stride = std::max(1.0, static_cast<double>(list.size()) / static_cast<double>(max_samples));
+      for (double at = 0; at < static_cast<double>(list.size()); at += stride) {
+        const auto [r, i] = list[static_cast<size_t>(at)];
+        const Execution& e = runs_[r].executions[i];
+        const Task& t = runs_[r].module.graph.tasks[static_cast<size_t>(e.task)];
+        KindSample x;
+        x.profile = contexts_[r].profile.get();
+        x.start = static_cast<double>(e.start_ns);
+        x.end = static_cast<double>(e.end_ns);
+        x.prev_end = contexts_[r].prev_end[i];
+        x.bytes = static_cast<double>(t.bytes);
+        x.cache_missing = contexts_[r].cache_missing[i];
+        x.compute_ns = kc.flops_per_ns > 0 ? static_cast<double>(t.flops) / kc.flops_per_ns : 0;
+        x.cache_share = contexts_[r].cache_share[i];
+        samples.push_back(x);
+      }
+      const KindShape shape{std::clamp(kc.prefetch, 0.0, 1.0), p.prefetch_bytes, p.positional_cache};
+      const KindResult res = fit_kind(samples, shape, base_.cost_of(kind));
+      // Each kind's error relative to its mean duration, so that a few long tasks (the LM
+      // head) weigh no more than many short ones.
+      double mean = 0;
+      for (const KindSample& x : samples) mean += x.end - x.start;
+      mean = std::max(1.0, mean / static_cast<double>(samples.size()));
+      sq += (res.rms_error_ns / mean) * (res.rms_error_ns / mean) * static_cast<double>(samples.size());
+      n += static_cast<double>(samples.size());
+      if (!fits) continue;
+      KindFit f;
+      f.kind = kind;
+      f.samples = static_cast<int64_t>(list.size());
+      f.fixed_ns = res.fixed_ns;
+      f.bytes_scale = res.bytes_scale;
+      f.rms_error_ns = res.rms_error_ns;
+      for (const auto& [r, i] : list)
+        f.mean_ns += static_cast<double>(runs_[r].executions[i].end_ns - runs_[r].executions[i].start_ns);
+      f.mean_ns /= static_cast<double>(list.size());
+      fits->push_back(f);
     }
-  }
-
-  double at(double t) const {
-    if (times_.empty() || t <= static_cast<double>(times_[0])) return 0;
-    auto it = std::upper_bound(times_.begin(), times_.end(), t,
-                               [](double v, int64_t x) { return v < static_cast<double>(x); });
-    const size_t j = static_cast<size_t>(it - times_.begin()) - 1;
-    return served_[j] + rates_[j] * (t - static_cast<double>(times_[j]));
-  }
-
-  // The time at which `amount` more bytes have been served after t0.
-  double finish(double t0, double amount) const {
-    if (times_.empty()) return t0 + amount / rate_one_;
-    const double target = at(t0) + amount;
-    if (t0 < static_cast<double>(times_[0]) && target <= 0) return t0;
-    auto it = std::upper_bound(served_.begin(), served_.end(), target);
-    const size_t j = it == served_.begin() ? 0 : static_cast<size_t>(it - served_.begin()) - 1;
-    return static_cast<double>(times_[j]) + (target - served_[j]) / rates_[j];
+    return n > 0 ? std::sqrt(sq / n) : 0.0;
   }
 
  private:
-  std::vector<int64_t> times_;
-  std::vector<int64_t> busy_;
-  std::vector<double> rates_, served_;
-  double rate_one_ = 1;
-};
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-
-struct Sample {
-  double start, dur, bytes, weight;  // weight: 1 / (mean rate over the task)^2
-};
-
-struct Fit {
-  double fixed = 0, scale = 1, cost = -1;  // cost < 0: not evaluated
-};
-
-// Minimizes f over [lo, hi]: a grid of grid + 1 points, then a golden-section search
-// between the best grid point's neighbours. Returns the best x seen.
-template <class F>
-double minimize(F f, double lo, double hi, int grid, int iters) {
-  double best_x = lo, best_v = f(lo);
-  for (int j = 1; j <= grid; ++j) {
-    const double x = lo + (hi - lo) * j / grid;
-    const double v = f(x);
-    if (v < best_v) best_v = v, best_x = x;
-  }
-  const double step = (hi - lo) / grid;
-  double a = std::max(lo, best_x - step), b = std::min(hi, best_x + step);
-  const double phi = 0.5 * (std::sqrt(5.0) - 1);
-  double c = b - phi * (b - a), d = a + phi * (b - a);
-  double fc = f(c), fd = f(d);
-  for (int it = 0; it < iters; ++it) {
-    if (fc <= fd) {
-      b = d, d = c, fd = fc;
-      c = b - phi * (b - a), fc = f(c);
-    } else {
-      a = c, c = d, fc = fd;
-      d = a + phi * (b - a), fd = f(d);
-    }
-  }
-  if (fc < best_v) best_v = fc, best_x = c;
-  if (fd < best_v) best_v = fd, best_x = d;
-  return best_x;
-}
-
-Fit fit_for(const ServiceProfile& prof, const std::vector<Sample>& s, double fixed) {
-  double num = 0, den = 0;
-  std::vector<double> g(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    g[i] = prof.at(s[i].start + s[i].dur) - prof.at(s[i].start + fixed);
-    num += s[i].weight * g[i] * s[i].bytes;
-    den += s[i].weight * s[i].bytes * s[i].bytes;
-  }
-  Fit f;
-  f.fixed = fixed;
-  f.scale = den > 0 ? std::max(0.0, num / den) : 1;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const double r = g[i] - f.scale * s[i].bytes;
-    f.cost += s[i].weight * r * r;
-  }
-  return f;
-}
-
-// `s`: an even subsample of the kind's executions (at most a few thousand).
-KindFit fit_kind(TaskKind kind, const ServiceProfile& prof, const std::vector<Sample>& s,
-                 const KindCost& base) {
-  KindFit out;
-  out.kind = kind;
-  double min_dur = std::numeric_limits<double>::infinity();
-  bool any_bytes = false;
-  for (const Sample& x : s) {
-    min_dur = std::min(min_dur, x.dur);
-    any_bytes = any_bytes || x.bytes > 0;
-  }
-  Fit best;
-  if (!any_bytes) {
-    double mean = 0;
-    for (const Sample& x : s) mean += x.dur;
-    best.fixed = mean / static_cast<double>(s.size());
-    best.scale = base.bytes_scale;
-  } else {
-    minimize([&](double fixed) {
-      const Fit f = fit_for(prof, s, fixed);
-      if (f.cost < best.cost || best.cost < 0) best = f;
-      return f.cost;
-    }, 0, min_dur, 32, 30);
-  }
-  auto rms_of = [&](const Fit& f) {
-    double sq = 0;
-    for (const Sample& x : s) {
-      const double pred = prof.finish(x.start + f.fixed, f.scale * x.bytes) - x.start;
-      sq += (pred - x.dur) * (pred - x.dur);
-    }
-    return std::sqrt(sq / static_cast<double>(s.size()));
-  };
-  double rms = rms_of(best);
-  // When the samples barely tell fixed time from streaming time (similar sizes, tiny
-  // transfers), keep the base's fixed time unless the best split is better by more
-  // than the clock's resolution.
-  if (any_bytes) {
-    const Fit anchored = fit_for(prof, s, std::clamp(base.fixed_ns, 0.0, min_dur));
-    const double anchored_rms = rms_of(anchored);
-    if (anchored_rms <= rms + 0.5) {
-      best = anchored;
-      rms = anchored_rms;
-    }
-  }
-  out.fixed_ns = best.fixed;
-  out.bytes_scale = best.scale;
-  out.rms_error_ns = rms;
-  return out;
-}
-
-}  // namespace
-
-Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
-                      const CostParams& base) {
-  if (base.prefetch_bytes > 0)
-    throw Error("calibration fits the model without the weight stream ahead of a task's "
-                "start: set prefetch_bytes to 0 in the base cost file");
-  Calibration cal;
-  cal.params = base;
-  int32_t steps = 0;
-  for (const Execution& e : execs) steps = std::max(steps, e.step + 1);
-  const BlameIndex blames(graph, execs, steps);
-
-  // Machine-wide latencies.
-  std::vector<double> latency, dispatch;
-  std::vector<std::vector<const Execution*>> per_worker(graph.graph.schedule.workers.size());
-  for (const Execution& e : execs) {
-    if (e.worker >= 0 && static_cast<size_t>(e.worker) < per_worker.size())
-      per_worker[e.worker].push_back(&e);
-    if (e.start_ns <= e.wait_begin_ns) continue;
-    const Blame b = blames.blame(e);
-    if (b.event >= 0 && e.start_ns >= b.producer_end_ns)
-      latency.push_back(static_cast<double>(e.start_ns - b.producer_end_ns));
-  }
-  for (auto& list : per_worker) {
-    std::sort(list.begin(), list.end(),
-              [](const Execution* a, const Execution* b) { return a->start_ns < b->start_ns; });
-    for (size_t i = 1; i < list.size(); ++i)
-      dispatch.push_back(static_cast<double>(std::max<int64_t>(0, list[i]->wait_begin_ns - list[i - 1]->end_ns)));
-  }
-  cal.latency_samples = static_cast<int64_t>(latency.size());
-  cal.dispatch_samples = static_cast<int64_t>(dispatch.size());
-  if (!latency.empty()) cal.params.event_latency_ns = median(latency);
-  if (!dispatch.empty()) cal.params.dispatch_ns = median(dispatch);
-
-  // Executions by task kind (with a duration to fit).
-  std::vector<std::vector<const Execution*>> by_kind(kNumTaskKinds);
-  for (const Execution& e : execs)
-    if (e.end_ns > e.start_ns) by_kind[static_cast<size_t>(graph.graph.tasks[e.task].kind)].push_back(&e);
-
-  // Per task kind under the sharing profile of `p`, on at most `max_samples` executions
-  // of each kind; returns the rms error over all of them.
-  ServiceProfile prof(execs);
-  auto fit_kinds = [&](const CostParams& p, size_t max_samples, std::vector<KindFit>* fits) {
-    prof.set_rates(p);
-    double sq = 0, n = 0;
-    for (int k = 0; k < kNumTaskKinds; ++k) {
-      const auto& list = by_kind[k];
-      if (list.empty()) continue;
-      std::vector<Sample> samples;
-      const size_t stride = std::max<size_t>(1, list.size() / max_samples);
-      for (size_t i = 0; i < list.size(); i += stride) {
-        const Execution& e = *list[i];
-        const double start = static_cast<double>(e.start_ns);
-        const double dur = static_cast<double>(e.end_ns - e.start_ns);
-        const double rate = (prof.at(start + dur) - prof.at(start)) / dur;
-        samples.push_back({start, dur, static_cast<double>(graph.graph.tasks[e.task].bytes),
-                           rate > 0 ? 1.0 / (rate * rate) : 1.0});
+  // One run's profile with its weight streams settled.
+  void settle_run(const CostParams& p, size_t r) {
+    const CalibrationRun& run = runs_[r];
+    contexts_[r] = context_of(run);
+    std::vector<double> ahead_of;  // per task: the bytes its stream fetches ahead
+    for (const Task& t : run.module.graph.tasks)
+      ahead_of.push_back(std::min(task_cost(p, t).stream_bytes, p.prefetch_bytes));
+    std::vector<std::pair<double, double>> extra;
+    for (int round = 0; round < 16; ++round) {
+      contexts_[r].profile->set_rates(p);
+      std::vector<std::pair<double, double>> next;
+      double moved = 0;
+      for (size_t i = 0; i < run.executions.size(); ++i) {
+        const Execution& e = run.executions[i];
+        const double ahead = ahead_of[static_cast<size_t>(e.task)];
+        if (ahead <= 0) continue;
+        const double from = contexts_[r].prev_end[i];
+        next.push_back({from, std::min(static_cast<double>(e.start_ns), contexts_[r].profile->finish(from, ahead))});
+        const size_t k = next.size() - 1;
+        moved = std::max(moved, k < extra.size() ? std::fabs(extra[k].second - next[k].second) : 1.0);
       }
-      const TaskKind kind = static_cast<TaskKind>(k);
-      KindFit f = fit_kind(kind, prof, samples, base.cost_of(kind));
-      f.samples = static_cast<int64_t>(list.size());
-      double mean = 0;
-      for (const Execution* e : list) mean += static_cast<double>(e->end_ns - e->start_ns);
-      f.mean_ns = mean / static_cast<double>(list.size());
-      sq += f.rms_error_ns * f.rms_error_ns * static_cast<double>(samples.size());
-      n += static_cast<double>(samples.size());
-      if (fits) fits->push_back(f);
+      if (extra.size() == next.size() && moved < 0.5) break;
+      extra = std::move(next);
+      contexts_[r] = context_of(run, extra);
     }
-    return n > 0 ? std::sqrt(sq / n) : 0.0;
-  };
+  }
 
-  // One SM's own bandwidth: a search over multiples of its fair share (log scale),
-  // kept at the base's value unless another predicts durations better by > 0.5 ns.
-  const double fair = cal.params.mem_bandwidth / std::max(1, graph.machine.sm_count);
+  const std::vector<CalibrationRun>& runs_;
+  const CostParams& base_;
+  std::vector<RunContext> contexts_;
+  KindRefs refs_;
+  std::vector<bool> reads_cache_ = std::vector<bool>(kNumTaskKinds, false);
+};
+
+// How much better (in relative rms error) a searched value must predict durations than
+// the base's value to replace it: 0.01 % of a task's duration.
+constexpr double kBetter = 1e-4;
+
+// One SM's own bandwidth: a search over multiples of its fair share (log scale), kept at
+// the base's value unless another predicts durations better by kBetter.
+void fit_sm_bandwidth(KindFitter& fitter, int32_t sm_count, size_t samples, Calibration& cal) {
+  const double fair = cal.params.mem_bandwidth / std::max(1, sm_count);
   auto error_at = [&](double log_mult) {
     CostParams p = cal.params;
     p.sm_bandwidth = fair * std::exp(log_mult);
-    return fit_kinds(p, 1000, nullptr);
+    return fitter.fit(p, samples, Kinds::kAll, nullptr);
   };
   const double base_log = std::log(std::max(cal.params.sm_bandwidth / fair, 1e-3));
   const double base_err = error_at(base_log);
   double best_log = base_log, best_err = base_err;
-  minimize([&](double x) {
+  minimize_1d([&](double x) {
     const double err = error_at(x);
     if (err < best_err) best_err = err, best_log = x;
     return err;
-  }, 0, std::log(8.0), 8, 12);
-  if (base_err > best_err + 0.5) {
+  }, 0, std::log(8.0), 6, 10);
+  if (base_err > best_err + kBetter) {
     cal.params.sm_bandwidth = fair * std::exp(best_log);
     cal.sm_bandwidth_fitted = true;
   }
-  fit_kinds(cal.params, 20000, &cal.fits);
+}
+
+// The simulated makespan per step of every run under `p` against its measured one: the
+// rms of the relative errors, over at most kJudgeSteps steps of each run.
+constexpr int32_t kJudgeSteps = 4;
+double makespan_error(const std::vector<CalibrationRun>& runs, const CostParams& p) {
+  double sq = 0;
+  for (const CalibrationRun& r : runs) {
+    const int32_t steps = std::min(r.steps, kJudgeSteps);
+    std::vector<Execution> measured;
+    for (const Execution& e : r.executions)
+      if (e.step < steps) measured.push_back(e);
+    const double want = mean_step_ns(measured, steps);
+    const double got = mean_step_ns(simulate(r.module, p, steps), steps);
+    const double rel = want > 0 ? (got - want) / want : 0;
+    sq += rel * rel;
+  }
+  return std::sqrt(sq / static_cast<double>(std::max<size_t>(runs.size(), 1)));
+}
+
+// The ring by the task durations: none, or a size between 4 KiB and 2 MiB (log scale),
+// judged on the kinds that stream; kept at none unless a ring predicts them better by
+// kBetter. (Recovers a simulated run's ring; on GPU runs it is only a start, below.)
+void fit_ring_to_durations(KindFitter& fitter, Calibration& cal) {
+  auto error_at = [&](double ring) {
+    CostParams p = cal.params;
+    p.prefetch_bytes = ring;
+    return fitter.fit(p, 300, Kinds::kStreaming, nullptr);
+  };
+  const double none = error_at(0);
+  double best_log = 0, best_err = std::numeric_limits<double>::infinity();
+  minimize_1d([&](double x) {
+    const double err = error_at(std::exp(x));
+    if (err < best_err) best_err = err, best_log = x;
+    return err;
+  }, std::log(4096.0), std::log(2097152.0), 9, 10);
+  cal.params.prefetch_bytes = none > best_err + kBetter ? std::exp(best_log) : 0.0;
+}
+
+// The ring by what it is for, the runs' step time: the durations' ring against none and
+// a ladder of sizes, each with the kinds refitted under its streams, judged by the
+// simulated makespan against the measured one. On GPU runs the durations cannot tell
+// ring sizes apart (a ring trades a kind's fixed time against its bytes, and different
+// subsets of the runs pick sizes from 7 to 96 KiB); the step time can. Returns whether
+// the ring changed.
+bool fit_ring_to_makespan(const std::vector<CalibrationRun>& runs, KindFitter& fitter, Calibration& cal) {
+  auto error_at = [&](double ring) {
+    CostParams p = cal.params;
+    p.prefetch_bytes = ring;
+    fitter.add_stream_intervals(p);
+    std::vector<KindFit> fits;
+    fitter.fit(p, 1000, Kinds::kAll, &fits);
+    for (const KindFit& f : fits) {
+      p.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
+      p.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
+    }
+    return makespan_error(runs, p);
+  };
+  constexpr double kKiB = 1024;
+  const double start = cal.params.prefetch_bytes;
+  double best_ring = start, best_err = error_at(start);
+  for (const double ring : {0.0, 32 * kKiB, 64 * kKiB, 96 * kKiB, 128 * kKiB, 192 * kKiB}) {
+    const double err = error_at(ring);
+    if (err < best_err - kBetter) best_err = err, best_ring = ring;
+  }
+  cal.params.prefetch_bytes = best_ring;
+  fitter.add_stream_intervals(cal.params);
+  return best_ring != start;
+}
+
+// With a ring, the streams ahead share the bandwidth too: fit the kinds, add their
+// streams to the profiles, twice (the second with the byte factors the first gives).
+void settle_streams(KindFitter& fitter, Calibration& cal) {
+  for (int round = 0; round < 2 && cal.params.prefetch_bytes > 0; ++round) {
+    std::vector<KindFit> fits;
+    fitter.fit(cal.params, 1000, Kinds::kAll, &fits);
+    CostParams p = cal.params;
+    for (const KindFit& f : fits) p.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
+    fitter.add_stream_intervals(p);
+  }
+}
+
+}  // namespace
+
+CalibrationRun load_calibration_run(const TraceReader& reader, int64_t id) {
+  const RunRecord rec = reader.run(id);
+  CalibrationRun r;
+  r.label = reader.path() + " run " + std::to_string(id);
+  r.model = rec.model;
+  r.policy = rec.policy;
+  Module graph = reader.load_graph(id);
+  if (std::optional<Module> stored = reader.stored_module(id)) {
+    r.module = std::move(*stored);
+    r.module.machine = graph.machine;  // the device the run ran on
+  } else {
+    r.module = std::move(graph);
+  }
+  r.executions = reader.executions(id);
+  r.steps = static_cast<int32_t>(rec.steps);
+  if (r.executions.empty()) throw Error(r.label + " has no executions");
+  return r;
+}
+
+Calibration calibrate(const std::vector<CalibrationRun>& runs, const CostParams& base) {
+  bool any = false;
+  for (const CalibrationRun& r : runs) any = any || !r.executions.empty();
+  if (!any) throw Error("calibration: no executions to fit");
+  Calibration cal;
+  cal.params = base;
+  cal.params.prefetch_bytes = 0;
+  cal.params.positional_cache = false;
+  const LatencyFit lf = fit_latencies(runs, base);
+  cal.params.event_latency_ns = lf.event_latency_ns;
+  cal.params.trigger_ns = lf.trigger_ns;
+  cal.params.fanout_ns = lf.fanout_ns;
+  cal.params.dispatch_ns = lf.dispatch_ns;
+  cal.params.step_ns = lf.step_ns;
+  cal.latency_samples = lf.latency_samples;
+  cal.dispatch_samples = lf.dispatch_samples;
+  cal.step_samples = lf.step_samples;
+
+  KindFitter fitter(runs, base);
+  const int32_t sm_count = runs.front().module.machine.sm_count;
+  if (fitter.any_cache()) {
+    CostParams p = cal.params;
+    p.positional_cache = true;
+    cal.params.positional_cache = fitter.fit(p, 1000, Kinds::kCacheReading, nullptr) <
+                                  fitter.fit(cal.params, 1000, Kinds::kCacheReading, nullptr);
+  }
+  // The ring (its streams change the sharing profile one SM's bandwidth is judged
+  // against), then one SM's bandwidth, then the ring again under it, by the durations and
+  // then by the step time; one SM's bandwidth again when that moved the ring.
+  bool any_stream = false;
+  for (int k = 0; k < kNumTaskKinds; ++k) any_stream = any_stream || fitter.streams(static_cast<TaskKind>(k));
+  for (int round = 0; round < 2 && any_stream; ++round) {
+    fit_ring_to_durations(fitter, cal);
+    settle_streams(fitter, cal);
+  }
+  fit_sm_bandwidth(fitter, sm_count, 1000, cal);
+  if (any_stream) {
+    if (cal.params.prefetch_bytes > 0) {
+      fit_ring_to_durations(fitter, cal);
+      settle_streams(fitter, cal);
+    }
+    if (fit_ring_to_makespan(runs, fitter, cal)) {
+      settle_streams(fitter, cal);
+      fit_sm_bandwidth(fitter, sm_count, 1000, cal);
+    }
+    settle_streams(fitter, cal);
+  }
+  fitter.fit(cal.params, 5000, Kinds::kAll, &cal.fits);
   for (const KindFit& f : cal.fits) {
     cal.params.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
     cal.params.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
   }
   return cal;
+}
+
+Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
+                      const CostParams& base) {
+  CalibrationRun r;
+  r.label = graph.name;
+  r.module = graph;
+  r.executions = execs;
+  for (const Execution& e : execs) r.steps = std::max(r.steps, e.step + 1);
+  return calibrate(std::vector<CalibrationRun>{std::move(r)}, base);
 }
 
 double mean_step_ns(const std::vector<Execution>& execs, int32_t steps) {

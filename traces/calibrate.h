@@ -1,40 +1,57 @@
-// Calibration of the simulator's cost model from a recorded run (docs/simulator.md).
-// Machine-wide: event latency = median of (start - last producer's end) over tasks
-// that waited; dispatch = median gap between a worker's task end and its next wait.
-// One SM's bandwidth limit: searched over 1..8x its fair share, kept at the base's
-// value unless another value predicts durations better by more than 0.5 ns rms.
-// Per task kind: fixed_ns and bytes_scale by least squares against the run's own
-// bandwidth-sharing profile, i.e. the bytes a task could stream between
-// start + fixed_ns and its end given how many SMs were busy at each instant.
+// Calibration of the cost model (ir/cost_params.h) from one or more recorded runs
+// (docs/simulator.md, "Calibration"). Machine-wide, from the waits and gaps of every run
+// (traces/calibrate_latency.h): event latency with its growth per event a producer
+// triggers and per consumer of the event, dispatch gap, step-boundary gap. One SM's
+// bandwidth limit, the weight stream's ring and whether KV-cache reads follow the
+// position: searched, each candidate judged by how well the per-kind fits then predict
+// task durations. Per task kind (traces/calibrate_kinds.h): fixed_ns and bytes_scale by
+// least squares against each run's own bandwidth-sharing profile.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "ir/module.h"
 #include "ir/cost_params.h"
+#include "ir/module.h"
 #include "traces/trace_db.h"
 
 namespace mpk {
+
+// One recorded run to calibrate on (or to predict, traces/model_error.h).
+struct CalibrationRun {
+  std::string label;   // "trace.db run 3"
+  std::string model;   // the run's model and policy, to group runs by (model, policy)
+  std::string policy;
+  Module module;       // the scheduled graph it ran (with tensors when the trace stored its
+                       // module: positional KV-cache reads need them)
+  std::vector<Execution> executions;  // times from the run's start
+  int32_t steps = 0;
+};
+
+// A run of trace.db: its stored module (else the graph rows), executions and labels.
+// Throws mpk::Error naming the file and run.
+CalibrationRun load_calibration_run(const TraceReader& reader, int64_t run);
 
 struct KindFit {
   TaskKind kind = TaskKind::kLinear;
   int64_t samples = 0;
   double fixed_ns = 0, bytes_scale = 1;
   double mean_ns = 0;       // measured mean duration
-  double rms_error_ns = 0;  // of predicted durations under the measured sharing profile
+  double rms_error_ns = 0;  // of predicted durations under the measured sharing profiles
 };
 
 struct Calibration {
   CostParams params;
   std::vector<KindFit> fits;  // kinds with samples, in TaskKind order
-  int64_t latency_samples = 0, dispatch_samples = 0;
+  int64_t latency_samples = 0, dispatch_samples = 0, step_samples = 0;
   bool sm_bandwidth_fitted = false;  // else the base's value was kept
 };
 
-// `execs` of a run of `graph` (times relative to the run start). `base` supplies the
-// bandwidths and whatever a run cannot determine.
+// `base` supplies the bandwidths and whatever the runs cannot determine. Throws
+// mpk::Error when no run has executions.
+Calibration calibrate(const std::vector<CalibrationRun>& runs, const CostParams& base);
+// One run of `graph`.
 Calibration calibrate(const Module& graph, const std::vector<Execution>& execs,
                       const CostParams& base);
 

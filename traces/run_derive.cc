@@ -137,10 +137,22 @@ void close_step(const StepMarks& marks, int32_t worker, int32_t j, int64_t limit
 
 }  // namespace
 
+RunExtent run_extent(const Module& m, const std::vector<Execution>& execs) {
+  RunExtent e;
+  e.num_workers = static_cast<int32_t>(m.graph.schedule.workers.size());
+  for (const Execution& x : execs) {
+    e.duration_ns = std::max(e.duration_ns, x.end_ns);
+    e.max_task_ns = std::max(e.max_task_ns, x.end_ns - x.start_ns);
+  }
+  return e;
+}
+
 DerivedRun derive_run(const Module& m, const std::vector<Execution>& execs, int32_t num_steps) {
   DerivedRun d;
   d.num_steps = num_steps;
-  d.num_workers = static_cast<int32_t>(m.graph.schedule.workers.size());
+  const RunExtent extent = run_extent(m, execs);
+  d.num_workers = extent.num_workers;
+  d.max_task_ns = extent.max_task_ns;
   const std::vector<SchedulePlace> places = schedule_places(m);
   const BlameIndex blames(m, execs, num_steps);
 
@@ -155,7 +167,6 @@ DerivedRun derive_run(const Module& m, const std::vector<Execution>& execs, int3
     marks.last_start[x.step] =
         any[x.step] ? std::max(marks.last_start[x.step], x.start_ns) : x.start_ns;
     any[x.step] = true;
-    d.max_task_ns = std::max(d.max_task_ns, x.end_ns - x.start_ns);
   }
   for (int32_t k = 0; k < num_steps; ++k) {
     const int64_t prev = k > 0 ? marks.end[k - 1] : 0;
@@ -163,19 +174,21 @@ DerivedRun derive_run(const Module& m, const std::vector<Execution>& execs, int3
     marks.end[k] = std::max(marks.end[k], prev);
     d.steps.push_back({k, prev, marks.end[k], busy[k]});
   }
-  d.duration_ns = num_steps > 0 ? marks.end[num_steps - 1] : 0;
+  d.duration_ns = extent.duration_ns;  // the steps' last end
 
   // Per-worker timelines in schedule order.
   std::vector<std::vector<int64_t>> per_worker(d.num_workers);
   for (size_t i = 0; i < execs.size(); ++i) per_worker[execs[i].worker].push_back(i);
   for (int32_t w = 0; w < d.num_workers; ++w) {
     auto& list = per_worker[w];
-    std::sort(list.begin(), list.end(), [&](int64_t a, int64_t b) {
+    auto in_schedule_order = [&](int64_t a, int64_t b) {
       const Execution& x = execs[a];
       const Execution& y = execs[b];
       if (x.step != y.step) return x.step < y.step;
       return places[x.task].position < places[y.task].position;
-    });
+    };
+    if (!std::is_sorted(list.begin(), list.end(), in_schedule_order))  // a worker runs its list in order
+      std::sort(list.begin(), list.end(), in_schedule_order);
     int64_t t = 0;
     int32_t cur_step = -1;  // step of the worker's previous execution
     for (int64_t i : list) {

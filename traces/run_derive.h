@@ -88,6 +88,15 @@ struct DerivedRun {
   std::vector<OperatorStat> op_stats;    // one per operator with executions, by op id
 };
 
+// What the run row says of a run's extent: its workers, its duration (the last end)
+// and its longest execution. `execs` must have passed validate_and_normalize.
+struct RunExtent {
+  int32_t num_workers = 0;
+  int64_t duration_ns = 0;
+  int64_t max_task_ns = 0;
+};
+RunExtent run_extent(const Module& m, const std::vector<Execution>& execs);
+
 // `execs` must have passed validate_and_normalize.
 DerivedRun derive_run(const Module& m, const std::vector<Execution>& execs, int32_t num_steps);
 

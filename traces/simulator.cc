@@ -18,12 +18,12 @@
 namespace mpk {
 namespace {
 
-enum class Kind : uint8_t { kStart, kDirectBegin, kEnd };
+enum class Kind : uint8_t { kStart, kDirectBegin, kEnd, kRelease };
 
 struct Timed {
   double t;
   uint64_t seq;
-  int32_t worker;
+  int32_t worker;  // kRelease: the event
   Kind kind;
   bool operator>(const Timed& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
@@ -69,7 +69,11 @@ class Simulation {
       : m_(m), c_(c), steps_(steps), graph_(m.graph), releases_(m.graph.events.size()),
         waiters_(m.graph.events.size()) {
     graph_.require_valid();
-    for (const Task& t : m.graph.tasks) costs_.push_back(task_cost(c, t));
+    for (const Task& t : m.graph.tasks) costs_.push_back(task_cost(c, m, t));
+    latency_.resize(m.graph.events.size());
+    for (EventId e = 0; e < graph_.num_events(); ++e)
+      latency_[e] = c.event_latency_ns +
+                    c.fanout_ns * static_cast<double>(std::max<size_t>(graph_.consumers(e).size(), 1) - 1);
     const auto& lists = m.graph.schedule.workers;
     workers_.resize(lists.size());
     for (size_t w = 0; w < lists.size(); ++w) workers_[w].list = &lists[w];
@@ -106,6 +110,7 @@ class Simulation {
         advance(e.t);
         if (e.kind == Kind::kStart) start(e.worker);
         else if (e.kind == Kind::kDirectBegin) direct_begin(e.worker);
+        else if (e.kind == Kind::kRelease) release(e.worker);
         else end(e.worker);
       }
     }
@@ -200,7 +205,7 @@ class Simulation {
     double ready = wk.wait_begin;
     for (EventId e : graph_.waits(task_of(wk))) {
       const int64_t need = need_of(m_.graph.events[e], wk.step);
-      if (need > 0) ready = std::max(ready, releases_[e][need - 1] + c_.event_latency_ns);
+      if (need > 0) ready = std::max(ready, releases_[e][need - 1] + latency_[e]);
     }
     push(ready, w, Kind::kStart);
   }
@@ -226,7 +231,8 @@ class Simulation {
 
   void direct_begin(int32_t w) {
     const TaskCost& c = costs_[task_of(workers_[w])];
-    if (c.direct_bytes > 0) begin_flow(w, Flow::kDirect, c.direct_bytes);
+    const double bytes = c.direct_bytes_at(workers_[w].step);
+    if (bytes > 0) begin_flow(w, Flow::kDirect, bytes);
     else body_done(w);
   }
 
@@ -242,7 +248,7 @@ class Simulation {
   void body_done(int32_t w) {
     const Worker& wk = workers_[w];
     const TaskCost& c = costs_[task_of(wk)];
-    const double end_t = std::max(now_, wk.start + c.fixed_ns + c.compute_ns);
+    const double end_t = std::max(now_, wk.start + c.fixed_ns + c.compute_ns_at(wk.step));
     if (end_t > now_) push(end_t, w, Kind::kEnd);
     else end(w);
   }
@@ -253,15 +259,23 @@ class Simulation {
     const TaskId id = task_of(wk);
     execs_.push_back({id, wk.step, w, w, std::llround(wk.wait_begin), std::llround(wk.start),
                       std::llround(now_)});
-    for (EventId e : graph_.triggers(id)) release(e);
+    // The n-th event is released (n - 1) * trigger_ns after the end.
+    double at = now_;
+    for (EventId e : graph_.triggers(id)) {
+      if (at > now_) push(at, e, Kind::kRelease);
+      else release(e);
+      at += c_.trigger_ns;
+    }
+    double gap = c_.dispatch_ns;
     if (++wk.pos == wk.list->size()) {
       wk.pos = 0;
+      gap += c_.step_ns;
       if (++wk.step == steps_) {
         wk.done = true;
         return;
       }
     }
-    next_task(w, now_ + c_.dispatch_ns);
+    next_task(w, now_ + gap);
   }
 
   void release(EventId e) {
@@ -302,6 +316,7 @@ class Simulation {
   const int32_t steps_;
   const TaskGraphIndex graph_;
   std::vector<TaskCost> costs_;
+  std::vector<double> latency_;  // per event: release -> visible
   std::vector<Worker> workers_;
   std::vector<std::vector<double>> releases_;  // per event: time of each increment
   std::vector<std::vector<Waiter>> waiters_;

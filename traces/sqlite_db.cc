@@ -56,6 +56,11 @@ SqliteStmt& SqliteStmt::bind(int i, std::string_view v) {
   return *this;
 }
 
+SqliteStmt& SqliteStmt::bind_static(int i, const char* static_text) {
+  sqlite3_bind_text(stmt_, i, static_text, -1, SQLITE_STATIC);
+  return *this;
+}
+
 SqliteStmt& SqliteStmt::bind_blob(int i, std::string_view bytes) {
   sqlite3_bind_blob64(stmt_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
   return *this;
@@ -148,7 +153,7 @@ void BatchInsert::flush(size_t rows) {
     const Value& v = pending_[i];
     const int at = static_cast<int>(i) + 1;
     if (v.is_null) st.bind_null(at);
-    else if (v.s) st.bind(at, std::string_view(v.s));
+    else if (v.s) st.bind_static(at, v.s);
     else st.bind(at, v.i);
   }
   st.run_rebinding_all();

@@ -43,6 +43,8 @@ class SqliteStmt {
   SqliteStmt& bind(int i, int64_t v);
   SqliteStmt& bind(int i, double v);
   SqliteStmt& bind(int i, std::string_view v);
+  // Text that outlives the statement's next step (no copy).
+  SqliteStmt& bind_static(int i, const char* static_text);
   SqliteStmt& bind_null(int i);
   SqliteStmt& bind_blob(int i, std::string_view bytes);
   // True while a row is available; false when done. Throws on error.
@@ -71,7 +73,7 @@ class SqliteStmt {
 class BatchInsert {
  public:
   // `head`: "INSERT INTO t(a, b, c)"; `columns` values per row.
-  BatchInsert(SqliteDb& db, std::string head, int columns, int rows_per_statement = 64);
+  BatchInsert(SqliteDb& db, std::string head, int columns, int rows_per_statement = 256);
   BatchInsert& value(int64_t v);
   BatchInsert& text(const char* static_text);  // must outlive finish()
   BatchInsert& null();

@@ -78,6 +78,8 @@ struct Bubble {
   int32_t producer_worker = -1;
 };
 
+struct StoredRun;
+
 // Opens or creates `db_path` and appends runs. Each write_run is one transaction; a
 // crash while writing leaves the earlier runs intact. Throws mpk::Error for a file
 // that is not a trace.db, a newer schema, or executions that do not match the module.
@@ -89,9 +91,11 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  // `scheduled` must carry a schedule. Returns the new run's id.
+  // `scheduled` must carry a schedule. Returns the new run's id. `stored`, when given,
+  // receives the run as a reader would read it back (so a caller can analyse it without
+  // reading the file again).
   int64_t write_run(const Module& scheduled, const RunInfo& info,
-                    const std::vector<Execution>& execs);
+                    const std::vector<Execution>& execs, StoredRun* stored = nullptr);
 
   // Called inside each run's transaction just before COMMIT (crash tests kill the
   // process there; tools may report progress).
@@ -104,7 +108,7 @@ class TraceWriter {
 
 // Convenience: open, write one run, close.
 int64_t write_run(const std::string& db_path, const Module& scheduled, const RunInfo& info,
-                  const std::vector<Execution>& execs);
+                  const std::vector<Execution>& execs, StoredRun* stored = nullptr);
 
 // ---- reading ----
 
@@ -128,6 +132,14 @@ struct StepRecord {
   int64_t start_ns = 0;   // end of the previous step (0 for step 0)
   int64_t end_ns = 0;     // end of the step's last execution
   int64_t busy_ns = 0;    // union of its executions per worker (traces/busy_time.h)
+};
+
+// One run's rows as stored: what compute_stats (traces/analysis.h) analyses.
+struct StoredRun {
+  RunRecord run;
+  std::vector<StepRecord> steps;
+  std::vector<Execution> executions;  // times from the run's start, by (worker, start)
+  std::vector<Bubble> bubbles;        // by (worker, start)
 };
 
 struct OperatorStat {

@@ -2,6 +2,7 @@
 // trace_graph_rows.cc.
 #include "traces/trace_rows.h"
 
+#include <array>
 #include <limits>
 #include <optional>
 
@@ -20,37 +21,6 @@ const char* const kBubbleColumns =
 void row_error(const std::string& where, const char* table, int64_t row, const std::string& problem) {
   throw Error(where + (table ? ": " + std::string(table) + " row " + std::to_string(row) : "") +
               ": " + problem);
-}
-
-void RowFields::fail(const std::string& problem) const { row_error(where_, table_, row_, problem); }
-
-int64_t RowFields::integer(int col, const char* field) const {
-  switch (q_.col_type(col)) {
-    case SQLITE_INTEGER: return q_.col_int(col);
-    case SQLITE_NULL: fail(std::string(field) + " is NULL, not an integer");
-    case SQLITE_FLOAT: fail(std::string(field) + " is a real number, not an integer");
-    default: fail(std::string(field) + " is text or a blob, not an integer");
-  }
-}
-
-int64_t RowFields::get(int col, const char* field, int64_t lo, int64_t hi) const {
-  const int64_t v = integer(col, field);
-  if (v < lo || v > hi)
-    fail(std::string(field) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
-         ", got " + std::to_string(v));
-  return v;
-}
-
-int64_t RowFields::ref(int col, const char* field, int64_t count, const char* what) const {
-  const int64_t v = integer(col, field);
-  if (v < 0 || v >= count)
-    fail(std::string(field) + " " + std::to_string(v) + " is not " + what +
-         (count > 0 ? " (0.." + std::to_string(count - 1) + ")" : " (there are none)"));
-  return v;
-}
-
-int64_t RowFields::ref_or_null(int col, const char* field, int64_t count, const char* what) const {
-  return q_.col_null(col) ? -1 : ref(col, field, count, what);
 }
 
 namespace {
@@ -183,8 +153,56 @@ Module run_module(const CheckedRun& r) {
   return m;
 }
 
-ExecutionRecord execution_row(const SqliteStmt& q, const CheckedRun& r, int64_t row) {
-  const RowFields f(q, r.where, "execution", row);
+namespace {
+
+// The values of one row as the writer binds them, for the stored rows' decoders.
+class BoundRow {
+ public:
+  BoundRow& add(int64_t v) { return push({v, nullptr, SQLITE_INTEGER}); }
+  BoundRow& add_or_null(int64_t v) { return v < 0 ? push({0, nullptr, SQLITE_NULL}) : add(v); }
+  BoundRow& add_text(const char* s) { return push({0, s, SQLITE_TEXT}); }
+  void clear() { n_ = 0; }
+  int col_type(int i) const { return values_[static_cast<size_t>(i)].type; }
+  int64_t col_int(int i) const { return values_[static_cast<size_t>(i)].i; }
+  bool col_null(int i) const { return col_type(i) == SQLITE_NULL; }
+  std::string col_str(int i) const {
+    const char* s = values_[static_cast<size_t>(i)].s;
+    return s ? s : "";
+  }
+
+ private:
+  struct Value {
+    int64_t i;
+    const char* s;
+    int type;
+  };
+  BoundRow& push(Value v) {
+    values_[n_++] = v;
+    return *this;
+  }
+  std::array<Value, 9> values_{};
+  size_t n_ = 0;
+};
+
+// kExecutionColumns of `e`.
+const BoundRow& execution_values(const Execution& e, BoundRow& v) {
+  v.clear();
+  v.add(e.worker).add(e.start_ns).add(e.task).add(e.step).add(e.sm).add(e.wait_begin_ns).add(e.end_ns);
+  return v;
+}
+
+// kBubbleColumns of `b` (event, producer and producer_worker are NULL together).
+const BoundRow& bubble_values(const Bubble& b, BoundRow& v) {
+  v.clear();
+  v.add(b.worker).add(b.start_ns).add(b.end_ns).add_text(name_of(b.cause)).add(b.step).add_or_null(b.task);
+  if (b.event >= 0) v.add(b.event).add(b.producer).add(b.producer_worker);
+  else v.add_or_null(-1).add_or_null(-1).add_or_null(-1);
+  return v;
+}
+
+template <class Row>
+ExecutionRecord decode_execution(const Row& q, const CheckedRun& r, int64_t row) {
+  const BasicRowFields<Row> f(q, r.where, "execution", row);
   ExecutionRecord e;
   e.task = static_cast<TaskId>(f.ref(2, "task", num_tasks(r), "a task of the run's graph"));
   e.step = static_cast<int32_t>(f.ref(3, "step", r.run.steps, "a step of the run"));
@@ -201,8 +219,9 @@ ExecutionRecord execution_row(const SqliteStmt& q, const CheckedRun& r, int64_t 
   return e;
 }
 
-Bubble bubble_row(const SqliteStmt& q, const CheckedRun& r, int64_t row) {
-  const RowFields f(q, r.where, "bubble", row);
+template <class Row>
+Bubble decode_bubble(const Row& q, const CheckedRun& r, int64_t row) {
+  const BasicRowFields<Row> f(q, r.where, "bubble", row);
   const Module& m = r.graph->module;
   const int64_t tasks = num_tasks(r), workers = r.run.num_workers;
   Bubble b;
@@ -222,19 +241,51 @@ Bubble bubble_row(const SqliteStmt& q, const CheckedRun& r, int64_t row) {
   return b;
 }
 
+}  // namespace
+
+ExecutionRecord execution_row(const SqliteStmt& q, const CheckedRun& r, int64_t row) {
+  return decode_execution(q, r, row);
+}
+
+Bubble bubble_row(const SqliteStmt& q, const CheckedRun& r, int64_t row) {
+  return decode_bubble(q, r, row);
+}
+
 namespace {
 
+// The stored rows of one run's table (kExecutionColumns or kBubbleColumns), each to
+// decode(row, number).
+struct StoredRows {
+  SqliteDb& db;
+  const char* columns;
+  template <class Decode>
+  void operator()(const CheckedRun& r, Decode decode) const {
+    for_each_row(db, r, std::string(columns) + "WHERE run = ? ORDER BY worker, start_ns", decode);
+  }
+};
+
+// Rows about to be stored, bound as the writer binds them.
+template <class T>
+struct BoundRows {
+  const std::vector<T>& items;
+  const BoundRow& (*values)(const T&, BoundRow&);
+  template <class Decode>
+  void operator()(const CheckedRun&, Decode decode) const {
+    BoundRow v;
+    for (size_t i = 0; i < items.size(); ++i) decode(values(items[i], v), static_cast<int64_t>(i));
+  }
+};
+
 // The run's execution table, checked row by row and as a table; each row goes to `use`.
-template <class Use>
-void scan_executions(SqliteDb& db, const CheckedRun& r, Use use) {
+template <class Rows, class Use>
+void scan_executions(const Rows& rows, const CheckedRun& r, Use use) {
   // check_run bounded tasks x steps by the rows' count.
   std::vector<bool> seen(static_cast<size_t>(num_tasks(r) * r.run.steps), false);
   int64_t busy = 0, waits = 0;
   const std::string busy_what = r.where + ": the summed execution times";
   const std::string waits_what = r.where + ": the summed waits";
-  for_each_row(db, r, std::string(kExecutionColumns) + "WHERE run = ? ORDER BY worker, start_ns",
-               [&](const SqliteStmt& q, int64_t row) {
-                 const ExecutionRecord e = execution_row(q, r, row);
+  rows(r, [&](const auto& q, int64_t row) {
+                 const ExecutionRecord e = decode_execution(q, r, row);
                  const size_t slot = static_cast<size_t>(e.task) * static_cast<size_t>(r.run.steps) +
                                      static_cast<size_t>(e.step);
                  if (seen[slot])
@@ -249,15 +300,14 @@ void scan_executions(SqliteDb& db, const CheckedRun& r, Use use) {
 }
 
 // The run's bubble table, checked (a worker's bubbles never overlap); each row to `use`.
-template <class Use>
-void scan_bubbles(SqliteDb& db, const CheckedRun& r, Use use) {
+template <class Rows, class Use>
+void scan_bubbles(const Rows& rows, const CheckedRun& r, Use use) {
   int64_t idle = 0;
   Bubble last;
   last.worker = -1;
   const std::string idle_what = r.where + ": the summed bubbles";
-  for_each_row(db, r, std::string(kBubbleColumns) + "WHERE run = ? ORDER BY worker, start_ns",
-               [&](const SqliteStmt& q, int64_t row) {
-                 const Bubble b = bubble_row(q, r, row);
+  rows(r, [&](const auto& q, int64_t row) {
+                 const Bubble b = decode_bubble(q, r, row);
                  if (last.worker == b.worker && b.start_ns < last.end_ns)
                    row_error(r.where, "bubble", row,
                              "overlaps the bubble before it on worker " + std::to_string(b.worker));
@@ -272,13 +322,13 @@ void scan_bubbles(SqliteDb& db, const CheckedRun& r, Use use) {
 std::vector<ExecutionRecord> read_executions(SqliteDb& db, const CheckedRun& r) {
   std::vector<ExecutionRecord> out;
   out.reserve(static_cast<size_t>(r.run.num_executions));  // the rows' count (check_run)
-  scan_executions(db, r, [&](const ExecutionRecord& e) { out.push_back(e); });
+  scan_executions(StoredRows{db, kExecutionColumns}, r, [&](const ExecutionRecord& e) { out.push_back(e); });
   return out;
 }
 
 std::vector<Bubble> read_bubbles(SqliteDb& db, const CheckedRun& r) {
   std::vector<Bubble> out;
-  scan_bubbles(db, r, [&](const Bubble& b) { out.push_back(b); });
+  scan_bubbles(StoredRows{db, kBubbleColumns}, r, [&](const Bubble& b) { out.push_back(b); });
   return out;
 }
 
@@ -330,12 +380,19 @@ std::vector<OperatorStat> read_operator_stats(SqliteDb& db, const CheckedRun& r)
   return out;
 }
 
-void check_stored_run(SqliteDb& db, int64_t id) {
+void check_stored_run(SqliteDb& db, int64_t id, const std::vector<Execution>& executions,
+                      const std::vector<Bubble>& bubbles) {
   const std::vector<RunRecord> rows = read_run_rows(db, id);
   if (rows.size() != 1) throw Error(db.path() + ": run " + std::to_string(id) + " does not read back");
   const CheckedRun r = check_run(db, rows[0], read_graph(db, rows[0].graph));
-  scan_executions(db, r, [](const ExecutionRecord&) {});
-  scan_bubbles(db, r, [](const Bubble&) {});
+  if (static_cast<int64_t>(executions.size()) != r.run.num_executions)
+    throw Error(r.where + ": " + std::to_string(executions.size()) + " executions were stored, the "
+                "file holds " + std::to_string(r.run.num_executions));
+  if (static_cast<int64_t>(bubbles.size()) != count_rows(db, "bubble", id))
+    throw Error(r.where + ": " + std::to_string(bubbles.size()) + " bubbles were stored, the file "
+                "holds " + std::to_string(count_rows(db, "bubble", id)));
+  scan_executions(BoundRows<Execution>{executions, execution_values}, r, [](const ExecutionRecord&) {});
+  scan_bubbles(BoundRows<Bubble>{bubbles, bubble_values}, r, [](const Bubble&) {});
   read_steps(db, r);
   read_operator_stats(db, r);
 }

@@ -77,9 +77,13 @@ extern const char* const kBubbleColumns;
 ExecutionRecord execution_row(const SqliteStmt& q, const CheckedRun& r, int64_t row);
 Bubble bubble_row(const SqliteStmt& q, const CheckedRun& r, int64_t row);
 
-// Reads run `id` and every row of it back through the checks above (the writer's last step
-// before it commits a run).
-void check_stored_run(SqliteDb& db, int64_t id);
+// Reads run `id` back through the checks above (the writer's last step before it commits
+// a run): its run row, graph, steps and operator statistics from the file, and its
+// executions and bubbles as they were bound for storing (`stored`: by (worker, start), as
+// the file orders them), decoded by the same rules as a stored row, their count checked
+// against the file's.
+void check_stored_run(SqliteDb& db, int64_t id, const std::vector<Execution>& executions,
+                      const std::vector<Bubble>& bubbles);
 
 // ---- the field decoding both files share
 
@@ -88,25 +92,51 @@ void check_stored_run(SqliteDb& db, int64_t id);
                             const std::string& problem);
 
 // One row being decoded: typed fields, checked; errors start "<where>: <table> row <n>: ".
-class RowFields {
+// `Row` is a query's current row (SqliteStmt) or the values of a row about to be stored
+// (the writer checks a new run's executions and bubbles with the reader's rules): anything
+// with col_type, col_int, col_null and col_str.
+template <class Row>
+class BasicRowFields {
  public:
-  RowFields(const SqliteStmt& q, const std::string& where, const char* table, int64_t row)
+  BasicRowFields(const Row& q, const std::string& where, const char* table, int64_t row)
       : q_(q), where_(where), table_(table), row_(row) {}
   // An integer column in lo..hi.
-  int64_t get(int col, const char* field, int64_t lo, int64_t hi) const;
+  int64_t get(int col, const char* field, int64_t lo, int64_t hi) const {
+    const int64_t v = integer(col, field);
+    if (v < lo || v > hi)
+      fail(std::string(field) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+           ", got " + std::to_string(v));
+    return v;
+  }
   // An id that must name one of `count` things: "FIELD V is not WHAT (0..count-1)".
-  int64_t ref(int col, const char* field, int64_t count, const char* what) const;
+  int64_t ref(int col, const char* field, int64_t count, const char* what) const {
+    const int64_t v = integer(col, field);
+    if (v < 0 || v >= count)
+      fail(std::string(field) + " " + std::to_string(v) + " is not " + what +
+           (count > 0 ? " (0.." + std::to_string(count - 1) + ")" : " (there are none)"));
+    return v;
+  }
   // ref(), or -1 for NULL.
-  int64_t ref_or_null(int col, const char* field, int64_t count, const char* what) const;
+  int64_t ref_or_null(int col, const char* field, int64_t count, const char* what) const {
+    return q_.col_null(col) ? -1 : ref(col, field, count, what);
+  }
   std::string text(int col) const { return q_.col_str(col); }
-  [[noreturn]] void fail(const std::string& problem) const;
+  [[noreturn]] void fail(const std::string& problem) const { row_error(where_, table_, row_, problem); }
 
  private:
-  int64_t integer(int col, const char* field) const;
-  const SqliteStmt& q_;
+  int64_t integer(int col, const char* field) const {
+    switch (q_.col_type(col)) {
+      case SQLITE_INTEGER: return q_.col_int(col);
+      case SQLITE_NULL: fail(std::string(field) + " is NULL, not an integer");
+      case SQLITE_FLOAT: fail(std::string(field) + " is a real number, not an integer");
+      default: fail(std::string(field) + " is text or a blob, not an integer");
+    }
+  }
+  const Row& q_;
   const std::string& where_;
   const char* table_;
   int64_t row_;
 };
+using RowFields = BasicRowFields<SqliteStmt>;
 
 }  // namespace mpk

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <unordered_map>
 
 #include "ir/checked.h"
@@ -139,7 +140,8 @@ struct TraceWriter::Impl {
   int64_t device_id(const DeviceInfo& d);
   int64_t graph_id(const Module& m, const std::string& module_bytes,
                    const std::vector<SchedulePlace>& places);
-  int64_t write(const Module& m, const RunInfo& info, const std::vector<Execution>& input);
+  int64_t write(const Module& m, const RunInfo& info, const std::vector<Execution>& input,
+                StoredRun* stored);
 
   std::unique_ptr<SqliteStmt> insert_string;
   std::function<void()> before_commit;
@@ -219,7 +221,7 @@ int64_t TraceWriter::Impl::graph_id(const Module& m, const std::string& module_b
 }
 
 int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
-                                 const std::vector<Execution>& input) {
+                                 const std::vector<Execution>& input, StoredRun* stored) {
   if (info.kind != "gpu" && info.kind != "sim" && info.kind != "cpu")
     throw Error("trace: run kind '" + info.kind + "' is not one of gpu, sim, cpu");
   if (m.graph.schedule.empty()) throw Error("trace: module '" + m.name + "' has no schedule");
@@ -234,23 +236,30 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
   if (steps <= 0)
     for (const Execution& x : execs) steps = std::max(steps, x.step + 1);
   const int64_t origin = validate_and_normalize(m, execs, steps);
-  const DerivedRun derived = derive_run(m, execs, steps);
-  const std::string module_bytes = module_to_binary(m);
-  if (static_cast<int64_t>(module_bytes.size()) > kMaxModuleBytes)
-    throw Error("trace: module '" + m.name + "' is " + std::to_string(module_bytes.size()) +
-                " bytes serialized, more than a trace.db stores (" + std::to_string(kMaxModuleBytes) + ")");
-  const std::vector<SchedulePlace> places = schedule_places(m);
   std::sort(execs.begin(), execs.end(), [](const Execution& a, const Execution& b) {
     if (a.worker != b.worker) return a.worker < b.worker;
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     if (a.task != b.task) return a.task < b.task;
     return a.step < b.step;
   });
+  // Bubbles, steps and operator statistics are derived on a second thread while this one
+  // serializes the module and stores the graph, the run row and the executions (all only
+  // read `m` and `execs`); the run row needs the extent only.
+  std::future<DerivedRun> deriving =
+      std::async(std::launch::async, [&] { return derive_run(m, execs, steps); });
+  const RunExtent extent = run_extent(m, execs);
+  const std::string module_bytes = module_to_binary(m);
+  if (static_cast<int64_t>(module_bytes.size()) > kMaxModuleBytes)
+    throw Error("trace: module '" + m.name + "' is " + std::to_string(module_bytes.size()) +
+                " bytes serialized, more than a trace.db stores (" + std::to_string(kMaxModuleBytes) + ")");
+  const std::vector<SchedulePlace> places = schedule_places(m);
 
   db.exec("BEGIN IMMEDIATE", "begin a run");
   try {
-    const int64_t device = device_id(info.device.name.empty() ? device_from_machine(m.machine)
-                                                              : info.device);
+    const DeviceInfo device_info =
+        info.device.name.empty() ? device_from_machine(m.machine) : info.device;
+    const int64_t device = device_id(device_info);
+    const int64_t started_at = info.started_at_ns ? info.started_at_ns : now_ns();
     const int64_t graph = graph_id(m, module_bytes, places);
     const std::string model = info.model.empty() ? m.provenance.source : info.model;
     const std::string policy = info.policy.empty() ? m.graph.schedule.policy : info.policy;
@@ -265,10 +274,10 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
     r.bind(1, std::string_view(info.kind)).bind(2, graph).bind(3, device).bind(4, intern(model))
         .bind(5, intern(policy)).bind(6, std::string_view(params))
         .bind(7, std::string_view(info.options)).bind(8, batch).bind(9, int64_t{steps})
-        .bind(10, info.started_at_ns ? info.started_at_ns : now_ns())
-        .bind(11, intern(tool_version())).bind(12, int64_t{derived.num_workers})
-        .bind(13, static_cast<int64_t>(execs.size())).bind(14, derived.duration_ns)
-        .bind(15, derived.max_task_ns).bind(16, origin);
+        .bind(10, started_at)
+        .bind(11, intern(tool_version())).bind(12, int64_t{extent.num_workers})
+        .bind(13, static_cast<int64_t>(execs.size())).bind(14, extent.duration_ns)
+        .bind(15, extent.max_task_ns).bind(16, origin);
     if (!r.step()) db.fail("store the run");
     const int64_t run = r.col_int(0);
     r.reset();
@@ -282,6 +291,7 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
           .value(e.wait_begin_ns).value(e.end_ns);
     x.finish();
 
+    DerivedRun derived = deriving.get();
     BatchInsert b(db,
                   "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "
                   "producer, producer_worker)",
@@ -307,12 +317,36 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
       o.bind(1, run).bind(2, int64_t{e.op}).bind(3, e.executions).bind(4, e.total_ns)
           .bind(5, e.max_ns).bind(6, e.wait_ns).run();
     try {
-      check_stored_run(db, run);
+      check_stored_run(db, run, execs, derived.bubbles);
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + " (the new run does not read back; nothing was written)");
     }
     if (before_commit) before_commit();
     db.exec("COMMIT", "commit the run");
+    if (stored) {
+      RunRecord& rec = stored->run;
+      rec = RunRecord{};
+      rec.id = run;
+      rec.kind = info.kind;
+      rec.model = model;
+      rec.policy = policy;
+      rec.policy_params = params;
+      rec.pipeline = m.provenance.pipeline;
+      rec.options = info.options;
+      rec.tool_version = tool_version();
+      rec.batch = batch;
+      rec.steps = steps;
+      rec.started_at_ns = started_at;
+      rec.graph = graph;
+      rec.num_workers = derived.num_workers;
+      rec.num_executions = static_cast<int64_t>(execs.size());
+      rec.duration_ns = derived.duration_ns;
+      rec.max_task_ns = derived.max_task_ns;
+      rec.device = device_info;
+      stored->steps = std::move(derived.steps);
+      stored->executions = std::move(execs);
+      stored->bubbles = std::move(derived.bubbles);
+    }
     return run;
   } catch (...) {
     sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -325,8 +359,8 @@ TraceWriter::TraceWriter(const std::string& db_path) : impl_(std::make_unique<Im
 TraceWriter::~TraceWriter() = default;
 
 int64_t TraceWriter::write_run(const Module& scheduled, const RunInfo& info,
-                               const std::vector<Execution>& execs) {
-  return impl_->write(scheduled, info, execs);
+                               const std::vector<Execution>& execs, StoredRun* stored) {
+  return impl_->write(scheduled, info, execs, stored);
 }
 
 void TraceWriter::set_before_commit(std::function<void()> hook) {
@@ -334,9 +368,9 @@ void TraceWriter::set_before_commit(std::function<void()> hook) {
 }
 
 int64_t write_run(const std::string& db_path, const Module& scheduled, const RunInfo& info,
-                  const std::vector<Execution>& execs) {
+                  const std::vector<Execution>& execs, StoredRun* stored) {
   TraceWriter w(db_path);
-  return w.write_run(scheduled, info, execs);
+  return w.write_run(scheduled, info, execs, stored);
 }
 
 }  // namespace mpk

@@ -18,9 +18,14 @@ std::optional<std::string> simulated_costs(const RunRecord& r) {
   return std::string("machine-model");  // what the simulator uses without a file
 }
 
+bool default_costs(const std::string& recorded) {
+  return recorded == "machine-model" || recorded.rfind("shipped:", 0) == 0;
+}
+
 bool simulates_under(const RunRecord& r, const std::string& recorded, int64_t steps) {
   const std::optional<std::string> costs = simulated_costs(r);
-  return costs && *costs == recorded && r.steps == steps;
+  if (!costs || r.steps != steps) return false;
+  return default_costs(*costs) ? default_costs(recorded) : *costs == recorded;
 }
 
 JobCosts resolve_costs(const CostChoice& choice, const RunRecord& r,
@@ -30,7 +35,7 @@ JobCosts resolve_costs(const CostChoice& choice, const RunRecord& r,
   const std::string run = "run " + std::to_string(r.id);
   switch (choice.source) {
     case CostSource::kMachineModel:
-      c.label = "the machine model";
+      c.label = "the machine's own costs (its shipped calibration, if it has one)";
       return c;
     case CostSource::kFile:
       if (choice.file.empty() || !fs::is_regular_file(choice.file))
@@ -42,8 +47,9 @@ JobCosts resolve_costs(const CostChoice& choice, const RunRecord& r,
       break;
   }
   if (const std::optional<std::string> costs = simulated_costs(r)) {
-    if (*costs != "machine-model") c.path = *costs;
-    c.label = "the costs " + run + " was simulated with (" + (c.path.empty() ? "the machine model" : c.path) + ")";
+    if (!default_costs(*costs)) c.path = *costs;
+    c.label = "the costs " + run + " was simulated with (" +
+              (*costs == "machine-model" ? "the machine model" : c.path.empty() ? "shipped calibration " + costs->substr(8) : c.path) + ")";
     return c;
   }
   if (r.kind != "gpu") {

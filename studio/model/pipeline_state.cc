@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "ir/cost_params.h"
 #include "ir/error.h"
 #include "studio/model/state.h"
 #include "studio/model/store_target.h"
+#include "traces/shipped_costs.h"
 
 namespace mpk::studio {
 namespace {
@@ -116,10 +116,8 @@ void show_run(StudioState& s, int64_t run, int64_t compare) {
 // are compared with run `base` (-1: its schedule is stored with the first edit).
 void start_session(PipelineViewState& p, int64_t run, const RunnerResult& r, const JobCosts& costs,
                    int64_t base) {
-  const CostParams base_costs = CostParams::from_machine(r.module->machine);
-  p.editor = std::make_unique<ScheduleEditor>(
-      *r.module, costs.path.empty() ? base_costs : load_cost_params(costs.path, base_costs), r.steps,
-      r.executions);
+  p.editor = std::make_unique<ScheduleEditor>(*r.module, simulation_costs(r.module->machine, costs.path),
+                                              r.steps, r.executions);
   p.session_run = run;
   p.session_model = r.model;
   p.session_costs = costs;

@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "runtime/cpu/run_common.h"
 #include "ir/cost_params.h"
+#include "traces/shipped_costs.h"
 #include "traces/simulator.h"
 
 namespace mpk {
@@ -51,7 +52,9 @@ TEST_F(DriverTest, SimExecutorIsTheSimulator) {
   const Compiled c = testing::tiny();
   const std::unique_ptr<Executor> sim = make_executor("sim", c.module, ExecutorOptions{});
   const ExecResult r = sim->run({4, {1}, true});
-  const std::vector<Execution> direct = simulate(c.module, CostParams::from_machine(c.module.machine), 4);
+  // The default cost model: the machine's shipped calibration, else the machine model's.
+  std::string used;
+  const std::vector<Execution> direct = simulate(c.module, simulation_costs(c.module.machine, "", &used), 4);
   ASSERT_EQ(r.executions.size(), direct.size());
   for (size_t i = 0; i < direct.size(); ++i) {
     EXPECT_EQ(r.executions[i].task, direct[i].task);
@@ -59,8 +62,9 @@ TEST_F(DriverTest, SimExecutorIsTheSimulator) {
     EXPECT_EQ(r.executions[i].end_ns, direct[i].end_ns);
   }
   EXPECT_TRUE(r.tokens.empty());
-  EXPECT_EQ(sim->describe(), c.module.machine.name);
-  EXPECT_EQ(sim->run_info(r).options, "costs=machine-model");
+  EXPECT_EQ(sim->describe(), c.module.machine.name + ", costs: " + used);
+  EXPECT_EQ(sim->run_info(r).options,
+            used == "machine model" ? "costs=machine-model" : "costs=shipped:" + used.substr(20, used.find(' ', 20) - 20));
   EXPECT_EQ(sim->weights_note(), "");
 }
 

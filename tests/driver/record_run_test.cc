@@ -43,7 +43,10 @@ TEST_F(DriverTest, RecordedRunKeepsItsExactModule) {
   const TraceReader reader(trace);
   const RunRecord rec = reader.run(run);
   EXPECT_EQ(rec.model, "tiny");
-  EXPECT_EQ(rec.options, "decompose.tile=64 costs=machine-model a note");
+  // The caller's settings, the executor's (the cost model: machine-model, or shipped:FILE
+  // once the machine has a shipped calibration), the note.
+  EXPECT_EQ(rec.options.rfind("decompose.tile=64 costs=", 0), 0u) << rec.options;
+  EXPECT_EQ(rec.options.substr(rec.options.size() - 7), " a note") << rec.options;
   EXPECT_EQ(rec.pipeline, c.pipeline);
 
   const std::string bytes = module_to_binary(c.module);
@@ -140,6 +143,29 @@ TEST_F(DriverTest, DamagedStoredModuleIsRefusedWithOneMessage) {
   testing::sql(trace, "DROP TABLE graph_module");
   EXPECT_EQ(stored_module_error(trace, run),
             trace + ": corrupt trace.db (schema 2 without its graph_module table)");
+}
+
+// mpk run's simulator path: the verifier runs while the run is simulated and stored, and
+// the run commits only once it has passed; what the hook throws leaves no run behind.
+TEST_F(DriverTest, ARunCommitsOnlyAfterItsModuleIsVerified) {
+  CompileRequest req;
+  req.model = "tiny";
+  CompileInFlight compiling(req);
+  EXPECT_EQ(module_to_binary(compiling.compiled().module), module_to_binary(testing::tiny().module));
+  const std::unique_ptr<Executor> sim = make_executor("sim", compiling.compiled().module, ExecutorOptions{});
+  const ExecResult r = sim->run({2, {1}, true});
+  const std::string trace = path("t.db");
+  bool waited = false;
+  EXPECT_EQ(record_run(trace, compiling.compiled().module, *sim, r, {"tiny", "", ""}, nullptr,
+                       [&] { compiling.wait_verified(), waited = true; }),
+            1);
+  EXPECT_TRUE(waited);
+  EXPECT_EQ(testing::error_of([&] {
+              record_run(trace, compiling.compiled().module, *sim, r, {"tiny", "", ""}, nullptr,
+                         [] { throw Error("the verifier found a problem"); });
+            }),
+            "the verifier found a problem");
+  EXPECT_EQ(TraceReader(trace).runs().size(), 1u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "ir/error.h"
 #include "tests/studio/optimizer_test_util.h"
+#include "traces/shipped_costs.h"
 #include "traces/simulator.h"
 
 namespace mpk {
@@ -25,7 +26,7 @@ using Lists = std::vector<std::vector<TaskId>>;
 constexpr const char* kRoundRobin4 = "decompose,infer-deps,assign-sm{policy=round-robin,workers=4}";
 
 ScheduleEditor make_editor(const Module& m, int32_t steps = 2) {
-  return ScheduleEditor(m, CostParams::from_machine(m.machine), steps);
+  return ScheduleEditor(m, simulation_costs(m.machine, ""), steps);  // as `mpk run --backend sim`
 }
 
 bool runs_on(const std::vector<Execution>& execs, TaskId t, int32_t worker) {
@@ -51,7 +52,7 @@ TEST_F(ScheduleEdit, AcceptedMoveChangesTheListsAndResimulates) {
   EXPECT_TRUE(runs_on(e.executions(), 13, 2));
   EXPECT_FALSE(runs_on(e.executions(), 13, 1));
   EXPECT_TRUE(studio::testing::same_executions(
-      e.executions(), simulate(e.module(), CostParams::from_machine(m.machine), 2)));
+      e.executions(), simulate(e.module(), simulation_costs(m.machine, ""), 2)));
   EXPECT_EQ(e.moves(), "13>w2@after:10");
   EXPECT_EQ(e.edits().size(), 1u);
   EXPECT_EQ(e.edits()[0].duration_ns, e.duration_ns());

@@ -10,6 +10,7 @@
 #include "ir/serialize.h"
 #include "ir/text.h"
 #include "passes/pipeline.h"
+#include "passes/policies/policy.h"
 #include "tests/hostile/hostile_fixture.h"
 
 namespace mpk {
@@ -168,7 +169,7 @@ TEST_F(CliPasses, BadInputsGiveOneErrorLine) {
   expect_error(run("mpk-opt", "tiny --pass-pipeline='decompose{tiles=8}'"),
                "unknown option 'tiles'");
   expect_error(run("mpk-opt", "tiny --pass-pipeline='assign-sm{policy=magic}'"),
-               "option 'policy' expects one of critical-path, locality, pinned, round-robin, got 'magic'");
+               "option 'policy' expects one of " + known_policies() + ", got 'magic'");
   expect_error(run("mpk-opt", "tiny --pass-pipeline='decompose{'"), "pipeline:");
   expect_error(run("mpk-opt", "tiny --pass-pipeline=infer-deps"), "run decompose first");
   expect_error(run("mpk-opt", "tiny --emit=json"), "--emit");

@@ -161,7 +161,18 @@ TEST_F(Cli, ExperimentSweepsAndCalibrateFits) {
   }
   r = run("calibrate " + db.str() + " --run 2 -o " + costs.str());
   ASSERT_EQ(r.rc, 0) << r.out;
-  EXPECT_NE(r.out.find("(+0.0 %)"), std::string::npos) << r.out;  // a sim run fits itself
+  EXPECT_NE(r.out.find("critical-path"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  +0.0 %"), std::string::npos) << r.out;  // a sim run fits itself
+  EXPECT_NE(r.out.find("err p90"), std::string::npos) << r.out;
+
+  // Leave one (model, policy) pair out: two pairs of two runs each.
+  r = run("calibrate " + db.str() + " --validate");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("leave one (model, policy) pair out"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(same ranking)"), std::string::npos) << r.out;
+  r = run("calibrate " + db.str() + ":1 --validate");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.out.find("at least two (model, policy) pairs"), std::string::npos) << r.out;
   const CostParams p = load_cost_params(costs.str(), CostParams::from_machine(MachineModel{}));
   EXPECT_NE(p.note.find("run 2"), std::string::npos);
 

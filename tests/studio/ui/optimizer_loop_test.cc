@@ -78,7 +78,7 @@ TEST_F(OptimizerLoop, ApplyFromAnOpenedMpkAsABinary) {
   ASSERT_TRUE(c) << r.out;
   EXPECT_EQ(c->a, 1);  // the .mpk as it is, simulated when it was opened
   EXPECT_EQ(c->b, 2);
-  EXPECT_NE(r.out.find("simulated under the costs run 1 was simulated with (the machine model)"),
+  EXPECT_NE(r.out.find("simulated under the costs run 1 was simulated with (shipped calibration h100-sxm.json)"),
             std::string::npos) << r.out;
   // New runs went to the side file, which holds the .mpk's run too.
   const TraceReader side(path("graph.studio.db"));
