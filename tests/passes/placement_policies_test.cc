@@ -30,7 +30,7 @@ bool streams(const Module& m, TaskId t) {
 }
 
 TEST(PlacementPolicies, EveryPresetGetsAVerifiedScheduleThatRuns) {
-  for (const std::string preset : preset_names()) {
+  for (const std::string& preset : preset_names()) {
     if (preset == "qwen3-8b") continue;  // PlacementPoliciesSlow
     for (const char* policy : {"zig-zag", "wave", "pool", "chain-aware"}) {
       const Module m = compiled(preset, std::string("assign-sm{policy=") + policy + "}");
