@@ -4,12 +4,16 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [bench] [trace] [qtrace] [path] [attn]
-#        [qwen] [micro] [long] [variants] [sanitize]   (sections run in this order; path: the
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [driver] [hf] [bench] [trace] [qtrace]
+#        [path] [attn] [qwen] [micro] [long] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
+#        (sections run in this order; policies: mpk experiment over every policy on both
+#        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
+#        here; tinytraces: the same on tiny and tiny-qwen3, as test data; path: the
 #        critical-path tables of 128-step traces of both models, as long as the bench, and
 #        their attention time by position; attn: attention of qwen3-8b's shape with little
 #        else running, by position)   (env: GTEST_FILTER for tests; VARIANTS,
-#        QVARIANTS: ';'-separated bench arguments for llama-3.2-1b, qwen3-8b; REPS: bench repetitions, default 7)
+#        QVARIANTS: ';'-separated bench arguments for llama-3.2-1b, qwen3-8b, VREPS their repetitions (default 3);
+#        REPS: bench repetitions, default 7; TINY_STEPS: steps of the tinytraces runs, default 4)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
@@ -46,6 +50,22 @@ if want tests; then
     timeout 540 "$BIN/mpk_gpu_tests" --gtest_color=no ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER}
     echo "gpu tests rc=$?"
   } 2>&1 | tee -a "$LOG" | grep -E "^\[  |rc=|Failure|error|Expected|Which is|actual|Value of" | head -80
+fi
+
+if want driver; then
+  {
+    step "driver gpu tests"
+    timeout 300 "$BIN/mpk_driver_tests" --gtest_color=no --gtest_filter='*Gpu*'
+    echo "driver gpu tests rc=$?"
+  } 2>&1 | tee -a "$LOG" | grep -E "^\[  |rc=|Failure|Expected|Which is" | head -40
+fi
+
+if want hf; then
+  {
+    step "transformers against mpk: random tiny llama, qwen2, qwen3 checkpoints"
+    timeout 300 python3 scripts/gpu/hf_compare.py "$BIN/mpk" /tmp/hf cpu gpu
+    echo "hf rc=$?"
+  } 2>&1 | tee -a "$LOG"
 fi
 
 if want bench; then
@@ -122,7 +142,50 @@ if want variants; then
       IFS=';' read -ra vs <<< "${mv#*|}"
       for v in "${vs[@]}"; do
         step "bench ${mv%%|*} $v"
-        eval timeout 200 "$BIN/mpk" bench --model "${mv%%|*}" --steps 128 --reps 3 $v | grep -E "megakernel |floor|slots"
+        eval timeout 200 "$BIN/mpk" bench --model "${mv%%|*}" --steps 128 --reps "${VREPS:-3}" $v | grep -E "megakernel |floor|slots"
+      done
+    done
+  } 2>&1 | tee -a "$LOG"
+fi
+
+POLICIES=critical-path,round-robin,locality,zig-zag,wave,pool,chain-aware
+if want policies; then
+  {
+    for ms in llama-3.2-1b:4 qwen3-8b:3; do
+      step "experiment ${ms%%:*}: every policy on the GPU, ${ms##*:} steps, max_seq 128"
+      rm -f "/tmp/policies-${ms%%:*}.db"
+      timeout 300 "$BIN/mpk" experiment --backend gpu --model "${ms%%:*}" --policies $POLICIES \
+        --steps "${ms##*:}" --max-seq 128 -o "/tmp/policies-${ms%%:*}.db" --report "$OUT/policies-${ms%%:*}"
+    done
+    step "traces compressed for mpk calibrate --validate on the development machine"
+    (cd /tmp && tar cf - policies-*.db | xz -T0 -6 | split -b 15M - "$OUT/policies.tar.xz.")
+    ls -la "$OUT"
+  } 2>&1 | tee -a "$LOG"
+fi
+
+if want tinytraces; then
+  {
+    step "experiment tiny, tiny-qwen3: every policy on the GPU, ${TINY_STEPS:-4} steps (test data)"
+    rm -f "$OUT/tiny-gpu.db"
+    timeout 200 "$BIN/mpk" experiment --backend gpu --model tiny,tiny-qwen3 --policies $POLICIES --steps "${TINY_STEPS:-4}" \
+      -o "$OUT/tiny-gpu.db" --report /tmp/tiny-gpu
+  } 2>&1 | tee -a "$LOG"
+fi
+
+if want bitcmp; then
+  {
+    # .carry/bin/mpk-old: an earlier build (with its own --prompt flag), to show that a change
+    # left every logit bit-identical.
+    step "logits of .carry/bin/mpk-old against mpk on the GPU, 3 policies per model"
+    for ms in tiny:16 tiny-qwen3:16 llama-3.2-1b:8 qwen3-8b:4; do
+      for p in critical-path round-robin locality; do
+        m=${ms%%:*} n=${ms##*:}
+        timeout 120 "$BIN/mpk-old" run --backend gpu --model $m --policy $p --steps $n --max-seq 128 --prompt 1,2,3 \
+          --dump-logits /tmp/old.f32 > /dev/null
+        timeout 120 "$BIN/mpk" run --backend gpu --model $m --policy $p --steps $n --max-seq 128 --prompt-ids 1,2,3 \
+          --dump-logits /tmp/new.f32 > /dev/null
+        cmp -s /tmp/old.f32 /tmp/new.f32 && r=identical || r=DIFFERENT
+        printf "%-13s %-14s %s (%s bytes)\n" $m $p $r "$(stat -c %s /tmp/new.f32)"
       done
     done
   } 2>&1 | tee -a "$LOG"

@@ -14,6 +14,57 @@
 
 namespace mpk::testing {
 
+// tiny_module's task graph: tasks, events and schedule over its program (`tokens` is the
+// token tensor argmax_reduce writes).
+inline void add_toy_graph(Module& m, TensorId tokens) {
+  // One task per operator, each reading and writing whole tensors; argmax has two: the
+  // partial of its one vocabulary tile and the reduce, over scratch [1, 1].
+  Program& p = m.program;
+  const TensorId val = p.add_tensor(Tensor{"argmax_val", DType::kF32, {1, 1}, TensorRole::kScratch});
+  const TensorId idx = p.add_tensor(Tensor{"argmax_idx", DType::kI32, {1, 1}, TensorRole::kScratch});
+  p.rebuild_use_lists();
+  auto whole = [&](TensorId id) { return full_region(id, p.tensors[id].shape); };
+  for (OpId i = 0; i < static_cast<OpId>(p.ops.size()); ++i) {
+    const Operator& oper = p.ops[i];
+    Task task;
+    task.op = i;
+    task.kind = oper.kind == OpKind::kArgmax ? TaskKind::kArgmaxPartial : *parse_task_kind(name_of(oper.kind));
+    for (TensorId in : oper.inputs) task.reads.push_back(whole(in));
+    for (TensorId out : oper.outputs) task.writes.push_back(whole(out));
+    task.bytes = 100 + i;
+    task.flops = 1000 * i;
+    if (i == 2) task.attrs = {{"tile", int64_t{8}}, {"note", std::string("x")}, {"w", 0.25}};
+    if (oper.kind == OpKind::kArgmax) {
+      task.writes = {whole(val), whole(idx)};
+      m.graph.tasks.push_back(task);
+      task.kind = TaskKind::kArgmaxReduce;
+      task.reads = task.writes;
+      task.writes = {whole(tokens)};
+      task.bytes = 100 + i + 1;
+    }
+    m.graph.tasks.push_back(std::move(task));
+  }
+  // Distance-0 events: each task waits on the earlier tasks that write what it reads,
+  // one event per consumer; argmax_reduce -> embed at distance 1 (the next token).
+  const auto n = static_cast<TaskId>(m.graph.tasks.size());
+  for (TaskId c = 0; c < n; ++c) {
+    std::vector<TaskId> producers;
+    for (TaskId w = 0; w < c; ++w)
+      for (const Region& r : m.graph.tasks[c].reads)
+        for (const Region& x : m.graph.tasks[w].writes)
+          if (r.overlaps(x) && (producers.empty() || producers.back() != w)) producers.push_back(w);
+    if (producers.empty()) continue;
+    m.graph.events.push_back(Event{producers, {c}, static_cast<int64_t>(producers.size()), 0});
+  }
+  m.graph.events.push_back(Event{{n - 1}, {0}, 1, 1});
+  // Cross-step WAR on the caches and on the activations is implied by the chain
+  // through argmax -> embed; the toy checks reads only.
+  m.graph.schedule.policy = "round-robin";
+  m.graph.schedule.params = {{"seed", int64_t{7}}, {"weight", 0.5}, {"mode", std::string("toy")}};
+  m.graph.schedule.workers.resize(2);
+  for (TaskId i = 0; i < n; ++i) m.graph.schedule.workers[i % 2].push_back(i);
+}
+
 // A one-layer-ish toy step with every operator kind the verifier checks, tasks over
 // regions, events at both distances and a schedule on two workers. Valid: the verifier
 // accepts it. B=1, H=8, nq=2, nkv=1, hd=4, I=16, V=32, S=4.
@@ -123,51 +174,7 @@ inline Module tiny_module() {
   op("argmax", K::kArgmax, {logits}, {tokens}, {}, -1);
   p.rebuild_use_lists();
 
-  // One task per operator, each reading and writing whole tensors; argmax has two: the
-  // partial of its one vocabulary tile and the reduce, over scratch [1, 1].
-  const TensorId val = t("argmax_val", D::kF32, {1, 1}, R::kScratch);
-  const TensorId idx = t("argmax_idx", D::kI32, {1, 1}, R::kScratch);
-  p.rebuild_use_lists();
-  auto whole = [&](TensorId id) { return full_region(id, p.tensors[id].shape); };
-  for (OpId i = 0; i < static_cast<OpId>(p.ops.size()); ++i) {
-    const Operator& oper = p.ops[i];
-    Task task;
-    task.op = i;
-    task.kind = oper.kind == OpKind::kArgmax ? TaskKind::kArgmaxPartial : *parse_task_kind(name_of(oper.kind));
-    for (TensorId in : oper.inputs) task.reads.push_back(whole(in));
-    for (TensorId out : oper.outputs) task.writes.push_back(whole(out));
-    task.bytes = 100 + i;
-    task.flops = 1000 * i;
-    if (i == 2) task.attrs = {{"tile", int64_t{8}}, {"note", std::string("x")}, {"w", 0.25}};
-    if (oper.kind == OpKind::kArgmax) {
-      task.writes = {whole(val), whole(idx)};
-      m.graph.tasks.push_back(task);
-      task.kind = TaskKind::kArgmaxReduce;
-      task.reads = task.writes;
-      task.writes = {whole(tokens)};
-      task.bytes = 100 + i + 1;
-    }
-    m.graph.tasks.push_back(std::move(task));
-  }
-  // Distance-0 events: each task waits on the earlier tasks that write what it reads,
-  // one event per consumer; argmax_reduce -> embed at distance 1 (the next token).
-  const auto n = static_cast<TaskId>(m.graph.tasks.size());
-  for (TaskId c = 0; c < n; ++c) {
-    std::vector<TaskId> producers;
-    for (TaskId w = 0; w < c; ++w)
-      for (const Region& r : m.graph.tasks[c].reads)
-        for (const Region& x : m.graph.tasks[w].writes)
-          if (r.overlaps(x) && (producers.empty() || producers.back() != w)) producers.push_back(w);
-    if (producers.empty()) continue;
-    m.graph.events.push_back(Event{producers, {c}, static_cast<int64_t>(producers.size()), 0});
-  }
-  m.graph.events.push_back(Event{{n - 1}, {0}, 1, 1});
-  // Cross-step WAR on the caches and on the activations is implied by the chain
-  // through argmax -> embed; the toy checks reads only.
-  m.graph.schedule.policy = "round-robin";
-  m.graph.schedule.params = {{"seed", int64_t{7}}, {"weight", 0.5}, {"mode", std::string("toy")}};
-  m.graph.schedule.workers.resize(2);
-  for (TaskId i = 0; i < n; ++i) m.graph.schedule.workers[i % 2].push_back(i);
+  add_toy_graph(m, tokens);
   return m;
 }
 
