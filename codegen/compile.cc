@@ -12,21 +12,11 @@
 
 #include "codegen/device_sources.h"
 #include "ir/error.h"
+#include "ir/fnv1a.h"
 
 namespace mpk {
 namespace fs = std::filesystem;
 namespace {
-
-uint64_t fnv1a(uint64_t h, const std::string& s) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  // Separate fields so that ("ab","c") and ("a","bc") differ.
-  h ^= s.size();
-  h *= 1099511628211ull;
-  return h;
-}
 
 bool executable(const fs::path& p) {
   std::error_code ec;
@@ -105,16 +95,11 @@ std::string default_cache_dir() {
 }
 
 std::string megakernel_hash(const std::string& source) {
-  uint64_t h = 1469598103934665603ull;
-  h = fnv1a(h, source);
-  for (const DeviceSource& s : device_sources()) {
-    h = fnv1a(h, s.path);
-    h = fnv1a(h, s.text);
-  }
-  for (const std::string& f : megakernel_nvcc_flags()) h = fnv1a(h, f);
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  Fnv1a h;  // each field with its length, so that ("ab","c") and ("a","bc") differ
+  h.sized(source);
+  for (const DeviceSource& s : device_sources()) h.sized(s.path).sized(s.text);
+  for (const std::string& f : megakernel_nvcc_flags()) h.sized(f);
+  return h.hex();
 }
 
 CompiledKernel compile_megakernel(const std::string& source, const CompileOptions& o) {

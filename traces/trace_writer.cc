@@ -12,6 +12,7 @@
 
 #include "ir/checked.h"
 #include "ir/error.h"
+#include "ir/fnv1a.h"
 #include "ir/machine_check.h"
 #include "ir/serialize.h"
 #include "traces/run_derive.h"
@@ -45,26 +46,10 @@ DeviceInfo device_from_machine(const MachineModel& m) {
 
 namespace {
 
-// FNV-1a over the scheduled graph's stored content.
-class Digest {
- public:
-  void add(const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ b[i]) * 1099511628211ull;
-  }
-  void add(int64_t v) { add(&v, sizeof v); }
-  void add(const std::string& s) {
-    add(static_cast<int64_t>(s.size()));
-    add(s.data(), s.size());
-  }
-  std::string hex() const {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
-    return buf;
-  }
-
- private:
-  uint64_t h_ = 1469598103934665603ull;
+// FNV-1a over the scheduled graph's stored content: numbers as int64, text with its length.
+struct Digest : Fnv1a {
+  void add(int64_t v) { value(v); }
+  void add(const std::string& s) { sized(s); }
 };
 
 std::string graph_digest(const Module& m, const std::string& module_bytes) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ir/checked.h"
+#include "ir/fnv1a.h"
 #include "runtime/cpu/bf16.h"
 #include "runtime/cpu/memory_budget.h"
 #include "runtime/weights/weights.h"
@@ -20,12 +21,6 @@ uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
 }
 
 struct Job {
@@ -78,7 +73,7 @@ Weights random_weights(const Module& m, uint64_t seed) {
     } else if (t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) {
       center = 0.0f, half = 0.5f;  // biases (Qwen2's q/k/v) around 0
     }
-    const uint64_t key = splitmix64(seed ^ fnv1a(t.name));
+    const uint64_t key = splitmix64(seed ^ Fnv1a().text(t.name).get());
     for (int64_t b = 0; b < n; b += kChunk)
       jobs.push_back({buf.get(), b, std::min(n, b + kChunk), key, center, half});
     w.add(t.name, WeightTensor{DType::kBF16, t.shape, buf.get(), ""},

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "codegen/megakernel.h"
+#include "ir/fnv1a.h"
 #include "tests/codegen/test_util.h"
 
 namespace mpk {
@@ -25,29 +26,18 @@ class Fingerprint {
   template <typename T>
   void add(const T& v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(&v);
-    for (size_t i = 0; i < sizeof v; ++i) {
-      h_ ^= p[i];
-      h_ *= 1099511628211ull;
-    }
+    h_.bytes(&v, sizeof v);
   }
-  void add(const std::string& s) {
-    add(s.size());
-    for (char c : s) add(c);
-  }
+  void add(const std::string& s) { h_.sized(s); }
   template <typename T>
   void add(const std::vector<T>& v) {
     add(v.size());
     for (const T& x : v) add(x);
   }
-  std::string hex() const {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
-    return buf;
-  }
+  std::string hex() const { return h_.hex(); }
 
  private:
-  uint64_t h_ = 1469598103934665603ull;
+  Fnv1a h_;
 };
 
 // Everything of a Megakernel but its source text: the table the runtime uploads and
