@@ -12,8 +12,15 @@
 
 namespace mpk {
 
+// The standard offset basis, and the one mpk's first digests were written with (the
+// standard's first 19 digits): trace.db's graph digest and the recorded task-table
+// fingerprints keep it, so that stored values stay comparable.
+inline constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+inline constexpr uint64_t kFnvTruncatedOffset = 1469598103934665603ull;
+
 class Fnv1a {
  public:
+  explicit Fnv1a(uint64_t basis = kFnvOffset) : h_(basis) {}
   Fnv1a& bytes(const void* p, size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
     for (size_t i = 0; i < n; ++i) h_ = (h_ ^ b[i]) * 1099511628211ull;
@@ -31,7 +38,7 @@ class Fnv1a {
   }
 
  private:
-  uint64_t h_ = 1469598103934665603ull;
+  uint64_t h_;
 };
 
 }  // namespace mpk

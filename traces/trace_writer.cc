@@ -48,6 +48,7 @@ namespace {
 
 // FNV-1a over the scheduled graph's stored content: numbers as int64, text with its length.
 struct Digest : Fnv1a {
+  Digest() : Fnv1a(kFnvTruncatedOffset) {}
   void add(int64_t v) { value(v); }
   void add(const std::string& s) { sized(s); }
 };

@@ -37,7 +37,7 @@ class Fingerprint {
   std::string hex() const { return h_.hex(); }
 
  private:
-  Fnv1a h_;
+  Fnv1a h_{kFnvTruncatedOffset};  // as recorded
 };
 
 // Everything of a Megakernel but its source text: the table the runtime uploads and
