@@ -97,9 +97,10 @@ std::vector<Ranking> rankings(const std::vector<PairPrediction>& pairs) {
   std::map<std::string, std::vector<const RunPrediction*>> by_model;
   for (const PairPrediction& p : pairs) by_model[p.prediction.model].push_back(&p.prediction);
   std::vector<Ranking> out;
-  for (auto& [model, list] : by_model) {
+  for (const auto& entry : by_model) {
+    const std::vector<const RunPrediction*>& list = entry.second;  // a lambda captures it
     Ranking r;
-    r.model = model;
+    r.model = entry.first;
     auto order = [&](auto key) {
       std::vector<const RunPrediction*> v = list;
       std::stable_sort(v.begin(), v.end(), [&](const RunPrediction* a, const RunPrediction* b) { return key(a) < key(b); });
