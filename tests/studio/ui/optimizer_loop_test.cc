@@ -101,7 +101,7 @@ TEST_F(OptimizerLoop, ApplyFromAnOpenedMpkAsABinary) {
   EXPECT_FALSE(fs::exists(path("graph.studio.studio.db")));
 }
 
-TEST_F(OptimizerLoop, ApplyOnAGpuRunComparesSimulationsUnderItsCalibrationAsABinary) {
+TEST_F(OptimizerLoop, ApplyOnADeviceRunComparesSimulationsUnderItsCalibrationAsABinary) {
   if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed (packages xvfb, xauth)";
   const std::string trace = path("gpu.db");
   make_gpu_trace(trace);
@@ -181,7 +181,7 @@ TEST_F(OptimizerLoop, TheOldRunIsAAndAnImprovementIsBetter) {
   EXPECT_EQ(cm.model().run().id, 1);  // the model loaded is A's (B's is the current one)
 }
 
-TEST_F(OptimizerLoop, HandEditsOfAGpuRunAreComparedWithItsScheduleSimulatedUnderItsCalibration) {
+TEST_F(OptimizerLoop, HandEditsOfADeviceRunAreComparedWithItsScheduleSimulatedUnderItsCalibration) {
   const std::string trace = path("gpu.db");
   make_gpu_trace(trace);
   ASSERT_FALSE(HasFatalFailure());
