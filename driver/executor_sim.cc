@@ -12,18 +12,10 @@
 namespace mpk {
 namespace {
 
-// "costs=<file>", "costs=shipped:<file>" or "costs=machine-model", as trace.db records it.
-std::string costs_option(const MachineModel& m, const std::string& file) {
-  if (!file.empty()) return "costs=" + file;
-  for (const ShippedCosts& s : shipped_costs())
-    if (m.name == s.machine) return std::string("costs=shipped:") + s.file;
-  return "costs=machine-model";
-}
-
 class SimExecutor : public Executor {
  public:
   SimExecutor(const Module& m, const ExecutorOptions& o)
-      : module_(m), option_(costs_option(m.machine, o.costs)),
+      : module_(m), option_("costs=" + recorded_costs(m.machine, o.costs)),
         costs_(simulation_costs(m.machine, o.costs, &used_)) {}
 
   const char* kind() const override { return "sim"; }

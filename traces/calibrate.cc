@@ -219,19 +219,30 @@ void fit_sm_bandwidth(KindFitter& fitter, int32_t sm_count, size_t samples, Cali
   }
 }
 
-// The simulated makespan per step of every run under `p` against its measured one: the
-// rms of the relative errors, over at most kJudgeSteps steps of each run.
+// Each run's measured makespan per step over its first kJudgeSteps steps (at most), what
+// the ring is judged against.
 constexpr int32_t kJudgeSteps = 4;
-double makespan_error(const std::vector<CalibrationRun>& runs, const CostParams& p) {
-  double sq = 0;
+std::vector<double> measured_judge_steps(const std::vector<CalibrationRun>& runs) {
+  std::vector<double> out;
   for (const CalibrationRun& r : runs) {
     const int32_t steps = std::min(r.steps, kJudgeSteps);
-    std::vector<Execution> measured;
+    std::vector<Execution> first;
     for (const Execution& e : r.executions)
-      if (e.step < steps) measured.push_back(e);
-    const double want = mean_step_ns(measured, steps);
-    const double got = mean_step_ns(simulate(r.module, p, steps), steps);
-    const double rel = want > 0 ? (got - want) / want : 0;
+      if (e.step < steps) first.push_back(e);
+    out.push_back(mean_step_ns(first, steps));
+  }
+  return out;
+}
+
+// The simulated makespan per step of every run under `p` against `measured`
+// (measured_judge_steps): the rms of the relative errors.
+double makespan_error(const std::vector<CalibrationRun>& runs, const std::vector<double>& measured,
+                      const CostParams& p) {
+  double sq = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const int32_t steps = std::min(runs[i].steps, kJudgeSteps);
+    const double got = mean_step_ns(simulate(runs[i].module, p, steps), steps);
+    const double rel = measured[i] > 0 ? (got - measured[i]) / measured[i] : 0;
     sq += rel * rel;
   }
   return std::sqrt(sq / static_cast<double>(std::max<size_t>(runs.size(), 1)));
@@ -263,6 +274,7 @@ void fit_ring_to_durations(KindFitter& fitter, Calibration& cal) {
 // subsets of the runs pick sizes from 7 to 96 KiB); the step time can. Returns whether
 // the ring changed.
 bool fit_ring_to_makespan(const std::vector<CalibrationRun>& runs, KindFitter& fitter, Calibration& cal) {
+  const std::vector<double> measured = measured_judge_steps(runs);
   auto error_at = [&](double ring) {
     CostParams p = cal.params;
     p.prefetch_bytes = ring;
@@ -273,7 +285,7 @@ bool fit_ring_to_makespan(const std::vector<CalibrationRun>& runs, KindFitter& f
       p.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
       p.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
     }
-    return makespan_error(runs, p);
+    return makespan_error(runs, measured, p);
   };
   constexpr double kKiB = 1024;
   const double start = cal.params.prefetch_bytes;

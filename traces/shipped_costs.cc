@@ -2,6 +2,8 @@
 // model's.
 #include "traces/shipped_costs.h"
 
+#include <string_view>
+
 namespace mpk {
 
 CostParams simulation_costs(const MachineModel& m, const std::string& costs_file,
@@ -19,6 +21,21 @@ CostParams simulation_costs(const MachineModel& m, const std::string& costs_file
   }
   if (used) *used = "machine model";
   return machine;
+}
+
+namespace {
+constexpr std::string_view kShipped = "shipped:";
+}  // namespace
+
+std::string recorded_costs(const MachineModel& m, const std::string& costs_file) {
+  if (!costs_file.empty()) return costs_file;
+  for (const ShippedCosts& s : shipped_costs())
+    if (m.name == s.machine) return std::string(kShipped) + s.file;
+  return "machine-model";
+}
+
+std::string shipped_file(const std::string& recorded) {
+  return recorded.rfind(kShipped, 0) == 0 ? recorded.substr(kShipped.size()) : "";
 }
 
 }  // namespace mpk

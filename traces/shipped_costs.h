@@ -31,4 +31,14 @@ CostParams simulation_costs(const MachineModel& m, const std::string& costs_file
                             std::string* used = nullptr,
                             const std::vector<ShippedCosts>& table = shipped_costs());
 
+// How trace.db records the cost model of a simulation (the run option "costs=..."): the
+// cost file's path, "shipped:<file>" for a shipped calibration, or "machine-model".
+std::string recorded_costs(const MachineModel& m, const std::string& costs_file);
+// The shipped file a recorded cost model names ("" for a cost file or the machine model).
+std::string shipped_file(const std::string& recorded);
+// True for a recorded cost model that is no cost file: what a simulation without one uses.
+inline bool default_costs(const std::string& recorded) {
+  return recorded == "machine-model" || !shipped_file(recorded).empty();
+}
+
 }  // namespace mpk

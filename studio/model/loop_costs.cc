@@ -6,6 +6,7 @@
 
 #include "ir/error.h"
 #include "studio/model/store_target.h"
+#include "traces/shipped_costs.h"
 
 namespace mpk::studio {
 
@@ -16,10 +17,6 @@ std::optional<std::string> simulated_costs(const RunRecord& r) {
   while (words >> w)
     if (w.rfind("costs=", 0) == 0) return w.substr(6);
   return std::string("machine-model");  // what the simulator uses without a file
-}
-
-bool default_costs(const std::string& recorded) {
-  return recorded == "machine-model" || recorded.rfind("shipped:", 0) == 0;
 }
 
 bool simulates_under(const RunRecord& r, const std::string& recorded, int64_t steps) {
@@ -49,7 +46,7 @@ JobCosts resolve_costs(const CostChoice& choice, const RunRecord& r,
   if (const std::optional<std::string> costs = simulated_costs(r)) {
     if (!default_costs(*costs)) c.path = *costs;
     c.label = "the costs " + run + " was simulated with (" +
-              (*costs == "machine-model" ? "the machine model" : c.path.empty() ? "shipped calibration " + costs->substr(8) : c.path) + ")";
+              (*costs == "machine-model" ? "the machine model" : c.path.empty() ? "shipped calibration " + shipped_file(*costs) : c.path) + ")";
     return c;
   }
   if (r.kind != "gpu") {

@@ -36,11 +36,6 @@ struct JobCosts {
 // another kind.
 std::optional<std::string> simulated_costs(const RunRecord& r);
 
-// True for a recorded cost model that is no file: the machine's own ("machine-model", or
-// "shipped:FILE", its shipped calibration; traces/shipped_costs.h), what a simulation
-// without a cost file uses.
-bool default_costs(const std::string& recorded);
-
 // True when `r` is itself a simulation of its schedule under `recorded` costs for
 // `steps` steps: then it is what a new schedule is compared with.
 bool simulates_under(const RunRecord& r, const std::string& recorded, int64_t steps);
