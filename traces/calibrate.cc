@@ -3,6 +3,8 @@
 // fits (calibrate_kinds.cc) over every run's own sharing profile.
 #include "traces/calibrate.h"
 
+#include <map>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -13,6 +15,7 @@
 
 #include "ir/error.h"
 #include "ir/machine_check.h"
+#include "ir/ops/linear.h"
 #include "traces/calibrate_kinds.h"
 #include "traces/calibrate_latency.h"
 #include "traces/minimize.h"
@@ -21,29 +24,117 @@
 namespace mpk {
 namespace {
 
-// One run as the kind fits need it: its sharing profile and, per execution, where the
-// worker's previous task ended and the cache bytes the step did not read.
+// One run as the kind fits need it: its sharing profile and, per execution, when the
+// worker's weight stream could fetch ahead for it and the cache bytes the step did not
+// read.
 struct RunContext {
   std::unique_ptr<ServiceProfile> profile;
-  std::vector<double> prev_end;
+  // The worker's idle intervals since its last task that streams weights, up to this
+  // execution's start (its stream fetches ahead in them, past tasks without weights,
+  // as the simulator's does): windows[window_begin[i] .. window_begin[i + 1]).
+  std::vector<std::pair<double, double>> windows;
+  std::vector<size_t> window_begin;
   std::vector<double> cache_missing;  // cache bytes beyond the step's position
   std::vector<double> cache_share;    // the share of its cache positions the step has
+  // Cooperative shares (the simulator's pools): per execution its group, the shares of
+  // one operator at one step, or -1; per group the operator's bytes; per execution the
+  // bytes it drew (draw_shares).
+  std::vector<int32_t> coop_group;
+  std::vector<double> group_bytes;
+  std::vector<double> drawn;
 };
 
-RunContext context_of(const CalibrationRun& run,
-                      const std::vector<std::pair<double, double>>& extra = {}) {
-  RunContext c;
+// The bytes one SM could stream in execution i's windows under the current rates.
+double window_service(const RunContext& c, size_t i) {
+  double served = 0;
+  for (size_t k = c.window_begin[i]; k < c.window_begin[i + 1]; ++k)
+    served += c.profile->at(c.windows[k].second) - c.profile->at(c.windows[k].first);
+  return served;
+}
+
+// What each cooperative share drew: its group's bytes split in proportion to the bytes
+// one SM could stream from the end of the share's fixed time (`p`'s, the fit so far) to
+// its end under the profile's current rates, and in its windows up to the ring's size
+// when a ring streams ahead, as the GPU's fastest SMs claim the most units.
+void draw_shares(RunContext& c, const CalibrationRun& run, const CostParams& p) {
   const auto& x = run.executions;
-  c.profile = std::make_unique<ServiceProfile>(x, extra);
-  c.prev_end.assign(x.size(), 0.0);
+  std::vector<double> total(c.group_bytes.size(), 0.0);
+  for (size_t i = 0; i < x.size(); ++i)
+    if (const int32_t g = c.coop_group[i]; g >= 0) {
+      const TaskKind kind = run.module.graph.tasks[static_cast<size_t>(x[i].task)].kind;
+      const double from = static_cast<double>(x[i].start_ns) + p.cost_of(kind).fixed_ns;
+      c.drawn[i] = c.profile->at(static_cast<double>(x[i].end_ns)) - c.profile->at(from);
+      if (p.prefetch_bytes > 0) c.drawn[i] += std::min(p.prefetch_bytes, window_service(c, i));
+      c.drawn[i] = std::max(0.0, c.drawn[i]);
+      total[static_cast<size_t>(g)] += c.drawn[i];
+    }
+  for (size_t i = 0; i < x.size(); ++i)
+    if (const int32_t g = c.coop_group[i]; g >= 0) {
+      const double t = total[static_cast<size_t>(g)];
+      c.drawn[i] = t > 0 ? c.group_bytes[static_cast<size_t>(g)] * c.drawn[i] / t : 0.0;
+    }
+}
+
+// Each execution's windows (RunContext); `base` tells which tasks stream weights (a kind
+// with a prefetch share, and bytes).
+void find_windows(const CalibrationRun& run, const CostParams& base, RunContext& c) {
+  const auto& x = run.executions;
   std::vector<size_t> order(x.size());
   for (size_t i = 0; i < x.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return x[a].worker != x[b].worker ? x[a].worker < x[b].worker : x[a].start_ns < x[b].start_ns;
   });
-  for (size_t j = 1; j < order.size(); ++j)
-    if (x[order[j]].worker == x[order[j - 1]].worker)
-      c.prev_end[order[j]] = static_cast<double>(x[order[j - 1]].end_ns);
+  // Each execution's own idle interval, in worker order; a task that streams takes the
+  // ones since the last such task on its worker.
+  std::vector<std::pair<double, double>> own;
+  own.reserve(x.size());
+  std::vector<std::pair<size_t, size_t>> range(x.size());
+  size_t pending = 0;
+  for (size_t j = 0; j < order.size(); ++j) {
+    const Execution& e = x[order[j]];
+    const bool first = j == 0 || x[order[j - 1]].worker != e.worker;
+    if (first) pending = own.size();
+    own.push_back({first ? 0.0 : static_cast<double>(x[order[j - 1]].end_ns), static_cast<double>(e.start_ns)});
+    const Task& t = run.module.graph.tasks[static_cast<size_t>(e.task)];
+    if (base.cost_of(t.kind).prefetch > 0 && t.bytes > 0) {
+      range[order[j]] = {pending, own.size()};
+      pending = own.size();
+    } else {
+      range[order[j]] = {own.size() - 1, own.size()};
+    }
+  }
+  c.window_begin.assign(x.size() + 1, 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    c.window_begin[i] = c.windows.size();
+    c.windows.insert(c.windows.end(), own.begin() + static_cast<std::ptrdiff_t>(range[i].first),
+                     own.begin() + static_cast<std::ptrdiff_t>(range[i].second));
+  }
+  c.window_begin[x.size()] = c.windows.size();
+}
+
+// The cooperative shares' groups (RunContext).
+void find_coop_groups(const CalibrationRun& run, RunContext& c) {
+  const auto& x = run.executions;
+  std::map<std::pair<OpId, int32_t>, int32_t> groups;
+  c.coop_group.assign(x.size(), -1);
+  c.drawn.assign(x.size(), 0.0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const Task& t = run.module.graph.tasks[static_cast<size_t>(x[i].task)];
+    if (!coop_share(t).cooperative()) continue;
+    const auto [it, fresh] = groups.try_emplace({t.op, x[i].step}, static_cast<int32_t>(c.group_bytes.size()));
+    if (fresh) c.group_bytes.push_back(0);
+    c.coop_group[i] = it->second;
+    c.group_bytes[static_cast<size_t>(it->second)] += static_cast<double>(t.bytes);
+  }
+}
+
+RunContext context_of(const CalibrationRun& run, const CostParams& base,
+                      const std::vector<std::pair<double, double>>& extra = {}) {
+  RunContext c;
+  const auto& x = run.executions;
+  c.profile = std::make_unique<ServiceProfile>(x, extra);
+  find_windows(run, base, c);
+  find_coop_groups(run, c);
   CostParams unit;  // bytes_scale 1: the cache reads' own bytes
   unit.positional_cache = true;
   std::vector<TaskCost> costs;
@@ -61,16 +152,16 @@ RunContext context_of(const CalibrationRun& run,
 // The executions of every kind across the runs, as (run, execution) pairs.
 using KindRefs = std::vector<std::vector<std::pair<size_t, size_t>>>;
 
-// Which kinds a fit covers: all, the ones that stream weights ahead, the ones that read
-// KV caches (what the ring and positional reads are judged on).
-enum class Kinds { kAll, kStreaming, kCacheReading };
+// Which kinds a fit covers: all, the ones that stream weights ahead, the ones that do not,
+// the ones that read KV caches (what the ring and positional reads are judged on).
+enum class Kinds { kAll, kStreaming, kDirect, kCacheReading };
 
 class KindFitter {
  public:
   KindFitter(const std::vector<CalibrationRun>& runs, const CostParams& base)
       : runs_(runs), base_(base), refs_(kNumTaskKinds) {
     for (size_t r = 0; r < runs.size(); ++r) {
-      contexts_.push_back(context_of(runs[r]));
+      contexts_.push_back(context_of(runs[r], base));
       for (size_t i = 0; i < runs[r].executions.size(); ++i) {
         const Execution& e = runs[r].executions[i];
         if (e.end_ns <= e.start_ns) continue;
@@ -107,12 +198,15 @@ class KindFitter {
   // the rms over all samples of the error relative to the kind's mean duration, the fits
   // into `fits`.
   double fit(const CostParams& p, size_t max_samples, Kinds which, std::vector<KindFit>* fits) {
-    for (RunContext& c : contexts_) c.profile->set_rates(p);
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      contexts_[r].profile->set_rates(p);
+      draw_shares(contexts_[r], runs_[r], p);
+    }
     double sq = 0, n = 0;
     for (int k = 0; k < kNumTaskKinds; ++k) {
       const TaskKind kind = static_cast<TaskKind>(k);
       const auto& list = refs_[static_cast<size_t>(k)];
-      if (list.empty() || (which == Kinds::kStreaming && !streams(kind)) ||
+      if (list.empty() || (which == Kinds::kStreaming && !streams(kind)) || (which == Kinds::kDirect && streams(kind)) ||
           (which == Kinds::kCacheReading && !reads_cache_[static_cast<size_t>(k)]))
         continue;
       const KindCost kc = p.cost_of(kind);
@@ -126,8 +220,9 @@ class KindFitter {
         x.profile = contexts_[r].profile.get();
         x.start = static_cast<double>(e.start_ns);
         x.end = static_cast<double>(e.end_ns);
-        x.prev_end = contexts_[r].prev_end[i];
-        x.bytes = static_cast<double>(t.bytes);
+        x.ahead = contexts_[r].windows.data() + contexts_[r].window_begin[i];
+        x.ahead_count = contexts_[r].window_begin[i + 1] - contexts_[r].window_begin[i];
+        x.bytes = contexts_[r].coop_group[i] >= 0 ? contexts_[r].drawn[i] : static_cast<double>(t.bytes);
         x.cache_missing = contexts_[r].cache_missing[i];
         x.compute_ns = kc.flops_per_ns > 0 ? static_cast<double>(t.flops) / kc.flops_per_ns : 0;
         x.cache_share = contexts_[r].cache_share[i];
@@ -161,7 +256,7 @@ class KindFitter {
   // One run's profile with its weight streams settled.
   void settle_run(const CostParams& p, size_t r) {
     const CalibrationRun& run = runs_[r];
-    contexts_[r] = context_of(run);
+    contexts_[r] = context_of(run, base_);
     std::vector<double> ahead_of;  // per task: the bytes its stream fetches ahead
     for (const Task& t : run.module.graph.tasks)
       ahead_of.push_back(std::min(task_cost(p, t).stream_bytes, p.prefetch_bytes));
@@ -172,16 +267,20 @@ class KindFitter {
       double moved = 0;
       for (size_t i = 0; i < run.executions.size(); ++i) {
         const Execution& e = run.executions[i];
-        const double ahead = ahead_of[static_cast<size_t>(e.task)];
-        if (ahead <= 0) continue;
-        const double from = contexts_[r].prev_end[i];
-        next.push_back({from, std::min(static_cast<double>(e.start_ns), contexts_[r].profile->finish(from, ahead))});
-        const size_t k = next.size() - 1;
-        moved = std::max(moved, k < extra.size() ? std::fabs(extra[k].second - next[k].second) : 1.0);
+        double ahead = ahead_of[static_cast<size_t>(e.task)];
+        const RunContext& c = contexts_[r];
+        for (size_t k = c.window_begin[i]; k < c.window_begin[i + 1] && ahead > 0; ++k) {
+          const auto [from, to] = c.windows[k];
+          const double end = std::min(to, c.profile->finish(from, ahead));
+          ahead -= c.profile->at(end) - c.profile->at(from);
+          next.push_back({from, end});
+          const size_t n = next.size() - 1;
+          moved = std::max(moved, n < extra.size() ? std::fabs(extra[n].second - next[n].second) : 1.0);
+        }
       }
       if (extra.size() == next.size() && moved < 0.5) break;
       extra = std::move(next);
-      contexts_[r] = context_of(run, extra);
+      contexts_[r] = context_of(run, base_, extra);
     }
   }
 
@@ -299,6 +398,30 @@ bool fit_ring_to_makespan(const std::vector<CalibrationRun>& runs, KindFitter& f
   return best_ring != start;
 }
 
+// One SM's bandwidth by the step time, with the kinds held: a ladder from its fair share
+// to twice that. The durations judge it where every SM streams, where it hardly matters;
+// the step time of a schedule that streams a phase on fewer SMs (wave, zig-zag, pool,
+// chain-aware) depends on it. Kept unless a rung predicts the step times better by kBetter.
+// Returns whether it changed.
+bool fit_sm_bandwidth_to_makespan(const std::vector<CalibrationRun>& runs, int32_t sm_count, Calibration& cal) {
+  const std::vector<double> measured = measured_judge_steps(runs);
+  const double fair = cal.params.mem_bandwidth / std::max(1, sm_count);
+  auto error_at = [&](double bw) {
+    CostParams p = cal.params;
+    p.sm_bandwidth = bw;
+    return makespan_error(runs, measured, p);
+  };
+  double best = cal.params.sm_bandwidth, best_err = error_at(best);
+  for (const double mult : {1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.8, 2.0}) {
+    const double err = error_at(fair * mult);
+    if (err < best_err - kBetter) best_err = err, best = fair * mult;
+  }
+  const bool changed = best != cal.params.sm_bandwidth;
+  cal.sm_bandwidth_fitted = cal.sm_bandwidth_fitted || changed;
+  cal.params.sm_bandwidth = best;
+  return changed;
+}
+
 // With a ring, the streams ahead share the bandwidth too: fit the kinds, add their
 // streams to the profiles, twice (the second with the byte factors the first gives).
 void settle_streams(KindFitter& fitter, Calibration& cal) {
@@ -379,10 +502,26 @@ Calibration calibrate(const std::vector<CalibrationRun>& runs, const CostParams&
     }
     settle_streams(fitter, cal);
   }
-  fitter.fit(cal.params, 5000, Kinds::kAll, &cal.fits);
-  for (const KindFit& f : cal.fits) {
-    cal.params.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
-    cal.params.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
+  // Twice: cooperative shares' bytes are split by the fixed times of the fit before.
+  for (int round = 0; round < 2; ++round) {
+    cal.fits.clear();
+    fitter.fit(cal.params, 5000, Kinds::kAll, &cal.fits);
+    for (const KindFit& f : cal.fits) {
+      cal.params.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
+      cal.params.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
+    }
+  }
+  if (any_stream && fit_sm_bandwidth_to_makespan(runs, sm_count, cal)) {
+    // The kinds that stream no weights, again under the SM's bandwidth the step time chose.
+    fitter.add_stream_intervals(cal.params);
+    std::vector<KindFit> direct;
+    fitter.fit(cal.params, 5000, Kinds::kDirect, &direct);
+    for (const KindFit& f : direct) {
+      cal.params.kinds[static_cast<size_t>(f.kind)].fixed_ns = f.fixed_ns;
+      cal.params.kinds[static_cast<size_t>(f.kind)].bytes_scale = f.bytes_scale;
+      for (KindFit& g : cal.fits)
+        if (g.kind == f.kind) g = f;
+    }
   }
   return cal;
 }

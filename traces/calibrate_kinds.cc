@@ -78,7 +78,7 @@ double predict_end(const KindSample& x, const KindShape& shape, double fixed, do
   // The stream's rest after the start ends at `streamed`, when `served` bytes were served.
   double streamed = x.start, served = x.served_start;
   if (stream > 0) {
-    const double ahead = std::min({stream, shape.ring, std::max(0.0, x.served_start - x.served_prev)});
+    const double ahead = std::min({stream, shape.ring, x.served_ahead});
     served += stream - ahead;
     streamed = p.time_of(served);
   }
@@ -93,7 +93,10 @@ KindResult fit_kind(std::vector<KindSample> s, const KindShape& shape, const Kin
   for (KindSample& x : s) {
     x.served_start = x.profile->at(x.start);
     x.served_end = x.profile->at(x.end);
-    x.served_prev = x.profile->at(x.prev_end);
+    x.served_ahead = 0;
+    for (size_t k = 0; k < x.ahead_count; ++k)
+      x.served_ahead += x.profile->at(x.ahead[k].second) - x.profile->at(x.ahead[k].first);
+    x.served_ahead = std::max(0.0, x.served_ahead);
   }
   double min_dur = std::numeric_limits<double>::infinity(), mean = 0;
   bool any_bytes = false;

@@ -7,6 +7,7 @@
 // positions beyond the step move nothing.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "ir/cost_params.h"
@@ -18,9 +19,12 @@ namespace mpk {
 struct KindSample {
   const ServiceProfile* profile = nullptr;  // of its run
   double start = 0, end = 0;
-  double prev_end = 0;       // the worker's previous end (its weight stream starts there)
-  // profile->at() of start, end and prev_end (fit_kind fills them in).
-  double served_start = 0, served_end = 0, served_prev = 0;
+  // The intervals in which the worker's weight stream could fetch ahead for it.
+  const std::pair<double, double>* ahead = nullptr;
+  size_t ahead_count = 0;
+  // profile->at() of start and end, and the bytes one SM could stream in the intervals
+  // (fit_kind fills them in).
+  double served_start = 0, served_end = 0, served_ahead = 0;
   double bytes = 0;          // the task's bytes
   double cache_missing = 0;  // bytes of its KV-cache reads beyond the step's position
   double compute_ns = 0;     // flops / flops_per_ns

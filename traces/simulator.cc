@@ -1,7 +1,10 @@
 // The discrete-event simulator. Bandwidth sharing uses virtual service time: every
 // task in its streaming phase advances at the same per-SM rate, so a task's finish is
 // fixed in "bytes served per SM" and one heap orders all streaming tasks; a change in
-// the number of busy SMs only changes how fast that virtual clock runs.
+// the number of busy SMs only changes how fast that virtual clock runs. The shares of a
+// cooperative operator draw from one pool of bytes per step, as the GPU's SMs claim its
+// units: the pool drains at the rate of every share streaming from it, and each of them
+// ends when it is empty, so a worker holding two shares does not stream twice.
 #include "traces/simulator.h"
 
 #include <algorithm>
@@ -9,9 +12,11 @@
 #include <limits>
 #include <queue>
 #include <string>
+#include <unordered_map>
 
 #include "ir/checked.h"
 #include "ir/error.h"
+#include "ir/ops/linear.h"
 #include "ir/task_graph_index.h"
 #include "traces/trace_limits.h"
 
@@ -31,16 +36,18 @@ struct Timed {
 struct Streaming {
   double finish;  // in virtual service (bytes per SM)
   uint64_t seq;
-  int32_t worker;
-  uint32_t version;  // stale when the worker's flow changed since
+  int32_t worker;    // -1: the cooperative pool `pool` runs dry
+  uint32_t version;  // stale when the worker's flow (or the pool's drain) changed since
+  int64_t pool = -1;
   bool operator>(const Streaming& o) const {
     return finish != o.finish ? finish > o.finish : seq > o.seq;
   }
 };
 
-// A worker's one flow of bytes at a time: its weight stream (the task's streamed
-// bytes, fetched ahead from the moment the previous task ended, up to the ring's
-// size before the task starts) or the task's direct reads and writes.
+// A worker's one flow of bytes at a time: its weight stream (the streamed bytes of the
+// task it works on, or of the next task that streams, fetched ahead while the worker is
+// free, up to the ring's size before that task starts) or the task's direct reads and
+// writes.
 enum class Flow : uint8_t { kNone, kStream, kDirect };
 
 struct Worker {
@@ -54,8 +61,24 @@ struct Worker {
   Flow flow = Flow::kNone;
   uint32_t flow_version = 0;
   double flow_served0 = 0;  // served_ when the flow began
-  double streamed = 0;      // stream bytes of the current task fetched so far
+  std::vector<size_t> next_streaming;  // per list position: the next that streams (list size: none)
+  size_t target_pos = 0;    // the task the weight stream fetches for: list position and step
+  int32_t target_step = -1;
+  double streamed = 0;      // stream bytes of the target fetched so far
+  double drawn = 0;         // bytes the target, a cooperative share, drew so far
+  int64_t pool = -1;        // the cooperative pool its flow draws from
+  bool streams_for(size_t p, int32_t k) const { return target_step == k && target_pos == p; }
   bool busy() const { return executing || flow != Flow::kNone; }
+};
+
+// One cooperative operator's bytes at one step, drained by the shares streaming from it.
+struct CoopPool {
+  double left = 0;        // bytes not yet drawn, as of served0
+  double served0 = 0;     // served_ when `left` was settled
+  int32_t flowing = 0;    // shares drawing now
+  int32_t ended = 0;      // shares of the step that ended
+  uint32_t version = 0;   // of its heap entry
+  std::vector<int32_t> members;
 };
 
 struct Waiter {
@@ -69,14 +92,37 @@ class Simulation {
       : m_(m), c_(c), steps_(steps), graph_(m.graph), releases_(m.graph.events.size()),
         waiters_(m.graph.events.size()) {
     graph_.require_valid();
-    for (const Task& t : m.graph.tasks) costs_.push_back(task_cost(c, m, t));
+    std::vector<int32_t> coop_of_op(m.program.ops.size(), -1);
+    for (const Task& t : m.graph.tasks) {
+      costs_.push_back(task_cost(c, m, t));
+      int32_t coop = -1;
+      if (coop_share(t).cooperative()) {
+        int32_t& k = coop_of_op[static_cast<size_t>(t.op)];
+        if (k < 0) {
+          k = static_cast<int32_t>(coop_bytes_.size());
+          coop_bytes_.push_back(0);
+          coop_shares_.push_back(0);
+        }
+        coop = k;
+        coop_bytes_[static_cast<size_t>(k)] += costs_.back().stream_bytes + costs_.back().direct_bytes;
+        ++coop_shares_[static_cast<size_t>(k)];
+      }
+      coop_.push_back(coop);
+    }
     latency_.resize(m.graph.events.size());
     for (EventId e = 0; e < graph_.num_events(); ++e)
       latency_[e] = c.event_latency_ns +
                     c.fanout_ns * static_cast<double>(std::max<size_t>(graph_.consumers(e).size(), 1) - 1);
     const auto& lists = m.graph.schedule.workers;
     workers_.resize(lists.size());
-    for (size_t w = 0; w < lists.size(); ++w) workers_[w].list = &lists[w];
+    for (size_t w = 0; w < lists.size(); ++w) {
+      Worker& wk = workers_[w];
+      wk.list = &lists[w];
+      const size_t n = lists[w].size();
+      wk.next_streaming.assign(n + 1, n);
+      for (size_t i = n; i-- > 0;)
+        wk.next_streaming[i] = costs_[static_cast<size_t>(lists[w][i])].stream_bytes > 0 ? i : wk.next_streaming[i + 1];
+    }
   }
 
   std::vector<Execution> run() {
@@ -90,9 +136,7 @@ class Simulation {
     }
     const double inf = std::numeric_limits<double>::infinity();
     while (true) {
-      while (!streaming_.empty() &&
-             streaming_.top().version != workers_[streaming_.top().worker].flow_version)
-        streaming_.pop();
+      while (!streaming_.empty() && stale(streaming_.top())) streaming_.pop();
       double t_stream = inf;
       if (!streaming_.empty())
         t_stream = now_ + std::max(0.0, (streaming_.top().finish - served_) / rate());
@@ -103,7 +147,8 @@ class Simulation {
         const Streaming s = streaming_.top();
         streaming_.pop();
         advance(t_stream);
-        flow_done(s.worker);
+        if (s.worker >= 0) flow_done(s.worker);
+        else pool_dry(s.pool);
       } else {
         const Timed e = timed_.top();
         timed_.pop();
@@ -121,6 +166,53 @@ class Simulation {
 
  private:
   double rate() const { return shared_rate(c_, busy_); }
+
+  bool stale(const Streaming& s) const {
+    if (s.worker >= 0) return s.version != workers_[s.worker].flow_version;
+    const auto it = pools_.find(s.pool);
+    return it == pools_.end() || it->second.version != s.version;
+  }
+
+  // The pool of task `id`'s operator at `step` (-1: not a cooperative share).
+  int64_t pool_key(TaskId id, int32_t step) const {
+    const int32_t k = coop_[static_cast<size_t>(id)];
+    return k < 0 ? -1 : static_cast<int64_t>(step) * static_cast<int64_t>(coop_bytes_.size()) + k;
+  }
+
+  CoopPool& pool(int64_t key) {
+    auto [it, fresh] = pools_.try_emplace(key);
+    if (fresh) {
+      it->second.left = coop_bytes_[static_cast<size_t>(key % static_cast<int64_t>(coop_bytes_.size()))];
+      it->second.served0 = served_;
+    }
+    return it->second;
+  }
+
+  // Brings `left` up to now.
+  void settle(CoopPool& p) {
+    p.left = std::max(0.0, p.left - p.flowing * (served_ - p.served0));
+    p.served0 = served_;
+  }
+
+  // Posts when the pool runs dry at the current rate (after its count changed).
+  void post(CoopPool& p, int64_t key) {
+    ++p.version;
+    if (p.flowing > 0) streaming_.push({served_ + p.left / p.flowing, seq_++, -1, p.version, key});
+  }
+
+  bool pool_empty(int64_t key) {
+    CoopPool& p = pool(key);
+    settle(p);
+    return p.left <= 1e-9;
+  }
+
+  void pool_dry(int64_t key) {
+    CoopPool& p = pools_.at(key);
+    p.left = 0;
+    p.served0 = served_;
+    const std::vector<int32_t> members = p.members;
+    for (int32_t w : members) flow_done(w);
+  }
 
   void advance(double t) {
     if (t > now_) {
@@ -163,32 +255,66 @@ class Simulation {
     busy_ += static_cast<int64_t>(wk.busy()) - static_cast<int64_t>(was);
   }
 
-  void begin_flow(int32_t w, Flow f, double bytes) {
+  // A flow of `bytes`; with a pool key (a cooperative share), of at most `bytes`, drawn
+  // from the pool.
+  void begin_flow(int32_t w, Flow f, double bytes, int64_t key) {
     Worker& wk = workers_[w];
     update(wk, [&] {
       wk.flow = f;
       ++wk.flow_version;
       wk.flow_served0 = served_;
     });
-    streaming_.push({served_ + bytes, seq_++, w, wk.flow_version});
+    if (bytes < std::numeric_limits<double>::infinity())
+      streaming_.push({served_ + bytes, seq_++, w, wk.flow_version});
+    if (key < 0) return;
+    CoopPool& p = pool(key);
+    wk.pool = key;
+    p.members.push_back(w);
+    settle(p);
+    ++p.flowing;
+    post(p, key);
   }
 
   void stop_flow(Worker& wk) {
     if (wk.flow == Flow::kStream) wk.streamed += served_ - wk.flow_served0;
+    if (wk.pool >= 0) {
+      CoopPool& p = pools_.at(wk.pool);
+      settle(p);
+      wk.drawn += served_ - wk.flow_served0;
+      const int32_t w = static_cast<int32_t>(&wk - workers_.data());
+      p.members.erase(std::find(p.members.begin(), p.members.end(), w));
+      --p.flowing;
+      post(p, wk.pool);
+      wk.pool = -1;
+    }
     update(wk, [&] {
       wk.flow = Flow::kNone;
       ++wk.flow_version;
     });
   }
 
-  // The worker is free at `now_`: its weight stream moves on to the next task's bytes
-  // (up to the ring's size), and the task waits for its events from wait_begin.
+  // The worker is free at `now_`: its weight stream fetches ahead for this task, or for
+  // the next one that streams (a task without weights does not hold it back: the GPU's
+  // stream thread walks past it), up to the ring's size; a cooperative share claims from
+  // its pool. Then the task waits for its events from wait_begin.
   void next_task(int32_t w, double wait_begin) {
     Worker& wk = workers_[w];
     wk.wait_begin = wait_begin;
-    wk.streamed = 0;
-    const TaskCost& c = costs_[task_of(wk)];
-    if (c.stream_bytes > 0) begin_flow(w, Flow::kStream, std::min(c.stream_bytes, c_.prefetch_bytes));
+    const size_t n = wk.list->size();
+    size_t pos = wk.next_streaming[wk.pos];
+    int32_t step = wk.step;
+    if (pos == n) pos = wk.next_streaming[0], ++step;
+    if (pos < n && step < steps_) {
+      if (!wk.streams_for(pos, step)) {
+        wk.target_pos = pos;
+        wk.target_step = step;
+        wk.streamed = wk.drawn = 0;
+      }
+      const TaskId t = (*wk.list)[pos];
+      const double ahead = std::min(costs_[t].stream_bytes, c_.prefetch_bytes) - wk.streamed;
+      const int64_t key = pool_key(t, step);
+      if (ahead > 1e-9 && !(key >= 0 && pool_empty(key))) begin_flow(w, Flow::kStream, ahead, key);
+    }
     wk.pending = 0;
     for (EventId e : graph_.waits(task_of(wk))) {
       const int64_t need = need_of(m_.graph.events[e], wk.step);
@@ -215,9 +341,15 @@ class Simulation {
     wk.start = now_;
     update(wk, [&] { wk.executing = true; });
     const TaskCost& c = costs_[task_of(wk)];
-    if (wk.flow == Flow::kStream) stop_flow(wk);
+    if (wk.flow == Flow::kStream) stop_flow(wk);  // a task that streams nothing pauses the stream ahead
+    if (!wk.streams_for(wk.pos, wk.step)) return after_stream(w);
+    if (const int64_t key = pool_key(task_of(wk), wk.step); key >= 0) {  // a share streams until its pool is empty
+      if (!pool_empty(key)) begin_flow(w, Flow::kStream, std::numeric_limits<double>::infinity(), key);
+      else after_stream(w);
+      return;
+    }
     const double left = c.stream_bytes - wk.streamed;
-    if (left > 1e-9) begin_flow(w, Flow::kStream, left);  // the rest of the stream first
+    if (left > 1e-9) begin_flow(w, Flow::kStream, left, -1);  // the rest of the stream first
     else after_stream(w);
   }
 
@@ -230,9 +362,15 @@ class Simulation {
   }
 
   void direct_begin(int32_t w) {
-    const TaskCost& c = costs_[task_of(workers_[w])];
-    const double bytes = c.direct_bytes_at(workers_[w].step);
-    if (bytes > 0) begin_flow(w, Flow::kDirect, bytes);
+    const Worker& wk = workers_[w];
+    const TaskCost& c = costs_[task_of(wk)];
+    const double bytes = c.direct_bytes_at(wk.step);
+    if (const int64_t key = pool_key(task_of(wk), wk.step); key >= 0) {  // the pool holds them
+      if (bytes > 0 && !pool_empty(key)) begin_flow(w, Flow::kDirect, std::numeric_limits<double>::infinity(), key);
+      else body_done(w);
+      return;
+    }
+    if (bytes > 0) begin_flow(w, Flow::kDirect, bytes, -1);
     else body_done(w);
   }
 
@@ -248,7 +386,12 @@ class Simulation {
   void body_done(int32_t w) {
     const Worker& wk = workers_[w];
     const TaskCost& c = costs_[task_of(wk)];
-    const double end_t = std::max(now_, wk.start + c.fixed_ns + c.compute_ns_at(wk.step));
+    double compute = c.compute_ns_at(wk.step);
+    if (const int32_t k = coop_[static_cast<size_t>(task_of(wk))]; k >= 0) {  // the arithmetic of the units it drew
+      const double even = coop_bytes_[static_cast<size_t>(k)] / coop_shares_[static_cast<size_t>(k)];
+      compute *= even > 0 ? wk.drawn / even : 0.0;
+    }
+    const double end_t = std::max(now_, wk.start + c.fixed_ns + compute);
     if (end_t > now_) push(end_t, w, Kind::kEnd);
     else end(w);
   }
@@ -257,6 +400,11 @@ class Simulation {
     Worker& wk = workers_[w];
     update(wk, [&] { wk.executing = false; });
     const TaskId id = task_of(wk);
+    if (wk.streams_for(wk.pos, wk.step)) wk.target_step = -1;
+    if (const int64_t key = pool_key(id, wk.step); key >= 0) {
+      const int32_t k = coop_[static_cast<size_t>(id)];
+      if (++pool(key).ended == coop_shares_[static_cast<size_t>(k)]) pools_.erase(key);
+    }
     execs_.push_back({id, wk.step, w, w, std::llround(wk.wait_begin), std::llround(wk.start),
                       std::llround(now_)});
     // The n-th event is released (n - 1) * trigger_ns after the end.
@@ -316,6 +464,10 @@ class Simulation {
   const int32_t steps_;
   const TaskGraphIndex graph_;
   std::vector<TaskCost> costs_;
+  std::vector<int32_t> coop_;          // per task: its cooperative operator, or -1
+  std::vector<double> coop_bytes_;     // per cooperative operator: the bytes of all its shares
+  std::vector<int32_t> coop_shares_;   // per cooperative operator: its shares
+  std::unordered_map<int64_t, CoopPool> pools_;  // by pool_key
   std::vector<double> latency_;  // per event: release -> visible
   std::vector<Worker> workers_;
   std::vector<std::vector<double>> releases_;  // per event: time of each increment

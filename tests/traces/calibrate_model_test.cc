@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "tests/traces/test_graphs.h"
 #include "traces/calibrate.h"
@@ -141,6 +142,44 @@ TEST(CalibrateModel, PoolsSeveralRunsOfDifferentSchedules) {
     const double want = mean_step_ns(r.executions, 5);
     EXPECT_NEAR(mean_step_ns(simulate(r.module, cal.params, 5), 5), want, 0.01 * want);
   }
+}
+
+// Layers of norm -> a cooperative linear of 8 shares on 6 of 8 workers (two workers
+// hold two shares each): the shares draw from one pool, so their durations say nothing
+// of their own bytes; calibration splits the operator's bytes by what each SM could
+// stream and still recovers the linear's byte factor and the step time. (Its fixed
+// time is barely seen: a share's split follows its duration.)
+TEST(CalibrateModel, RecoversALinearFromCooperativeShares) {
+  GraphBuilder g(8);
+  const OpId norm = g.op("norm", OpKind::kRmsNorm);
+  std::vector<std::vector<TaskId>> lists(8);
+  std::vector<TaskId> prev;
+  TaskId first = -1;
+  for (int layer = 0; layer < 8; ++layer) {
+    const TaskId n = g.task(norm, 1500 + 500 * (layer % 3), TaskKind::kRmsNorm);
+    lists[static_cast<size_t>(layer % 8)].push_back(n);
+    if (first < 0) first = n;
+    if (!prev.empty()) g.event(prev, {n});
+    const OpId lin = g.op("linear" + std::to_string(layer));
+    std::vector<TaskId> shares;
+    for (int s = 0; s < 8; ++s) {
+      shares.push_back(g.share(lin, 8000 + 4000 * (layer % 2), s, 8));
+      lists[static_cast<size_t>((s % 6 + layer) % 8)].push_back(shares.back());
+    }
+    g.event({n}, shares);
+    prev = shares;
+  }
+  g.event(prev, {first}, 1);
+  const Module m = g.schedule(lists);
+  CostParams known = truth();
+  known.positional_cache = false;
+  known.prefetch_bytes = 0;
+  const auto execs = simulate(m, known, 5);
+  const Calibration cal = calibrate(m, execs, base_of(known));
+  const KindCost got = cal.params.cost_of(TaskKind::kLinear), want = known.cost_of(TaskKind::kLinear);
+  EXPECT_NEAR(got.bytes_scale, want.bytes_scale, 0.05 * want.bytes_scale);
+  const double step = mean_step_ns(execs, 5);
+  EXPECT_NEAR(mean_step_ns(simulate(m, cal.params, 5), 5), step, 0.02 * step);
 }
 
 }  // namespace

@@ -183,6 +183,67 @@ TEST(Simulator, StreamingAheadSharesTheBandwidth) {
   EXPECT_EQ(find(x, p.b, 0).end_ns, 2000);
 }
 
+// A task that streams no weights and waits does not hold the weight stream back: the
+// stream fetches ahead for the next task that streams, as the GPU's stream thread walks
+// past it.
+TEST(Simulator, WeightStreamFetchesAheadPastATaskWithoutWeights) {
+  GraphBuilder g;
+  OpId op = g.op("op");
+  const TaskId a = g.task(op, 1000, TaskKind::kRmsNorm);
+  const TaskId n = g.task(op, 0, TaskKind::kRmsNorm);
+  const TaskId b = g.task(op, 1000, TaskKind::kLinear);
+  g.event({a}, {n});
+  Module m = g.schedule({{a}, {n, b}});
+  const auto x = simulate(m, streaming_costs(400), 1);
+  // n waits for a until 1000; meanwhile 400 bytes of b arrive, so b ends 600 after.
+  EXPECT_EQ(find(x, n, 0).end_ns, 1000);
+  EXPECT_EQ(find(x, b, 0).end_ns, 1600);
+}
+
+// The shares of a cooperative operator draw from one pool: a worker holding two shares
+// does not stream twice; every worker streaming a share drains the pool, and a share
+// that starts when it is empty takes only its fixed time.
+TEST(Simulator, CooperativeSharesDrawFromOnePool) {
+  GraphBuilder g;
+  const OpId op = g.op("coop");
+  const TaskId s0 = g.share(op, 1000, 0, 3), s1 = g.share(op, 1000, 1, 3), s2 = g.share(op, 1000, 2, 3);
+  Module m = g.schedule({{s0, s1}, {s2}});
+  CostParams c = unit_costs();
+  c.defaults.fixed_ns = 10;
+  const auto x = simulate(m, c, 2);
+  // 3000 bytes at two SMs of 1 byte/ns each: dry 1500 after the fixed 10 ns.
+  EXPECT_EQ(find(x, s0, 0).end_ns, 1510);
+  EXPECT_EQ(find(x, s2, 0).end_ns, 1510);
+  EXPECT_EQ(find(x, s1, 0).start_ns, 1510);
+  EXPECT_EQ(find(x, s1, 0).end_ns, 1520);
+  // Each step has its own pool: at step 1 worker 1 starts 10 ns earlier, and the two
+  // still run dry together.
+  EXPECT_EQ(find(x, s0, 1).end_ns, find(x, s2, 1).end_ns);
+  EXPECT_EQ(find(x, s0, 1).end_ns, 1510 + 10 + 10 + 1495);
+  EXPECT_EQ(find(x, s1, 1).end_ns - find(x, s1, 1).start_ns, 10);
+  // As ordinary tasks, worker 0 would stream its two 1000-byte tiles one after another.
+  GraphBuilder h;
+  const OpId op2 = h.op("tiled");
+  const TaskId t0 = h.task(op2, 1000), t1 = h.task(op2, 1000), t2 = h.task(op2, 1000);
+  EXPECT_EQ(makespan(simulate(h.schedule({{t0, t1}, {t2}}), c, 1)), 2020);
+}
+
+// A share that joins late draws only what the others left, and the pool then drains
+// faster (prefetching shares claim from it too, as the GPU's stream thread claims units).
+TEST(Simulator, AShareJoiningLateDrawsWhatIsLeft) {
+  GraphBuilder g;
+  const OpId pre = g.op("pre"), op = g.op("coop");
+  const TaskId a = g.task(pre, 500, TaskKind::kRmsNorm);
+  const TaskId s0 = g.share(op, 1000, 0, 2), s1 = g.share(op, 1000, 1, 2);
+  g.event({a}, {s0});
+  Module m = g.schedule({{a, s0}, {s1}});
+  const auto x = simulate(m, streaming_costs(1e6), 1);
+  // s1 streams from 0; s0's worker is busy with a until 500, then its stream joins:
+  // 2000 bytes, 500 by s1 alone, 1500 by both at 1 byte/ns each: dry at 1250.
+  EXPECT_EQ(find(x, s1, 0).end_ns, 1250);
+  EXPECT_EQ(find(x, s0, 0).end_ns, 1250);
+}
+
 TEST(Simulator, DeadlockIsReportedWithWorkerTaskAndEvent) {
   GraphBuilder g;
   OpId op = g.op("op");

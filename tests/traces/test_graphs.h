@@ -42,6 +42,13 @@ class GraphBuilder {
     return static_cast<TaskId>(m_.graph.tasks.size() - 1);
   }
 
+  // Share `share` of `shares` of a cooperative linear (docs/ir.md, "Cooperative linears").
+  TaskId share(OpId op, int64_t bytes, int64_t share, int64_t shares) {
+    const TaskId t = task(op, bytes);
+    m_.graph.tasks.back().attrs = {{"share", share}, {"shares", shares}, {"unit_rows", int64_t{8}}};
+    return t;
+  }
+
   EventId event(std::vector<TaskId> producers, std::vector<TaskId> consumers,
                 int32_t distance = 0) {
     Event e;
