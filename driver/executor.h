@@ -32,7 +32,8 @@ struct ExecRequest {
   std::vector<int64_t> prompt = {1};  // token s is read while s < its length
   bool record = false;               // keep every task execution (sim always does)
   // cpu, gpu: each step's tokens as they are produced (cpu: as each step completes; gpu:
-  // after the launch), and an early end at a stop token (driver/token_stream.h).
+  // as the kernel's argmax of the step completes), and an early end at a stop token
+  // (driver/token_stream.h).
   TokenSink on_step = {};
   StopCondition stop = {};
 };
@@ -48,10 +49,10 @@ struct ExecResult {
   std::vector<Execution> executions;           // when recorded
   uint64_t dropped = 0;                        // gpu: executions the trace buffer missed
   int64_t threads = 0;                         // cpu: OS threads used
-  // The step after which the stop condition held, or -1. cpu: the run's last step (no
-  // later step ran); gpu: steps after it ran all the same (the launch fixed them).
+  // The step after which the stop condition held, or -1: the run's last step (no later
+  // step ran, on the cpu or in the gpu's kernel).
   int64_t stopped_at = -1;
-  bool streamed = false;  // on_step saw each step as it completed (cpu), not after the run
+  bool streamed = false;  // on_step saw each step as it completed, not after the run
 };
 
 class Executor {

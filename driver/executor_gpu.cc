@@ -1,6 +1,8 @@
 // The gpu executor: the module's megakernel (generated and compiled, or loaded from the
 // cache, when the executor is made) decodes all steps in ONE persistent launch, after one
-// warm-up launch that pays the one-time costs. Built only with MPK_WITH_CUDA.
+// warm-up launch that pays the one-time costs. A run with a token sink or a stop condition
+// (text I/O) streams its tokens as the kernel makes them and stops in the kernel, with no
+// warm-up (its time to the first token is the user's). Built only with MPK_WITH_CUDA.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,8 +59,15 @@ class GpuExecutor : public Executor {
     GpuRunOptions o;
     o.steps = req.steps;
     o.prompt = req.prompt;
-    kernel_.run(o);  // warm-up: the first launch pays one-time costs
+    const bool streams = req.on_step || !req.stop.tokens.empty();
+    if (!streams) kernel_.run(o);  // warm-up: the first launch pays one-time costs
     o.trace = req.record;
+    StepFeed feed(req.on_step, req.stop);
+    if (streams) {
+      o.on_step = [&](int64_t step, const std::vector<int32_t>& tokens) { feed(step, tokens); };
+      o.stop_ids = req.stop.tokens;
+      o.first_generated = req.stop.from_step;
+    }
     GpuRunResult r = kernel_.run(o);
     check_finite_logits(r.logits, r.batch, r.steps - 1);  // the host sees the last step's only
     ExecResult out;
@@ -68,10 +77,8 @@ class GpuExecutor : public Executor {
     out.seconds = r.kernel_ms * 1e-3;
     out.logits = std::move(r.logits);
     out.dropped = r.trace_overflow;
-    StepFeed feed(req.on_step, req.stop);  // the tokens reach the host after the launch
-    for (int64_t s = 0; s < out.steps && feed(s, out.tokens[s]); ++s) {
-    }
-    out.stopped_at = feed.stopped_at();
+    out.stopped_at = r.stopped_at;
+    out.streamed = streams;
     out.executions.reserve(r.trace.size());
     for (const abi::TraceRecord& t : r.trace)
       out.executions.push_back({t.task, t.step, t.worker, t.sm, static_cast<int64_t>(t.wait_begin_ns),

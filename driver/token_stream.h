@@ -3,8 +3,8 @@
 // tokens [row] once, in step order; a StopCondition ends the run after the first step from
 // `from_step` on at which every batch row has produced one of its tokens (EOS). The cpu
 // executor feeds both as each step completes and runs no step past the stop; the gpu
-// executor feeds them after its launch (its steps are fixed at launch), and says where
-// the stop fell. docs/driver.md, docs/text.md.
+// executor's kernel hands each step's tokens to the host as it makes them and stops
+// itself (runtime/device/publish.cuh). docs/driver.md, docs/text.md.
 #pragma once
 
 #include <cstdint>

@@ -146,6 +146,11 @@ struct KernelParams {
   ErrorRecord* error;
   TraceRecord* trace;                // [workers][trace_capacity] or null
   uint32_t* trace_count;             // [workers]: records attempted (> capacity: overflow)
+  // Streaming and stopping (docs/megakernel.md), with publish_task >= 0:
+  int32_t* host_tokens;              // [num_steps][batch] in mapped host memory
+  uint32_t* host_steps;              // mapped: the steps host_tokens holds so far
+  const int32_t* stop_ids;           // [stop_count]: a row is done once it produced one
+  int32_t* stopped_at;               // the step after which the kernel stopped, or -1
   uint64_t watchdog_ns;
   int32_t prompt_len;
   int32_t num_steps;
@@ -153,6 +158,10 @@ struct KernelParams {
   int32_t trace_capacity;
   int32_t batch;
   int32_t vocab;
+  int32_t publish_task;              // the argmax_reduce task (TaskId), or -1: no streaming
+  int32_t stop_count;
+  int32_t first_generated;           // stop ids count from this step on (after the prompt)
+  int32_t pad;
 };
 
 // The layout both compilers must give these structs (the host writes them, the device
@@ -166,8 +175,8 @@ static_assert(sizeof(WaitEntry) == 16 && sizeof(StreamChunk) == 16 && sizeof(Poo
 static_assert(sizeof(ErrorRecord) == 48 && offsetof(ErrorRecord, counter) == 24, "ErrorRecord layout");
 static_assert(sizeof(TraceRecord) == 40 && offsetof(TraceRecord, wait_begin_ns) == 16, "TraceRecord layout");
 static_assert(sizeof(PackBox) == 32 && offsetof(PackBox, rows) == 24, "PackBox layout");
-static_assert(sizeof(KernelParams) == 176 && offsetof(KernelParams, watchdog_ns) == 144 &&
-                  offsetof(KernelParams, vocab) == 172,
+static_assert(sizeof(KernelParams) == 224 && offsetof(KernelParams, watchdog_ns) == 176 &&
+                  offsetof(KernelParams, vocab) == 204 && offsetof(KernelParams, first_generated) == 216,
               "KernelParams layout");
 
 }  // namespace abi

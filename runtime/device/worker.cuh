@@ -14,7 +14,8 @@
 //     arrive on the task's `done` barrier;
 //   - the completion warp waits for `done`, triggers the task's events (one release
 //     fence, relaxed adds shared by the lanes), writes its trace records, and frees its
-//     descriptor slot;
+//     descriptor slot; after the argmax_reduce task it streams the step's tokens to the
+//     host and stops the kernel at EOS (runtime/device/publish.cuh);
 //   - one thread of the stream warp keeps the weight ring full from the worker's chunk
 //     list (runtime/device/stream.cuh).
 // Counters grow across steps and are never reset inside a launch. With tracing compiled
@@ -34,6 +35,7 @@
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
 #include "runtime/device/events.cuh"
+#include "runtime/device/publish.cuh"
 #include "runtime/device/stream.cuh"
 
 namespace mpk {
@@ -170,6 +172,7 @@ __device__ __forceinline__ void complete_tasks(const KernelParams& p, WorkerShar
   TraceRecord* trace = kTrace ? p.trace + static_cast<int64_t>(worker) * p.trace_capacity : nullptr;
   uint32_t trace_n = 0;
   uint64_t t_free = kTrace ? global_timer_ns() : 0;
+  uint32_t done_rows = 0;  // publishing: the rows that produced a stop token
 #pragma unroll 1
   for (int32_t n = 0; n < q.total(); ++n) {
     const int s = n % kDescSlots;
@@ -178,7 +181,10 @@ __device__ __forceinline__ void complete_tasks(const KernelParams& p, WorkerShar
       if ((stopped = sh.stopped_at() == n)) break;
     if (stopped) break;
     const TaskDesc& d = sh.desc[s];
-    if (events) trigger_events(p, d);
+    const bool publish = events && d.task == p.publish_task;
+    const bool stop = publish && stops_after(p, q.step_of(n), done_rows);
+    if (events && !stop) trigger_events(p, d);
+    if (publish) publish_step(p, q.step_of(n), stop);
     if (kTrace && lane == 0) {
       const int32_t step = q.step_of(n);
       for (int32_t m = 0; m < d.members; ++m) {

@@ -1,6 +1,8 @@
 // CUDA runtime helpers. See runtime/gpu/cuda_util.h.
 #include "runtime/gpu/cuda_util.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace mpk {
@@ -74,6 +76,26 @@ void DeviceBuffer::download(void* dst, size_t bytes, size_t offset) const {
 
 void DeviceBuffer::zero() {
   if (bytes_) MPK_CUDA(cudaMemset(ptr_, 0, bytes_));
+}
+
+MappedHostBuffer::MappedHostBuffer(size_t bytes, const char* what) {
+  const cudaError_t e = cudaHostAlloc(&host_, std::max<size_t>(bytes, 1), cudaHostAllocMapped);
+  if (e != cudaSuccess) {
+    host_ = nullptr;
+    throw Error(std::string("CUDA: cannot allocate ") + std::to_string(bytes) + " bytes of mapped host memory for " +
+                what + ": " + cudaGetErrorString(e));
+  }
+  std::memset(host_, 0, std::max<size_t>(bytes, 1));
+  const cudaError_t m = cudaHostGetDevicePointer(&device_, host_, 0);
+  if (m != cudaSuccess) {
+    cudaFreeHost(host_);
+    host_ = nullptr;
+    cuda_check(m, "cudaHostGetDevicePointer");
+  }
+}
+
+MappedHostBuffer::~MappedHostBuffer() {
+  if (host_) cudaFreeHost(host_);
 }
 
 }  // namespace mpk

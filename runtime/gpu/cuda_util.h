@@ -1,6 +1,7 @@
 // CUDA runtime helpers for the GPU host runtime: checked calls that throw mpk::Error
 // naming the call and the CUDA error, GPU detection that works without a driver (the
-// runtime is linked statically), device facts, and an owning device allocation.
+// runtime is linked statically), device facts, an owning device allocation and mapped
+// host memory.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -61,6 +62,28 @@ class DeviceBuffer {
  private:
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
+};
+
+// An owning cudaHostAlloc'ed buffer mapped into the device's address space: what the
+// device writes there the host reads while a kernel runs.
+class MappedHostBuffer {
+ public:
+  MappedHostBuffer(size_t bytes, const char* what);
+  ~MappedHostBuffer();
+  MappedHostBuffer(const MappedHostBuffer&) = delete;
+  MappedHostBuffer& operator=(const MappedHostBuffer&) = delete;
+  template <class T>
+  volatile T* host() const {
+    return static_cast<volatile T*>(host_);
+  }
+  template <class T>
+  T* device() const {
+    return static_cast<T*>(device_);
+  }
+
+ private:
+  void* host_ = nullptr;
+  void* device_ = nullptr;
 };
 
 }  // namespace mpk

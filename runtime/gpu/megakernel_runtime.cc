@@ -2,8 +2,10 @@
 #include "runtime/gpu/megakernel_runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <set>
 #include <thread>
 
@@ -55,11 +57,12 @@ class EventPair {
   }
   cudaEvent_t start() const { return start_; }
   cudaEvent_t stop() const { return stop_; }
-  // Waits for stop (polling, so a runaway kernel cannot hang the host past `timeout_s`)
-  // and returns the milliseconds between the events.
-  double wait_ms(double timeout_s) const {
+  // Waits for stop (polling, so a runaway kernel cannot hang the host past `timeout_s`;
+  // `on_poll` runs at every poll) and returns the milliseconds between the events.
+  double wait_ms(double timeout_s, const std::function<void()>& on_poll = {}) const {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (true) {
+      if (on_poll) on_poll();
       const cudaError_t e = cudaEventQuery(stop_);
       if (e == cudaSuccess) break;
       if (e != cudaErrorNotReady) cuda_check(e, "waiting for the megakernel");
@@ -108,7 +111,8 @@ struct GpuMegakernel::Impl {
   std::vector<uint64_t> tensor_addr;
   DeviceBuffer d_stream;  // the weight-stream images (codegen/stream_pack.h)
   DeviceBuffer d_tasks, d_qoff, d_wchunks, d_coff, d_tchunks, d_pools, d_pool_counters, d_waits, d_trig, d_counters,
-      d_abort, d_error, d_step;
+      d_abort, d_error, d_step, d_stopped;
+  TaskId publish_task = -1;  // the argmax_reduce task, whose completion streams a step's tokens
   std::vector<int32_t> device_index;  // host descriptor index -> its place in d_tasks
   DeviceBuffer d_op_tasks;
   std::vector<DeviceBuffer> rope_tables;
@@ -278,6 +282,7 @@ struct GpuMegakernel::Impl {
     d_abort = DeviceBuffer(4, "abort flag");
     d_error = DeviceBuffer(sizeof(abi::ErrorRecord), "error record");
     d_step = DeviceBuffer(4, "step counter");
+    d_stopped = DeviceBuffer(4, "stop step");
     std::vector<int32_t> op_tasks;
     for (const OpLaunch& l : kernel.op_launches) {
       op_task_offset.push_back(op_tasks.size());
@@ -309,6 +314,8 @@ struct GpuMegakernel::Impl {
     p.step_counter = d_step.as<int32_t>();
     p.abort_flag = d_abort.as<uint32_t>();
     p.error = d_error.as<abi::ErrorRecord>();
+    p.stopped_at = d_stopped.as<int32_t>();
+    p.publish_task = -1;
     p.watchdog_ns = static_cast<uint64_t>(options.watchdog_s * 1e9);
     p.prompt_len = static_cast<int32_t>(o.prompt.size());
     p.num_steps = static_cast<int32_t>(o.steps);
@@ -333,6 +340,7 @@ struct GpuMegakernel::Impl {
     MPK_CUDA(cudaMemsetAsync(d_abort.get(), 0, d_abort.bytes(), stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_error.get(), 0, d_error.bytes(), stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_step.get(), 0, d_step.bytes(), stream->get()));
+    MPK_CUDA(cudaMemsetAsync(d_stopped.get(), 0xff, d_stopped.bytes(), stream->get()));  // -1
   }
 
   std::string describe_task(TaskId t) const {
@@ -413,6 +421,8 @@ GpuMegakernel::GpuMegakernel(const Module& scheduled, const Weights& weights, co
                 std::to_string(I.info.cc_minor) + "; the megakernel is built for sm_90a (H100/H200)");
   MPK_CUDA(cudaSetDevice(0));
   I.run_tensors = find_run_tensors(I.module.program);
+  for (TaskId t = 0; t < static_cast<TaskId>(I.module.graph.tasks.size()); ++t)
+    if (I.module.graph.tasks[t].kind == TaskKind::kArgmaxReduce) I.publish_task = t;
   I.kernel = generate_megakernel(I.module, options.codegen);
   I.compiled = compile_megakernel(I.kernel.source, options.compile);
   I.stream = std::make_unique<Stream>();
@@ -465,6 +475,42 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
     p.trace_capacity = static_cast<int32_t>(capacity);
   }
 
+  // Streaming: the completion of the argmax_reduce task copies each step's tokens to
+  // mapped host memory (runtime/device/publish.cuh), which the host reads while it waits.
+  const bool streams = static_cast<bool>(o.on_step) || !o.stop_ids.empty();
+  std::unique_ptr<MappedHostBuffer> host_tokens, host_steps;
+  DeviceBuffer stop_ids;
+  if (streams) {
+    if (I.publish_task < 0) throw Error("the module has no argmax_reduce task: its tokens cannot be streamed");
+    if (k.batch > 32) throw Error("streaming or stopping a run supports a batch of at most 32 rows");
+    host_tokens = std::make_unique<MappedHostBuffer>(static_cast<size_t>(o.steps * k.batch) * 4, "streamed tokens");
+    host_steps = std::make_unique<MappedHostBuffer>(4, "streamed step count");
+    stop_ids = DeviceBuffer(o.stop_ids.size() * 4, "stop tokens");
+    stop_ids.upload(o.stop_ids.data(), o.stop_ids.size() * 4);
+    p.host_tokens = host_tokens->device<int32_t>();
+    p.host_steps = host_steps->device<uint32_t>();
+    p.stop_ids = stop_ids.as<const int32_t>();
+    p.stop_count = static_cast<int32_t>(o.stop_ids.size());
+    p.first_generated = static_cast<int32_t>(std::clamp<int64_t>(o.first_generated, 0, o.steps));
+    p.publish_task = I.publish_task;
+  }
+  int64_t delivered = 0;
+  std::exception_ptr sink_error;  // rethrown once the kernel is done with the buffers
+  auto deliver = [&] {
+    if (!o.on_step || sink_error) return;
+    const int64_t ready = *host_steps->host<uint32_t>();
+    std::atomic_thread_fence(std::memory_order_acquire);
+    std::vector<int32_t> row(static_cast<size_t>(k.batch));
+    try {
+      for (; delivered < ready; ++delivered) {
+        for (int64_t b = 0; b < k.batch; ++b) row[b] = host_tokens->host<int32_t>()[delivered * k.batch + b];
+        o.on_step(delivered, row);
+      }
+    } catch (...) {
+      sink_error = std::current_exception();
+    }
+  };
+
   I.reset_run_state();
   EventPair ev;
   cudaStream_t s = I.stream->get();
@@ -475,10 +521,22 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
                             static_cast<size_t>(k.dynamic_smem_bytes), s));
   MPK_CUDA(cudaEventRecord(ev.stop(), s));
   GpuRunResult r;
-  r.kernel_ms = ev.wait_ms(I.timeout_s(o.steps));
+  r.kernel_ms = ev.wait_ms(I.timeout_s(o.steps), streams ? std::function<void()>(deliver) : nullptr);
   MPK_CUDA(cudaGetLastError());
   I.check_watchdog();
   I.collect(o, history, o.logits_history ? &logits_hist : nullptr, r);
+  if (streams) {
+    int32_t stopped = -1;
+    I.d_stopped.download(&stopped, 4);
+    if (stopped >= 0) {
+      r.stopped_at = stopped;
+      r.steps = stopped + 1;
+      r.tokens.resize(static_cast<size_t>(r.steps));
+      if (o.logits_history) r.logits_history.resize(static_cast<size_t>(r.steps * k.batch * k.vocab));
+    }
+    deliver();  // what arrived after the last poll
+    if (sink_error) std::rethrow_exception(sink_error);
+  }
 
   if (o.trace) {
     std::vector<uint32_t> counts(static_cast<size_t>(k.num_workers));

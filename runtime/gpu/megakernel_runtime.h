@@ -2,12 +2,14 @@
 // of a scheduled module, allocates weights, KV cache, activations and event counters
 // with plain device allocations, resolves the task table's pointers, and runs decode:
 // ONE persistent launch per run() performs every step on device (embedding, layers,
-// LM head, argmax, the token fed back) and the tokens are copied back at the end.
+// LM head, argmax, the token fed back); the tokens are copied back at the end, or, when
+// asked, reach the host step by step while the kernel runs, which stops at EOS.
 // run_per_op() runs the same task bodies as one launch per operator, a whole step
 // captured in one CUDA graph and replayed per token: the kernel-per-operator baseline.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,11 +35,19 @@ struct GpuRunOptions {
   bool trace = false;           // record every task execution (megakernel only)
   int64_t trace_capacity = 0;   // records per worker; 0: steps * the longest queue
   bool logits_history = false;  // keep every step's logits (lm_head writes them)
+  // Megakernel only: each step's tokens [row], in step order, while the kernel runs
+  // (mapped host memory), on the calling thread; and the stop: the kernel ends after the
+  // first step from first_generated on at which every row has produced one of stop_ids
+  // (no later step runs).
+  std::function<void(int64_t step, const std::vector<int32_t>& tokens)> on_step;
+  std::vector<int32_t> stop_ids;
+  int64_t first_generated = 0;
 };
 
 struct GpuRunResult {
-  int64_t steps = 0;
+  int64_t steps = 0;                         // the steps that ran
   int64_t batch = 0;
+  int64_t stopped_at = -1;                   // the step the kernel stopped after, or -1
   std::vector<std::vector<int32_t>> tokens;  // [step][row]: the argmax of each step
   std::vector<float> logits;                 // the last step's logits [batch, vocab]
   std::vector<float> logits_history;         // [steps][batch][vocab] when asked

@@ -99,5 +99,27 @@ TEST_F(DriverTest, GpuExecutorGivesTheCpuTokens) {
   EXPECT_EQ(g->run_info(r).kind, "gpu");
 }
 
+TEST_F(DriverTest, GpuExecutorStreamsTheTokensAndStopsInTheKernel) {
+  const ExecutorKind* gpu = find_executor("gpu");
+  if (!gpu) GTEST_SKIP() << "built without CUDA: there is no gpu executor";
+  if (!gpu->available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+  const Compiled c = testing::tiny();
+  const std::unique_ptr<Executor> g = make_executor("gpu", c.module, ExecutorOptions{});
+  const ExecResult all = g->run({24, {1, 2}, false});
+  std::vector<std::vector<int32_t>> seen;
+  ExecRequest req{24, {1, 2}, false};
+  req.on_step = [&](int64_t, const std::vector<int32_t>& t) { seen.push_back(t); };
+  req.stop = {{all.tokens[5][0]}, 1};
+  const ExecResult r = g->run(req);
+  // The first step from 1 on that produced the stop token.
+  int64_t k = 1;
+  while (all.tokens[k] != all.tokens[5]) ++k;
+  EXPECT_TRUE(r.streamed);
+  EXPECT_EQ(r.stopped_at, k);
+  EXPECT_EQ(r.steps, k + 1);
+  EXPECT_EQ(seen, std::vector<std::vector<int32_t>>(all.tokens.begin(), all.tokens.begin() + k + 1));
+  EXPECT_EQ(r.tokens, seen);
+}
+
 }  // namespace
 }  // namespace mpk
