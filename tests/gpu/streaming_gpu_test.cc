@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "tests/gpu/gpu_test_util.h"
 
@@ -22,13 +23,24 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 constexpr int64_t kSteps = 128;  // the tiny preset's max_seq_len
 const std::vector<int64_t> kPrompt = {1, 2, 3};
 
-TEST(GpuStreaming, TokensArriveInOrderWhileTheKernelRuns) {
-  MPK_REQUIRE_GPU();
-  const Module m = scheduled("tiny", pipeline_for("critical-path", "decompose", true));
-  GpuMegakernel g(m, random_weights(m, 1));
-  GpuRunOptions o;
-  o.steps = kSteps;
-  o.prompt = kPrompt;
+// The tiny preset's megakernel (default pipeline, random weights) and a run of kSteps.
+class GpuStreaming : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MPK_REQUIRE_GPU();
+    module_ = scheduled("tiny", pipeline_for("critical-path", "decompose", true));
+    kernel_ = std::make_unique<GpuMegakernel>(module_, random_weights(module_, 1));
+    o_.steps = kSteps;
+    o_.prompt = kPrompt;
+  }
+  Module module_;
+  std::unique_ptr<GpuMegakernel> kernel_;
+  GpuRunOptions o_;
+};
+
+TEST_F(GpuStreaming, TokensArriveInOrderWhileTheKernelRuns) {
+  GpuMegakernel& g = *kernel_;
+  GpuRunOptions& o = o_;
   g.run(o);  // warm-up
   const GpuRunResult plain = g.run(o);
   std::vector<std::vector<int32_t>> seen;
@@ -52,13 +64,9 @@ TEST(GpuStreaming, TokensArriveInOrderWhileTheKernelRuns) {
       << "first token after " << ms_between(t0, first) << " ms of " << ms_between(t0, t1) << " ms";
 }
 
-TEST(GpuStreaming, AStopTokenEndsTheKernelAfterItsStep) {
-  MPK_REQUIRE_GPU();
-  const Module m = scheduled("tiny", pipeline_for("critical-path", "decompose", true));
-  GpuMegakernel g(m, random_weights(m, 1));
-  GpuRunOptions o;
-  o.steps = kSteps;
-  o.prompt = kPrompt;
+TEST_F(GpuStreaming, AStopTokenEndsTheKernelAfterItsStep) {
+  GpuMegakernel& g = *kernel_;
+  GpuRunOptions& o = o_;
   o.trace = true;
   o.logits_history = true;
   const GpuRunResult plain = g.run(o);
