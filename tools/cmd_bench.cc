@@ -7,6 +7,9 @@
 // Per-token latency: a launch runs all N steps on device, so a step cannot be timed on
 // its own; each repetition times one launch of N steps (N graph replays in per-op mode)
 // with CUDA events and divides by N. The median over the repetitions is reported.
+//
+// Time to the first token (--prompt-len P): one launch of P steps over a P-token prompt,
+// whose last step's argmax is the first generated token, timed the same way.
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -27,7 +30,7 @@ constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
     "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
-    "                 [--inflight N] [--l2-prefetch on|off] [--compile-only]\n\n"
+    "                 [--inflight N] [--l2-prefetch on|off] [--prompt-len P] [--compile-only]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -40,6 +43,9 @@ constexpr const char* kUsage =
     "--slot-kib: size of one weight-stream slot in KiB (default 32).\n"
     "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n"
     "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n"
+    "--prompt-len P: also the time to the first token after a P-token prompt (a launch of P\n"
+    "steps: the megakernel takes a prompt one decode step per token; prefill in the kernel\n"
+    "is not built yet).\n"
     "--compile-only: compile the megakernel these options give into the cubin cache\n"
     "($MPK_CACHE_DIR) and stop; needs nvcc, no GPU (a build host can fill the cache).\n";
 
@@ -64,7 +70,7 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch"},
+                   "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch", "prompt-len"},
                   {"trace-overhead", "compile-only", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -83,8 +89,10 @@ int cmd_bench(int argc, char** argv) {
   GpuRunOptions o;
   o.steps = steps;
   if (args.has("prompt")) o.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
-  if (req.max_seq_len == 0 && steps >= 1)  // the decode's own length: step s is position s
-    req.max_seq_len = static_cast<int64_t>(std::bit_ceil(std::max<uint64_t>(128, static_cast<uint64_t>(steps))));
+  const int64_t prompt_len = args.get_int("prompt-len", 0, {0, kMaxPositions});
+  if (req.max_seq_len == 0)  // the decode's own length (step s is position s), or the prompt's
+    req.max_seq_len = static_cast<int64_t>(
+        std::bit_ceil(std::max<uint64_t>({128, static_cast<uint64_t>(steps), static_cast<uint64_t>(prompt_len)})));
   const uint64_t weights_seed = parse_u64(args.get("weights-seed", "0"), "option '--weights-seed'");
   const std::string mode = args.get("mode", "megakernel");
   if (mode != "megakernel" && mode != "per-op" && mode != "both")
@@ -108,7 +116,7 @@ int cmd_bench(int argc, char** argv) {
     return 0;
   }
   const Module& m = c.module;
-  check_steps_fit(m, steps);
+  check_steps_fit(m, std::max(steps, prompt_len));
   const RunWeights weights = load_run_weights(m, weights_seed);
   GpuMegakernel g(m, weights.weights, go);
   const Megakernel& k = g.kernel();
@@ -160,6 +168,17 @@ int cmd_bench(int argc, char** argv) {
     report("traced", tr);
     std::printf("tracing     overhead %+.2f%% (median per-token latency, tracing on vs off)\n",
                 (tr.median_ms / mk.median_ms - 1) * 100);
+  }
+  if (prompt_len > 0) {
+    GpuRunOptions p = o;
+    p.steps = prompt_len;
+    p.prompt.resize(static_cast<size_t>(prompt_len));
+    for (int64_t i = 0; i < prompt_len; ++i) p.prompt[i] = (1 + 7919 * i) % k.vocab;  // spread over the vocabulary
+    const Timing t = measure([&] { return g.run(p).kernel_ms; }, 1, warmup, reps);
+    std::printf("ttft        %.3f ms after a %lld-token prompt (median of %lld launches; one decode step per\n"
+                "            prompt token, %.4f ms each)\n",
+                t.median_ms, static_cast<long long>(prompt_len), static_cast<long long>(reps),
+                t.median_ms / static_cast<double>(prompt_len));
   }
   return 0;
 }
