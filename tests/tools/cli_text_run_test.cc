@@ -43,6 +43,8 @@ class CliTextRun : public hostile::HostileTest {
     return out;
   }
 
+  void expect_eos_stop(const std::string& backend);
+
   std::string ckpt_;
 };
 
@@ -66,7 +68,10 @@ TEST_F(CliTextRun, TextOnStdoutIsTheDecodeOfTheGeneratedTokens) {
   EXPECT_NE(r.err.find("stopped  "), std::string::npos) << r.err;
 }
 
-TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) {
+// A crafted EOS (config.json's eos_token_id set to the token the model produces at a
+// step k) stops a text run on `backend` at that step: the text before it on stdout, the
+// stop in the summary, no later step in the trace.
+void CliTextRun::expect_eos_stop(const std::string& backend) {
   const text::Tokenizer tok = text::Tokenizer::load(ckpt_);
   const std::vector<int32_t> prompt = tok.encode("and the", true);
   const std::vector<int32_t> gen = generated_ids(prompt, 24);
@@ -82,7 +87,7 @@ TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) {
   nlohmann::json config = nlohmann::json::parse(read(ckpt_ + "/config.json"));
   config["eos_token_id"] = gen[k];
   write("ckpt/config.json", config.dump());
-  const Result r = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ +
+  const Result r = run("mpk", "run --backend " + backend + " --threads 1 --model '" + ckpt_ +
                                   "' --prompt 'and the' --max-new-tokens 24 --trace '" + path("t.db") + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<int32_t> before(gen.begin(), gen.begin() + k);
@@ -91,10 +96,23 @@ TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) {
   EXPECT_EQ(r.out, text + (text.empty() ? "" : "\n"));
   EXPECT_NE(r.err.find("stopped  at EOS: token " + std::to_string(gen[k])), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("after " + std::to_string(k) + " new tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("first token after"), std::string::npos) << r.err;
   // The run stored in the trace took no step past the stop.
   const Result stats = run("mpk", "trace stats '" + path("t.db") + "'");
   ASSERT_EQ(stats.status, 0) << stats.err;
   EXPECT_NE(stats.out.find(std::to_string(prompt.size() + k) + " steps"), std::string::npos) << stats.out;
+}
+
+TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) { expect_eos_stop("cpu"); }
+
+// On the GPU the kernel streams the text and stops itself at the EOS step
+// (runtime/device/publish.cuh).
+class CliTextRunGpu : public CliTextRun {};
+
+TEST_F(CliTextRunGpu, TheKernelStreamsTheTextAndStopsAtTheConfigsEos) {
+  if (run("mpk", "run --backend gpu --model tiny --steps 1").status != 0)
+    GTEST_SKIP() << "no CUDA GPU here (or built without CUDA): GPU test skipped";
+  expect_eos_stop("gpu");
 }
 
 TEST_F(CliTextRun, ChatRendersTheTemplateWithASystemTurn) {
