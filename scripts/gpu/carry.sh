@@ -15,7 +15,7 @@ done
 configs=("$@")
 ((${#configs[@]})) || configs=("llama-3.2-1b" "qwen3-8b" "llama-3.2-1b --steps 1024")
 rm -rf .carry && mkdir -p .carry/bin .carry/lib .carry/cache
-for b in tools/mpk tests/mpk_gpu_tests tests/mpk_driver_tests tests/gpu_dispatch_bench; do
+for b in tools/mpk tools/mpk-opt tests/mpk_gpu_tests tests/mpk_driver_tests tests/mpk_tools_tests tests/gpu_dispatch_bench; do
   [[ -x build/$b ]] && cp "build/$b" .carry/bin/
 done
 for lib in $(ldd build/tools/mpk | awk '/libprotobuf|libsqlite3|libutf8proc|libpcre2/ {print $3}'); do cp -L "$lib" .carry/lib/; done

@@ -4,12 +4,14 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [driver] [hf] [bench] [trace] [qtrace]
-#        [path] [attn] [qwen] [micro] [long] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [driver] [cli] [hf] [bench] [trace] [qtrace]
+#        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
 #        here; tinytraces: the same on tiny and tiny-qwen3, as test data; path: the
 #        critical-path tables of 128-step traces of both models, as long as the bench, and
+#        (cli: the CLI tests that need a GPU, `mpk run --backend gpu --prompt TEXT`; ttft: the
+#        time to the first token after 512 prompt tokens, mpk and PyTorch's prefill)
 #        their attention time by position; attn: attention of qwen3-8b's shape with little
 #        else running, by position)   (env: GTEST_FILTER for tests; VARIANTS,
 #        QVARIANTS: ';'-separated bench arguments for llama-3.2-1b, qwen3-8b, VREPS their repetitions (default 3);
@@ -57,6 +59,17 @@ if want driver; then
     step "driver gpu tests"
     timeout 300 "$BIN/mpk_driver_tests" --gtest_color=no --gtest_filter='*Gpu*'
     echo "driver gpu tests rc=$?"
+  } 2>&1 | tee -a "$LOG" | grep -E "^\[  |rc=|Failure|Expected|Which is" | head -40
+fi
+
+if want cli; then
+  {
+    step "CLI tests on the GPU (text streamed by the kernel, stop at EOS)"
+    # The tests run the CLIs from the build folder they were built with.
+    bindir=$(strings "$BIN/mpk_tools_tests" | grep -m1 -o '/[^ ]*/build$' || true)
+    mkdir -p "$bindir/tools" && ln -sf "$BIN/mpk" "$bindir/tools/mpk" && ln -sf "$BIN/mpk-opt" "$bindir/tools/mpk-opt"
+    timeout 300 "$BIN/mpk_tools_tests" --gtest_color=no --gtest_filter='*Gpu*'
+    echo "cli gpu tests rc=$?"
   } 2>&1 | tee -a "$LOG" | grep -E "^\[  |rc=|Failure|Expected|Which is" | head -40
 fi
 
@@ -131,6 +144,20 @@ if want long; then
   {
     step "bench llama-3.2-1b, 1024 steps"
     timeout 300 "$BIN/mpk" bench --model llama-3.2-1b --steps 1024 --reps 3 --warmup 1
+  } 2>&1 | tee -a "$LOG"
+fi
+
+if want ttft; then
+  for m in llama-3.2-1b qwen3-8b; do
+    {
+      step "time to the first token after 512 prompt tokens: $m"
+      timeout 300 "$BIN/mpk" bench --model $m --steps 128 --prompt-len 512 --reps 3 --warmup 1 | grep -E "floor|megakernel  [0-9]|ttft|prompt token"
+    } 2>&1 | tee -a "$LOG"
+  done
+  {
+    step "PyTorch prefill of the same shapes (tests/bench/torch_prefill_bench.py)"
+    timeout 300 python3 tests/bench/torch_prefill_bench.py --model llama-3.2-1b --prompt-len 512
+    timeout 200 python3 tests/bench/torch_prefill_bench.py --model qwen3-8b --prompt-len 512 --no-compile
   } 2>&1 | tee -a "$LOG"
 fi
 
