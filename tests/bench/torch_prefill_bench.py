@@ -50,14 +50,10 @@ def main():
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, {torch.cuda.get_device_name()}")
     for name in a.model or sorted(SHAPES):
         cls, kw = SHAPES[name]
-        cfg = cls(**kw, attn_implementation="sdpa")
+        cfg = cls(**kw, torch_dtype=torch.bfloat16, attn_implementation="sdpa")
         torch.manual_seed(0)
         with torch.device("cuda"):
-            try:  # `dtype` in newer transformers, `torch_dtype` before
-                model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
-            except TypeError:
-                model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
-            model = model.eval()
+            model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16).eval()
         ids = torch.randint(0, cfg.vocab_size, (1, a.prompt_len), device="cuda")
 
         # The last position's logits only, where this transformers can (mpk needs no more).
