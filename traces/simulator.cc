@@ -4,7 +4,9 @@
 // the number of busy SMs only changes how fast that virtual clock runs. The shares of a
 // cooperative operator draw from one pool of bytes per step, as the GPU's SMs claim its
 // units: the pool drains at the rate of every share streaming from it, and each of them
-// ends when it is empty, so a worker holding two shares does not stream twice.
+// ends when it is empty, so a worker holding two shares does not stream twice. From step
+// 1 on each share first streams the unit it holds: the GPU's claim loop ends with a claim
+// of the next step's units, kept for it.
 #include "traces/simulator.h"
 
 #include <algorithm>
@@ -66,6 +68,8 @@ struct Worker {
   int32_t target_step = -1;
   double streamed = 0;      // stream bytes of the target fetched so far
   double drawn = 0;         // bytes the target, a cooperative share, drew so far
+  double held = 0;          // bytes of the unit the target share holds still to stream
+  bool held_flow = false;   // the flow streams the held unit
   int64_t pool = -1;        // the cooperative pool its flow draws from
   bool streams_for(size_t p, int32_t k) const { return target_step == k && target_pos == p; }
   bool busy() const { return executing || flow != Flow::kNone; }
@@ -106,6 +110,10 @@ class Simulation {
         coop = k;
         coop_bytes_[static_cast<size_t>(k)] += costs_.back().stream_bytes + costs_.back().direct_bytes;
         ++coop_shares_[static_cast<size_t>(k)];
+        const Operator& op = m.program.ops[static_cast<size_t>(t.op)];
+        coop_units_.resize(coop_bytes_.size());
+        if (!op.outputs.empty() && !m.program.tensor(op.outputs[0]).shape.empty())  // (hand-built graphs have none)
+          coop_units_[static_cast<size_t>(k)] = coop_share(t).units(m.program.tensor(op.outputs[0]).shape.back());
       }
       coop_.push_back(coop);
     }
@@ -181,8 +189,11 @@ class Simulation {
 
   CoopPool& pool(int64_t key) {
     auto [it, fresh] = pools_.try_emplace(key);
-    if (fresh) {
-      it->second.left = coop_bytes_[static_cast<size_t>(key % static_cast<int64_t>(coop_bytes_.size()))];
+    if (fresh) {  // the op's bytes, less the units its shares hold from the step before
+      const auto n = static_cast<int64_t>(coop_bytes_.size());
+      const size_t k = static_cast<size_t>(key % n);
+      const double held = key / n >= 1 ? coop_shares_[k] * unit_bytes(k) : 0.0;
+      it->second.left = std::max(0.0, coop_bytes_[k] - held);
       it->second.served0 = served_;
     }
     return it->second;
@@ -198,6 +209,24 @@ class Simulation {
   void post(CoopPool& p, int64_t key) {
     ++p.version;
     if (p.flowing > 0) streaming_.push({served_ + p.left / p.flowing, seq_++, -1, p.version, key});
+  }
+
+  double unit_bytes(size_t k) const {
+    return coop_units_[k] > 0 ? coop_bytes_[k] / static_cast<double>(coop_units_[k]) : 0.0;
+  }
+
+  // A share's next bytes, at most `cap`: the unit it holds, then its operator's pool.
+  // False when both are empty.
+  bool draw_share(int32_t w, Flow f, double cap, int64_t key) {
+    Worker& wk = workers_[w];
+    if (wk.held > 0) {
+      begin_flow(w, f, std::min(cap, wk.held), -1);
+      wk.held_flow = true;
+      return true;
+    }
+    if (pool_empty(key)) return false;
+    begin_flow(w, f, cap, key);
+    return true;
   }
 
   bool pool_empty(int64_t key) {
@@ -277,6 +306,11 @@ class Simulation {
 
   void stop_flow(Worker& wk) {
     if (wk.flow == Flow::kStream) wk.streamed += served_ - wk.flow_served0;
+    if (wk.held_flow) {  // (less than a byte left is none: served_'s rounding)
+      wk.held = wk.held - (served_ - wk.flow_served0) < 1.0 ? 0.0 : wk.held - (served_ - wk.flow_served0);
+      wk.drawn += served_ - wk.flow_served0;
+      wk.held_flow = false;
+    }
     if (wk.pool >= 0) {
       CoopPool& p = pools_.at(wk.pool);
       settle(p);
@@ -305,15 +339,24 @@ class Simulation {
     int32_t step = wk.step;
     if (pos == n) pos = wk.next_streaming[0], ++step;
     if (pos < n && step < steps_) {
+      const TaskId t = (*wk.list)[pos];
+      const int64_t key = pool_key(t, step);
       if (!wk.streams_for(pos, step)) {
         wk.target_pos = pos;
         wk.target_step = step;
         wk.streamed = wk.drawn = 0;
+        wk.held = key >= 0 && step >= 1 ? unit_bytes(static_cast<size_t>(coop_[static_cast<size_t>(t)])) : 0.0;
       }
-      const TaskId t = (*wk.list)[pos];
       const double ahead = std::min(costs_[t].stream_bytes, c_.prefetch_bytes) - wk.streamed;
-      const int64_t key = pool_key(t, step);
-      if (ahead > 1e-9 && !(key >= 0 && pool_empty(key))) begin_flow(w, Flow::kStream, ahead, key);
+      if (ahead > 1e-9) {
+        if (key >= 0) draw_share(w, Flow::kStream, ahead, key);
+        else begin_flow(w, Flow::kStream, ahead, -1);
+      }
+    }
+    if (!wk.streams_for(wk.pos, wk.step)) {  // a share that streams nothing ahead (no ring)
+      const int32_t k = coop_[static_cast<size_t>(task_of(wk))];
+      wk.drawn = 0;
+      wk.held = k >= 0 && wk.step >= 1 ? unit_bytes(static_cast<size_t>(k)) : 0.0;
     }
     wk.pending = 0;
     for (EventId e : graph_.waits(task_of(wk))) {
@@ -344,8 +387,7 @@ class Simulation {
     if (wk.flow == Flow::kStream) stop_flow(wk);  // a task that streams nothing pauses the stream ahead
     if (!wk.streams_for(wk.pos, wk.step)) return after_stream(w);
     if (const int64_t key = pool_key(task_of(wk), wk.step); key >= 0) {  // a share streams until its pool is empty
-      if (!pool_empty(key)) begin_flow(w, Flow::kStream, std::numeric_limits<double>::infinity(), key);
-      else after_stream(w);
+      if (!draw_share(w, Flow::kStream, std::numeric_limits<double>::infinity(), key)) after_stream(w);
       return;
     }
     const double left = c.stream_bytes - wk.streamed;
@@ -366,8 +408,7 @@ class Simulation {
     const TaskCost& c = costs_[task_of(wk)];
     const double bytes = c.direct_bytes_at(wk.step);
     if (const int64_t key = pool_key(task_of(wk), wk.step); key >= 0) {  // the pool holds them
-      if (bytes > 0 && !pool_empty(key)) begin_flow(w, Flow::kDirect, std::numeric_limits<double>::infinity(), key);
-      else body_done(w);
+      if (!(bytes > 0 && draw_share(w, Flow::kDirect, std::numeric_limits<double>::infinity(), key))) body_done(w);
       return;
     }
     if (bytes > 0) begin_flow(w, Flow::kDirect, bytes, -1);
@@ -377,8 +418,12 @@ class Simulation {
   void flow_done(int32_t w) {
     Worker& wk = workers_[w];
     const Flow f = wk.flow;
+    const bool held = wk.held_flow;
     stop_flow(wk);
     if (!wk.executing) return;  // the ring is full; the rest streams once the task starts
+    if (const int64_t key = pool_key(task_of(wk), wk.step);  // after its held unit, a share draws from the pool
+        held && key >= 0 && draw_share(w, f, std::numeric_limits<double>::infinity(), key))
+      return;
     if (f == Flow::kStream) after_stream(w);
     else body_done(w);
   }
@@ -467,6 +512,7 @@ class Simulation {
   std::vector<int32_t> coop_;          // per task: its cooperative operator, or -1
   std::vector<double> coop_bytes_;     // per cooperative operator: the bytes of all its shares
   std::vector<int32_t> coop_shares_;   // per cooperative operator: its shares
+  std::vector<int64_t> coop_units_;    // per cooperative operator: its units
   std::unordered_map<int64_t, CoopPool> pools_;  // by pool_key
   std::vector<double> latency_;  // per event: release -> visible
   std::vector<Worker> workers_;

@@ -228,6 +228,25 @@ TEST(Simulator, CooperativeSharesDrawFromOnePool) {
   EXPECT_EQ(makespan(simulate(h.schedule({{t0, t1}, {t2}}), c, 1)), 2020);
 }
 
+// From step 1 on each share first streams the unit it holds (the GPU's claim loop ends
+// by claiming a unit of the next step): with as many units as shares, every share streams
+// one unit, the late one on its worker too.
+TEST(Simulator, FromStepOneEachShareStreamsTheUnitItHolds) {
+  GraphBuilder g;
+  const OpId op = g.op("coop");
+  const TaskId s0 = g.share(op, 1000, 0, 3), s1 = g.share(op, 1000, 1, 3), s2 = g.share(op, 1000, 2, 3);
+  Module m = g.schedule({{s0, s1}, {s2}});
+  m.program.ops[static_cast<size_t>(op)].outputs = {
+      m.program.add_tensor(Tensor{"y", DType::kBF16, {1, 24}, TensorRole::kActivation})};  // 3 units of 8 rows
+  CostParams c = unit_costs();
+  c.defaults.fixed_ns = 10;
+  const auto x = simulate(m, c, 2);
+  EXPECT_EQ(find(x, s1, 0).end_ns, 1520);  // step 0 as with no held units: one pool of 3000 bytes
+  EXPECT_EQ(find(x, s2, 1).end_ns, 1510 + 10 + 1000);
+  EXPECT_EQ(find(x, s0, 1).end_ns, 1520 + 10 + 1000);
+  EXPECT_EQ(find(x, s1, 1).end_ns, 2530 + 10 + 1000);
+}
+
 // A share that joins late draws only what the others left, and the pool then drains
 // faster (prefetching shares claim from it too, as the GPU's stream thread claims units).
 TEST(Simulator, AShareJoiningLateDrawsWhatIsLeft) {
