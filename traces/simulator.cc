@@ -106,12 +106,12 @@ class Simulation {
           k = static_cast<int32_t>(coop_bytes_.size());
           coop_bytes_.push_back(0);
           coop_shares_.push_back(0);
+          coop_units_.push_back(0);
         }
         coop = k;
         coop_bytes_[static_cast<size_t>(k)] += costs_.back().stream_bytes + costs_.back().direct_bytes;
         ++coop_shares_[static_cast<size_t>(k)];
         const Operator& op = m.program.ops[static_cast<size_t>(t.op)];
-        coop_units_.resize(coop_bytes_.size());
         if (!op.outputs.empty() && !m.program.tensor(op.outputs[0]).shape.empty())  // (hand-built graphs have none)
           coop_units_[static_cast<size_t>(k)] = coop_share(t).units(m.program.tensor(op.outputs[0]).shape.back());
       }

@@ -495,12 +495,12 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
     p.publish_task = I.publish_task;
   }
   int64_t delivered = 0;
+  std::vector<int32_t> row(static_cast<size_t>(k.batch));
   std::exception_ptr sink_error;  // rethrown once the kernel is done with the buffers
   auto deliver = [&] {
     if (!o.on_step || sink_error) return;
     const int64_t ready = *host_steps->host<uint32_t>();
     std::atomic_thread_fence(std::memory_order_acquire);
-    std::vector<int32_t> row(static_cast<size_t>(k.batch));
     try {
       for (; delivered < ready; ++delivered) {
         for (int64_t b = 0; b < k.batch; ++b) row[b] = host_tokens->host<int32_t>()[delivered * k.batch + b];

@@ -85,12 +85,23 @@ TEST_F(DriverTest, UnknownAndUnfitRequestsFail) {
         << kind;
 }
 
-TEST_F(DriverTest, GpuExecutorGivesTheCpuTokens) {
-  const ExecutorKind* gpu = find_executor("gpu");
-  if (!gpu) GTEST_SKIP() << "built without CUDA: there is no gpu executor";
-  if (!gpu->available()) GTEST_SKIP() << "no CUDA GPU on this machine";
-  const Compiled c = testing::tiny();
-  const std::unique_ptr<Executor> g = make_executor("gpu", c.module, ExecutorOptions{});
+// The gpu executor on the tiny preset; skipped without CUDA or a GPU.
+class DriverGpu : public DriverTest {
+ protected:
+  void SetUp() override {
+    DriverTest::SetUp();
+    const ExecutorKind* gpu = find_executor("gpu");
+    if (!gpu) GTEST_SKIP() << "built without CUDA: there is no gpu executor";
+    if (!gpu->available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+    g_ = make_executor("gpu", c_.module, ExecutorOptions{});
+  }
+  const Compiled c_ = testing::tiny();
+  std::unique_ptr<Executor> g_;
+};
+
+TEST_F(DriverGpu, ExecutorGivesTheCpuTokens) {
+  const Compiled& c = c_;
+  Executor* g = g_.get();
   const ExecResult r = g->run({4, {1, 2}, true});
   const ExecResult cpu = make_executor("cpu", c.module, ExecutorOptions{})->run({4, {1, 2}, false});
   EXPECT_EQ(r.tokens, cpu.tokens);
@@ -99,12 +110,8 @@ TEST_F(DriverTest, GpuExecutorGivesTheCpuTokens) {
   EXPECT_EQ(g->run_info(r).kind, "gpu");
 }
 
-TEST_F(DriverTest, GpuExecutorStreamsTheTokensAndStopsInTheKernel) {
-  const ExecutorKind* gpu = find_executor("gpu");
-  if (!gpu) GTEST_SKIP() << "built without CUDA: there is no gpu executor";
-  if (!gpu->available()) GTEST_SKIP() << "no CUDA GPU on this machine";
-  const Compiled c = testing::tiny();
-  const std::unique_ptr<Executor> g = make_executor("gpu", c.module, ExecutorOptions{});
+TEST_F(DriverGpu, ExecutorStreamsTheTokensAndStopsInTheKernel) {
+  Executor* g = g_.get();
   const ExecResult all = g->run({24, {1, 2}, false});
   std::vector<std::vector<int32_t>> seen;
   ExecRequest req{24, {1, 2}, false};
