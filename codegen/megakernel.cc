@@ -96,7 +96,7 @@ std::vector<EventId> item_waits(const abi::TaskDesc& d, TaskId leader, const Tas
 }
 
 void build_queues(codegen::DescBuilder& b, const TaskGraph& g, const TaskGraphIndex& index, Megakernel& k) {
-  const int64_t max_rows = abi::max_linear_rows(b.warps, b.batch);
+  const int64_t max_rows = abi::max_linear_rows(b.warps);
   const auto valid = [&](TaskId t) { return t >= 0 && t < static_cast<TaskId>(g.tasks.size()); };
   std::vector<int> seen(g.tasks.size(), 0);
   k.queue_offsets.push_back(0);

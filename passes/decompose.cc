@@ -154,6 +154,10 @@ PassInfo decompose_pass_info() {
                    "kv_append tasks after them); auto: the most, dividing the group, with heads x "
                    "head_dim <= 128, where num_q_heads / heads <= sm_count, else all",
                    1)
+          .integer("attention-rows", &O::attention_rows,
+                   "batch rows per attention task (and kv_append, partial and merge task); auto: "
+                   "the fewest for which the attention tasks of all rows still fit on sm_count SMs",
+                   1)
           .integer("argmax-tile", &O::argmax_tile,
                    "logits per argmax_partial task; auto: ceil(V / sm_count) rounded up to a "
                    "multiple of 64, at least 64",

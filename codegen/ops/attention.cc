@@ -1,6 +1,8 @@
 // codegen, attention family: task_attention (one split: query heads of one kv head;
 // fused, appending), task_attention_partial and task_attention_merge, and the dispatch
 // warp's L2 prefetch of an attention task's cache rows (runtime/device/tasks_attention.cuh).
+// A task of batch rows [b0, b1) gets its pointers offset to row b0 and the bodies' batch
+// parameter b1 - b0.
 #include <algorithm>
 
 #include "codegen/ops/desc_builder.h"
@@ -21,10 +23,10 @@ void describe_merge(DescBuilder& b, TaskId t, TaskDescription& out) {
   const Tensor& part = b.tensor(pr.tensor);
   const int64_t nq = part.shape[1], splits = part.shape[2], hd = part.shape[3] - 2;
   const int64_t nkv = attr_int(b.op_of(t).attrs, "num_kv_heads");
-  const int64_t G = nq / nkv, h = pr.dims[1].lo / G;
-  b.reloc(t, abi::slots::AttentionMerge::kPart, pr.tensor, h * G * splits * (hd + 2));
-  b.reloc(t, abi::slots::AttentionMerge::kY, b.output(t, 0), h * G * hd);
-  out.call = "task_attention_merge" + DescBuilder::targs({hd, G, b.batch, nkv, splits});
+  const int64_t G = nq / nkv, h = pr.dims[1].lo / G, b0 = pr.dims[0].lo;
+  b.reloc(t, abi::slots::AttentionMerge::kPart, pr.tensor, (b0 * nq + h * G) * splits * (hd + 2));
+  b.reloc(t, abi::slots::AttentionMerge::kY, b.output(t, 0), (b0 * nq + h * G) * hd);
+  out.call = "task_attention_merge" + DescBuilder::targs({hd, G, pr.dims[0].size(), nkv, splits});
 }
 
 }  // namespace
@@ -40,7 +42,7 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
   if (q < 0 || af.y < 0) b.fail(t, "operator has too few operands");
   const Region& kr = b.find(t, task.reads, kc, "k_cache");
   const auto& shape = b.tensor(kc).shape;
-  const int64_t B = b.batch, S = shape[1], nkv = shape[2], hd = shape[3];
+  const int64_t b0 = kr.dims[0].lo, B = kr.dims[0].size(), S = shape[1], nkv = shape[2], hd = shape[3];
   const int64_t nq = attr_int(op.attrs, "num_q_heads");
   if (nq % nkv != 0) b.fail(t, "num_q_heads is not a multiple of num_kv_heads");
   const int64_t G = nq / nkv, h = kr.dims[2].lo;
@@ -54,15 +56,16 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
     if (yc.lo % hd != 0 || yc.hi % hd != 0 || j0 / G != h || (j0 + heads - 1) / G != h)
       b.fail(t, "output is not whole query heads of its KV head");
   }
-  b.reloc(t, Slot::kQ, q, j0 * hd);
-  b.reloc(t, Slot::kKCache, kc, h * hd);
-  b.reloc(t, Slot::kVCache, vc, h * hd);
+  const int64_t q_row = nq * hd, kv_row = nkv * hd, cache_row = S * kv_row;  // elements per batch row
+  b.reloc(t, Slot::kQ, q, b0 * q_row + j0 * hd);
+  b.reloc(t, Slot::kKCache, kc, b0 * cache_row + h * hd);
+  b.reloc(t, Slot::kVCache, vc, b0 * cache_row + h * hd);
   DescBuilder::set_arg(out.d, Slot::kScale, float_bits(static_cast<float>(attr_float(op.attrs, "scale"))));
   if (heads > b.warps) b.fail(t, "more query heads per task than warps");
   const int32_t eps = fused ? DescBuilder::qk_norm_eps_bits(op) : 0;
   if (fused) {
-    b.reloc(t, Slot::kK, af.k, h * hd);
-    b.reloc(t, Slot::kV, af.v, h * hd);
+    b.reloc(t, Slot::kK, af.k, b0 * kv_row + h * hd);
+    b.reloc(t, Slot::kV, af.v, b0 * kv_row + h * hd);
     b.reloc_rope(t, Slot::kRopeTable, op.attrs);
     if (eps != 0) {
       b.reloc(t, Slot::kQNorm, af.q_norm, 0);
@@ -75,7 +78,7 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
                    DescBuilder::targs({hd, B, S, nkv}, task.kind == TaskKind::kAttention ? ", false" : ", true") +
                    "(d, step, lane)";
   if (task.kind == TaskKind::kAttention) {
-    b.reloc(t, Slot::kOut, af.y, j0 * hd);
+    b.reloc(t, Slot::kOut, af.y, b0 * q_row + j0 * hd);
     const bool appends =
         std::any_of(task.writes.begin(), task.writes.end(), [&](const Region& r) { return r.tensor == kc; });
     out.call = "task_attention" + DescBuilder::targs({hd, heads, B, S, nkv, nq}, form + (appends ? ", true" : ", false"));
@@ -85,7 +88,7 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
   const Region& pr = b.first_of_dtype(t, task.writes, DType::kF32, "attn_part");
   const Tensor& part = b.tensor(pr.tensor);  // [B, nq, splits, hd + 2]
   const int64_t splits = part.shape[2], s = pr.dims[2].lo;
-  b.reloc(t, Slot::kOut, pr.tensor, (h * G * splits + s) * (hd + 2));
+  b.reloc(t, Slot::kOut, pr.tensor, ((b0 * nq + h * G) * splits + s) * (hd + 2));
   DescBuilder::set_arg(out.d, Slot::kFirstPos, kr.dims[1].lo);
   DescBuilder::set_arg(out.d, Slot::kEndPos, kr.dims[1].hi);
   const int64_t rmax = (S + splits - 1) / splits;  // the longest split range

@@ -10,20 +10,25 @@ namespace {
 
 using Slot = abi::slots::Linear;
 
-// x of a linear task sits in shared memory as f32 when that takes at most 48 KiB; a
-// fused norm keeps the raw rows (bf16) after it (tasks_linear.cuh, load_x_normed).
-bool x_f32(const DescBuilder& b, int64_t K) { return b.batch * K * 4 <= 48 * 1024; }
-int linear_scratch(const DescBuilder& b, int64_t K, bool norm) {
-  return static_cast<int>((b.batch * K * (x_f32(b, K) ? 4 : 2) + 15) / 16 * 16 + (norm ? b.batch * K * 2 : 0));
+// At batch 1, x of a linear task sits in shared memory as f32 when that takes at most
+// 48 KiB; a fused norm keeps the raw rows (bf16) after it (tasks_linear.cuh,
+// load_x_normed). Above, the tensor-core bodies stage x a chunk's columns at a time
+// (abi::tc_linear_scratch, for `slots` padded rows per row group).
+bool x_f32(const DescBuilder& b, int64_t K) { return b.batch == 1 && K * 4 <= 48 * 1024; }
+int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, int64_t slots) {
+  if (b.batch >= 2) return static_cast<int>(abi::tc_linear_scratch(b.batch, K, boxes * 64, slots, b.warps, norm).bytes);
+  return static_cast<int>((K * (x_f32(b, K) ? 4 : 2) + 15) / 16 * 16 + (norm ? K * 2 : 0));
 }
 
 // Boxes per chunk for row groups of `rows` rows of K columns in a task of
 // `task_bytes` weights. A warp deals a chunk's boxes to its four lane groups: a task
 // whose weights all fit in the ring runs on prefetched chunks, where whole rounds of 4
 // boxes are fastest (llama-3.2-1b's q/k/v group: 8-box chunks, not 10); a larger task
-// streams, and bytes in flight set its rate (qwen3-8b's: 5-box chunks, not 4).
-int64_t chunk_boxes(const DescBuilder& b, int64_t rows, int64_t K, int64_t task_bytes) {
-  const int64_t fit = std::clamp<int64_t>(b.out.slot_bytes / (rows * 128), 1, K / 64);
+// streams, and bytes in flight set its rate (qwen3-8b's: 5-box chunks, not 4). On tensor
+// cores x's columns of a chunk may have to fit shared memory twice (abi::tc_max_boxes).
+int64_t chunk_boxes(const DescBuilder& b, int64_t rows, int64_t K, int64_t task_bytes, bool norm) {
+  const int64_t most = b.batch >= 2 ? abi::tc_max_boxes(b.batch, K, norm) : K / 64;
+  const int64_t fit = std::clamp<int64_t>(b.out.slot_bytes / (rows * 128), 1, most);
   const bool prefetched = task_bytes <= int64_t{4} * b.out.slot_bytes;
   return prefetched && fit >= 4 ? fit / 4 * 4 : fit;
 }
@@ -72,7 +77,7 @@ struct Tiling {
 };
 Tiling stream_tiling(DescBuilder& b, TaskId t, const LinearForm& lo, Range n) {
   const int64_t rows = n.size(), K = b.tensor(lo.weight).shape[1], products = lo.swiglu() ? 2 : 1;
-  const int64_t max_rows = std::max<int64_t>(8, abi::max_linear_rows(b.warps, b.batch) / (lo.swiglu() ? 16 : 8) * 8);
+  const int64_t max_rows = std::max<int64_t>(8, abi::max_linear_rows(b.warps) / (lo.swiglu() ? 16 : 8) * 8);
   Tiling tl;
   tl.box_rows = std::min<int64_t>({max_rows, b.out.slot_bytes / 128, (rows + 7) / 8 * 8});
   const CoopShare coop = coop_share(b.task(t));  // a cooperative share's row groups tile its units (docs/ir.md)
@@ -81,7 +86,7 @@ Tiling stream_tiling(DescBuilder& b, TaskId t, const LinearForm& lo, Range n) {
     tl.box_rows = std::min<int64_t>(tl.box_rows, coop.unit_rows);
     while (coop.unit_rows % tl.box_rows != 0) tl.box_rows -= 8;
   }
-  tl.boxes = chunk_boxes(b, tl.box_rows * products, K, rows * K * 2 * products);
+  tl.boxes = chunk_boxes(b, tl.box_rows * products, K, rows * K * 2 * products, lo.norm >= 0);
   tl.groups = (rows + tl.box_rows - 1) / tl.box_rows;
   tl.col_chunks = (K / 64 + tl.boxes - 1) / tl.boxes;
   StreamShape& st = b.out.stream.at(t);
@@ -123,7 +128,7 @@ void describe_linear(DescBuilder& b, TaskId t, TaskDescription& out) {
   if (lo.swiglu()) {
     out.call = "task_linear_swiglu" + DescBuilder::targs({K, rows, B, ystride, tl.box_rows, tl.boxes},
                                                          ", " + x_type + ", " + eps + ", " + unit_groups);
-    extra_scratch = static_cast<int>(2 * 2 * B * tl.box_rows * 4);
+    if (B == 1) extra_scratch = static_cast<int>(2 * 2 * B * tl.box_rows * 4);
   } else {
     int64_t np = 0;  // an lm_head fused with its argmax: its partial slot
     if (lo.tokens >= 0) {
@@ -132,7 +137,7 @@ void describe_linear(DescBuilder& b, TaskId t, TaskDescription& out) {
       np = b.tensor(vr.tensor).shape[1];
       b.reloc(t, Slot::kArgmaxVal, vr.tensor, vr.dims[1].lo);
       b.reloc(t, Slot::kArgmaxIdx, ir.tensor, ir.dims[1].lo);
-      extra_scratch = 2 * b.warps * 4;
+      if (B == 1) extra_scratch = 2 * b.warps * 4;
     }
     out.call = "task_linear" + DescBuilder::targs({K, rows, B, ystride},
                                                   std::string(f32 ? ", true, " : ", false, ") +
@@ -141,7 +146,7 @@ void describe_linear(DescBuilder& b, TaskId t, TaskDescription& out) {
                                                       ", " + std::to_string(np) + ", " + unit_groups +
                                                       (lo.bias >= 0 ? ", true" : ""));
   }
-  b.scratch(linear_scratch(b, K, norm) + extra_scratch);
+  b.scratch(linear_scratch(b, K, norm, tl.boxes, tl.box_rows * (lo.swiglu() ? 2 : 1)) + extra_scratch);
 }
 
 namespace {
@@ -200,8 +205,9 @@ void add_linear_group(DescBuilder& b, const std::vector<TaskId>& members, int32_
     shapes += ", " + std::to_string(sh.rows) + ", " + std::to_string(sh.ystride);
     if (i > 0 && i < members.size()) d.member[i - 1] = members[i];
   }
-  const int64_t boxes = chunk_boxes(b, pad_rows, K, pad_rows * K * 2);
+  const int64_t boxes = chunk_boxes(b, pad_rows, K, pad_rows * K * 2, lead.norm >= 0);
   const int64_t col_chunks = (K / 64 + boxes - 1) / boxes;
+  b.scratch(linear_scratch(b, K, lead.norm >= 0, boxes, pad_rows));
   StreamShape st = k.stream.at(members[0]);
   st.groups = 1;
   st.col_chunks = static_cast<int32_t>(col_chunks);

@@ -92,9 +92,10 @@ bool attention_owns_task(const Operator& op, TaskKind k) {
          (k == TaskKind::kKvAppend && attention_form(op).fused());
 }
 
-// kv head h (of G query heads): attention (one split: whole query heads of h; a fused
-// task that writes the caches appends h itself), attention_partial (split i of the
-// balanced splits [i*S/splits, (i+1)*S/splits)) or attention_merge.
+// kv head h (of G query heads) over the batch rows of what the task writes: attention
+// (one split: whole query heads of h; a fused task that writes the caches appends h
+// itself), attention_partial (split i of the balanced splits [i*S/splits,
+// (i+1)*S/splits)) or attention_merge.
 TaskRegions attention_task_regions(const TaskRegionRules& r, const Task& task) {
   const Operator& op = r.op_of(task);
   const AttentionForm af = attention_form(op);
@@ -102,43 +103,46 @@ TaskRegions attention_task_regions(const TaskRegionRules& r, const Task& task) {
   const int64_t g = attr_int(op.attrs, "num_q_heads") / attr_int(op.attrs, "num_kv_heads");
   const int64_t seq = r.shape(af.k_cache)[1];
   const std::vector<Tensor>& tensors = r.program().tensors;
+  Range rows;  // the batch rows, those of the region the task is keyed on
   auto cache = [&](TensorId t, int64_t h, int64_t s0, int64_t s1) {
-    return r.reg(t, {r.all(t), {s0, s1}, {h, h + 1}, {0, hd}});
+    return r.reg(t, {rows, {s0, s1}, {h, h + 1}, {0, hd}});
   };
   auto q_cols = [&](int64_t h) { return Range{h * g * hd, (h + 1) * g * hd}; };
   TaskRegions f;
   if (task.kind == TaskKind::kAttentionPartial) {
     const TensorId part = r.need(r.scratch().part, "attention partial");
     const Region& w = r.key(task, part, "attention partial");
+    rows = w.dims[0];
     const int64_t h = r.head_of(w.dims[1], g, format_region(tensors[part].name, w));
     const int64_t i = w.dims[2].lo, splits = r.shape(part)[2];
     const int64_t s0 = checked_mul(i, seq, "split start") / splits;
     const int64_t s1 = checked_mul(i + 1, seq, "split end") / splits;
-    f.reads = {r.reg(af.q, {r.all(af.q), q_cols(h)})};
+    f.reads = {r.reg(af.q, {rows, q_cols(h)})};
     if (af.fused() && af.q_norm >= 0) f.reads.push_back(r.reg(af.q_norm, {{0, hd}}));
     f.reads.push_back(cache(af.k_cache, h, s0, s1));
     f.reads.push_back(cache(af.v_cache, h, s0, s1));
-    f.writes = {r.reg(part, {r.all(part), {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})};
+    f.writes = {r.reg(part, {rows, {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})};
     return f;
   }
   const Region& w = r.key(task, af.y, "output");
+  rows = w.dims[0];
   if (task.kind == TaskKind::kAttentionMerge) {
     const int64_t h = r.head_of(w.dims[1], g * hd, format_region(tensors[af.y].name, w));
     const TensorId part = r.need(r.scratch().part, "attention partial");
-    f.writes = {r.reg(af.y, {r.all(af.y), q_cols(h)})};
-    f.reads = {r.reg(part, {r.all(part), {h * g, (h + 1) * g}, r.all(part, 2), {0, hd + 2}})};
+    f.writes = {r.reg(af.y, {rows, q_cols(h)})};
+    f.reads = {r.reg(part, {rows, {h * g, (h + 1) * g}, r.all(part, 2), {0, hd + 2}})};
     return f;
   }
   const Range c = w.dims[1];
   if (c.lo % hd != 0 || c.hi % hd != 0 || c.empty() || c.lo / (g * hd) != (c.hi - 1) / (g * hd))
     r.bad("writes " + format_region(tensors[af.y].name, w) + ": not whole query heads of one kv head");
   const int64_t h = c.lo / (g * hd);
-  f.writes = {r.reg(af.y, {r.all(af.y), c})};
-  f.reads = {r.reg(af.q, {r.all(af.q), c})};
+  f.writes = {r.reg(af.y, {rows, c})};
+  f.reads = {r.reg(af.q, {rows, c})};
   if (af.fused()) {
     const Range k_cols{h * hd, (h + 1) * hd};
-    f.reads.push_back(r.reg(af.k, {r.all(af.k), k_cols}));
-    f.reads.push_back(r.reg(af.v, {r.all(af.v), k_cols}));
+    f.reads.push_back(r.reg(af.k, {rows, k_cols}));
+    f.reads.push_back(r.reg(af.v, {rows, k_cols}));
     if (af.q_norm >= 0) f.reads.insert(f.reads.end(), {r.reg(af.q_norm, {{0, hd}}), r.reg(af.k_norm, {{0, hd}})});
     if (r.writes_on(task, af.k_cache)) {
       f.writes.push_back(cache(af.k_cache, h, 0, seq));

@@ -21,21 +21,24 @@ void kv_append_signature(OpSignature& s) {
 
 bool kv_append_owns_task(const Operator&, TaskKind k) { return k == TaskKind::kKvAppend; }
 
-// One kv head h: k and v columns (and the k norm weight of a fused, normed attention)
-// -> that head of both caches, all positions.
+// One kv head h over the batch rows of the cache region it writes: k and v columns (and
+// the k norm weight of a fused, normed attention) -> that head of both caches, all
+// positions.
 TaskRegions kv_append_task_regions(const TaskRegionRules& r, const Task& task) {
   const Operator& op = r.op_of(task);
   const AttentionForm af = attention_form(op);
   const bool fused = op.kind == OpKind::kAttention;
   const TensorId k = fused ? af.k : op.inputs[0], v = fused ? af.v : op.inputs[1];
   const TensorId kc = fused ? af.k_cache : op.outputs[0], vc = fused ? af.v_cache : op.outputs[1];
-  const int64_t hd = r.shape(kc)[3], h = r.key(task, kc, "cache").dims[2].lo;
+  const Region& key = r.key(task, kc, "cache");
+  const int64_t hd = r.shape(kc)[3], h = key.dims[2].lo;
+  const Range rows = key.dims[0];
   const Range cols{h * hd, (h + 1) * hd};
   TaskRegions f;
-  f.reads = {r.reg(k, {r.all(k), cols}), r.reg(v, {r.all(v), cols})};
+  f.reads = {r.reg(k, {rows, cols}), r.reg(v, {rows, cols})};
   if (fused && af.k_norm >= 0) f.reads.push_back(r.reg(af.k_norm, {{0, hd}}));
-  f.writes = {r.reg(kc, {r.all(kc), r.all(kc, 1), {h, h + 1}, {0, hd}}),
-              r.reg(vc, {r.all(vc), r.all(vc, 1), {h, h + 1}, {0, hd}})};
+  f.writes = {r.reg(kc, {rows, r.all(kc, 1), {h, h + 1}, {0, hd}}),
+              r.reg(vc, {rows, r.all(vc, 1), {h, h + 1}, {0, hd}})};
   return f;
 }
 

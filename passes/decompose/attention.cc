@@ -5,8 +5,11 @@
 // position's k and v for themselves and one kv_append task per kv head, after all of
 // them, stores them (docs/ir.md). With several splits, the kv_append tasks come first,
 // then attention_partial tasks per (kv head, split) read what they stored, then one
-// attention_merge per kv head.
+// attention_merge per kv head. Every task serves a block of batch rows: all of them, or
+// fewer, so that a batch's attention spreads over the SMs instead of looping over its rows.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "ir/error.h"
 #include "passes/decompose/decomposer.h"
@@ -31,42 +34,52 @@ int64_t auto_attention_heads(int64_t q_heads, int64_t group, int64_t head_dim, i
     if (group % h == 0 && h * head_dim <= 128) heads = h;
   return q_heads / heads <= sms ? heads : group;
 }
+// Batch rows per task: the fewest for which `per_rows` tasks per block of rows, over all
+// blocks, still fit on the SMs.
+int64_t auto_attention_rows(int64_t batch, int64_t per_rows, int64_t sms) {
+  const int64_t blocks = std::clamp<int64_t>(sms / std::max<int64_t>(per_rows, 1), 1, batch);
+  return ceil_div(batch, blocks);
+}
 
-// The shape and the region helpers of one attention operator's tasks.
+// The shape and the region helpers of one attention operator's tasks over batch rows
+// [r0, r1).
 struct Heads {
   Decomposer& d;
   const AttentionForm f;
-  int64_t b, s, nkv, hd, g;
+  int64_t r0, r1, s, nkv, hd, g;
+  Range rows() const { return {r0, r1}; }
   Range qcols(int64_t j0, int64_t j1) const { return {j0 * hd, j1 * hd}; }
   Range kcols(int64_t h) const { return {h * hd, (h + 1) * hd}; }
   Region cache(TensorId t, int64_t h, int64_t s0, int64_t s1) const {
-    return d.reg(t, {{0, b}, {s0, s1}, {h, h + 1}, {0, hd}});
+    return d.reg(t, {rows(), {s0, s1}, {h, h + 1}, {0, hd}});
   }
   Region norm_w(TensorId w) const { return d.reg(w, {{0, hd}}); }
   // Per (row, query head, position): q.k, p.v (2 hd each) and the softmax update.
-  int64_t attn_flops(int64_t q_heads, int64_t positions) const { return b * q_heads * positions * (4 * hd + 5); }
+  int64_t attn_flops(int64_t q_heads, int64_t positions) const { return (r1 - r0) * q_heads * positions * (4 * hd + 5); }
   // Per fused head (norm 4, RoPE 6 per element).
-  int64_t prep_flops() const { return f.fused() ? b * hd * (6 + (f.q_norm >= 0 ? 4 : 0)) : 0; }
+  int64_t prep_flops() const { return f.fused() ? (r1 - r0) * hd * (6 + (f.q_norm >= 0 ? 4 : 0)) : 0; }
   // The bytes of one stored position.
-  int64_t append_bytes() const { return 2 * b * hd * d.esize(f.k_cache); }
+  int64_t append_bytes() const { return 2 * (r1 - r0) * hd * d.esize(f.k_cache); }
 
   void kv_append(int64_t h) const {
-    std::vector<Region> reads = {d.reg(f.k, {{0, b}, kcols(h)}), d.reg(f.v, {{0, b}, kcols(h)})};
+    std::vector<Region> reads = {d.reg(f.k, {rows(), kcols(h)}), d.reg(f.v, {rows(), kcols(h)})};
     if (f.k_norm >= 0) reads.push_back(norm_w(f.k_norm));
     const int64_t bytes = d.regions_bytes(reads) + append_bytes();
     d.task(TaskKind::kKvAppend, std::move(reads), {cache(f.k_cache, h, 0, s), cache(f.v_cache, h, 0, s)},
            prep_flops(), bytes);
   }
 
-  void one_split(int64_t heads) const {
+  // Attention tasks of `heads` query heads each (one split); a task of a whole group of
+  // a fused attention appends its kv head.
+  void attention_tasks(int64_t heads) const {
     const bool appends = f.fused() && heads == g;
     for (int64_t h = 0; h < nkv; ++h)
       for (int64_t j0 = h * g; j0 < (h + 1) * g; j0 += heads) {
-        std::vector<Region> reads = {d.reg(f.q, {{0, b}, qcols(j0, j0 + heads)})};
-        std::vector<Region> writes = {d.reg(f.y, {{0, b}, qcols(j0, j0 + heads)})};
+        std::vector<Region> reads = {d.reg(f.q, {rows(), qcols(j0, j0 + heads)})};
+        std::vector<Region> writes = {d.reg(f.y, {rows(), qcols(j0, j0 + heads)})};
         if (f.fused()) {
-          reads.push_back(d.reg(f.k, {{0, b}, kcols(h)}));
-          reads.push_back(d.reg(f.v, {{0, b}, kcols(h)}));
+          reads.push_back(d.reg(f.k, {rows(), kcols(h)}));
+          reads.push_back(d.reg(f.v, {rows(), kcols(h)}));
           if (f.q_norm >= 0) reads.insert(reads.end(), {norm_w(f.q_norm), norm_w(f.k_norm)});
         }
         if (appends) writes.insert(writes.end(), {cache(f.k_cache, h, 0, s), cache(f.v_cache, h, 0, s)});
@@ -76,29 +89,29 @@ struct Heads {
         d.task(TaskKind::kAttention, std::move(reads), std::move(writes),
                attn_flops(heads, s) + (heads + 1) * prep_flops(), bytes);
       }
-    if (f.fused() && !appends)
-      for (int64_t h = 0; h < nkv; ++h) kv_append(h);
+  }
+  void kv_appends() const {
+    for (int64_t h = 0; h < nkv; ++h) kv_append(h);
   }
 
-  // Balanced position ranges: split i covers [i*S/splits, (i+1)*S/splits).
-  void split(const Operator& op, int64_t splits) const {
-    if (f.fused())
-      for (int64_t h = 0; h < nkv; ++h) kv_append(h);
-    const std::string part_name = "attn_part." + (op.layer >= 0 ? std::to_string(op.layer) : op.name);
-    const TensorId part = d.add_scratch(op, part_name, DType::kF32, {b, nkv * g, splits, hd + 2});
+  // Balanced position ranges: split i covers [i*S/splits, (i+1)*S/splits); `part` is
+  // the operator's partials tensor [B, nq, splits, hd + 2].
+  void partials(int64_t splits, TensorId part) const {
     for (int64_t h = 0; h < nkv; ++h)
       for (int64_t i = 0; i < splits; ++i) {
         const int64_t s0 = i * s / splits, s1 = (i + 1) * s / splits;
-        std::vector<Region> reads = {d.reg(f.q, {{0, b}, qcols(h * g, (h + 1) * g)})};
+        std::vector<Region> reads = {d.reg(f.q, {rows(), qcols(h * g, (h + 1) * g)})};
         if (f.q_norm >= 0) reads.push_back(norm_w(f.q_norm));
         reads.insert(reads.end(), {cache(f.k_cache, h, s0, s1), cache(f.v_cache, h, s0, s1)});
         d.task(TaskKind::kAttentionPartial, std::move(reads),
-               {d.reg(part, {{0, b}, {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})},
+               {d.reg(part, {rows(), {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})},
                attn_flops(g, s1 - s0) + g * prep_flops());
       }
+  }
+  void merges(int64_t splits, TensorId part) const {
     for (int64_t h = 0; h < nkv; ++h)
-      d.task(TaskKind::kAttentionMerge, {d.reg(part, {{0, b}, {h * g, (h + 1) * g}, {0, splits}, {0, hd + 2}})},
-             {d.reg(f.y, {{0, b}, qcols(h * g, (h + 1) * g)})}, b * g * splits * (2 * hd + 5));
+      d.task(TaskKind::kAttentionMerge, {d.reg(part, {rows(), {h * g, (h + 1) * g}, {0, splits}, {0, hd + 2}})},
+             {d.reg(f.y, {rows(), qcols(h * g, (h + 1) * g)})}, (r1 - r0) * g * splits * (2 * hd + 5));
   }
 };
 
@@ -107,20 +120,32 @@ struct Heads {
 void decompose_attention(Decomposer& d, const Operator& op) {
   const AttentionForm f = attention_form(op);
   const auto& cs = d.shape(f.k_cache);
-  const int64_t nq = attr_int(op.attrs, "num_q_heads");
-  const Heads heads{d, f, cs[0], cs[1], cs[2], cs[3], nq / cs[2]};
-  const int64_t splits = d.options().attention_splits.value_or(auto_attention_splits(heads.s, heads.nkv, d.sms()));
-  if (splits > heads.s)
+  const int64_t batch = cs[0], s = cs[1], nkv = cs[2], hd = cs[3];
+  const int64_t nq = attr_int(op.attrs, "num_q_heads"), g = nq / nkv;
+  const int64_t splits = d.options().attention_splits.value_or(auto_attention_splits(s, nkv, d.sms()));
+  if (splits > s)
     throw Error("option 'attention-splits' (" + std::to_string(splits) + ") exceeds max_seq_len (" +
-                std::to_string(heads.s) + ") of operator '" + op.name + "'");
-  const int64_t per_task = d.options().attention_heads.value_or(auto_attention_heads(nq, heads.g, heads.hd, d.sms()));
-  if (heads.g % per_task != 0)
+                std::to_string(s) + ") of operator '" + op.name + "'");
+  const int64_t per_task = d.options().attention_heads.value_or(auto_attention_heads(nq, g, hd, d.sms()));
+  if (g % per_task != 0)
     throw Error("option 'attention-heads' (" + std::to_string(per_task) + ") does not divide the " +
-                std::to_string(heads.g) + " query heads per kv head of operator '" + op.name + "'");
-  if (splits == 1)
-    heads.one_split(per_task);
-  else
-    heads.split(op, splits);
+                std::to_string(g) + " query heads per kv head of operator '" + op.name + "'");
+  const int64_t rows = std::min(
+      batch, d.options().attention_rows.value_or(auto_attention_rows(batch, splits == 1 ? nq / per_task : nkv * splits, d.sms())));
+  std::vector<Heads> blocks;  // the operator's tasks per block of batch rows, kind by kind (docs/ir.md, "Tasks")
+  for (int64_t r0 = 0; r0 < batch; r0 += rows) blocks.push_back({d, f, r0, std::min(batch, r0 + rows), s, nkv, hd, g});
+  if (splits == 1) {
+    for (const Heads& b : blocks) b.attention_tasks(per_task);
+    if (f.fused() && per_task != g)
+      for (const Heads& b : blocks) b.kv_appends();
+    return;
+  }
+  const std::string name = "attn_part." + (op.layer >= 0 ? std::to_string(op.layer) : op.name);
+  const TensorId part = d.add_scratch(op, name, DType::kF32, {batch, nq, splits, hd + 2});
+  if (f.fused())
+    for (const Heads& b : blocks) b.kv_appends();
+  for (const Heads& b : blocks) b.partials(splits, part);
+  for (const Heads& b : blocks) b.merges(splits, part);
 }
 
 }  // namespace mpk::decompose

@@ -29,6 +29,7 @@ struct DecomposeOptions {
   std::optional<int64_t> elementwise_tile;
   std::optional<int64_t> attention_splits;
   std::optional<int64_t> attention_heads;
+  std::optional<int64_t> attention_rows;
   std::optional<int64_t> argmax_tile;
   Coop coop = Coop::kAuto;
   std::optional<int64_t> coop_unit;

@@ -59,7 +59,7 @@ class Engine {
     if (m.graph.tasks.empty())
       throw Error("the module has no tasks: run the decompose, infer-deps and assign-sm passes first");
     const RunTensors rt = find_run_tensors(m.program);
-    check_run_inputs(rt, o.steps, o.prompt);
+    check_run_inputs(rt, o.steps, o.prompt, o.prompt_rows);
     if (!(o.watchdog_s > 0)) throw Error("the watchdog timeout must be positive");
     return rt;
   }
@@ -129,7 +129,7 @@ class Engine {
                std::vector<CpuTaskRecord>* recs) {
     if (races_) races_->check(m_, t, step, done_);
     const int64_t begin = o_.record_tasks ? now_ns() : 0;
-    run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_});
+    run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_, o_.prompt_rows});
     if (o_.on_step) deliver_steps();
     done_[t].fetch_add(1, std::memory_order_release);
     for (EventId e : graph_.triggers(t)) counters_[e].fetch_add(1, std::memory_order_release);

@@ -33,6 +33,7 @@ enum class CpuOrder { kSchedule, kRandom };
 struct CpuRunOptions {
   int64_t steps = 1;
   std::vector<int64_t> prompt = {1};
+  int64_t prompt_rows = 1;  // 1, or the batch: one row per batch row (run_common.h, prompt_token)
   CpuOrder order = CpuOrder::kSchedule;
   uint64_t seed = 0;          // random order
   int64_t threads = 0;        // schedule order: OS threads, 0 = hardware concurrency

@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ir/rope.h"
 #include "runtime/cpu/lane_order.h"
+#include "runtime/cpu/run_common.h"
 
 namespace mpk {
 namespace {
@@ -98,8 +99,9 @@ void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, Tens
   const int64_t vocab = table.shape[0], hidden = table.shape[1];
   const std::vector<int64_t>& prompt = *ctx.prompt;
   for (int64_t b = b0; b < b1; ++b) {
-    const int64_t tok = ctx.step < static_cast<int64_t>(prompt.size()) ? prompt[ctx.step]
-                                                                       : tokens.load_i32(b);
+    const int64_t tok = ctx.step < prompt_length(prompt, ctx.prompt_rows)
+                            ? prompt_token(prompt, ctx.prompt_rows, b, ctx.step)
+                            : tokens.load_i32(b);
     if (tok < 0 || tok >= vocab)
       throw Error("embedding: token " + std::to_string(tok) + " of batch row " + std::to_string(b) +
                   " at step " + std::to_string(ctx.step) + " is outside the vocabulary [0, " +

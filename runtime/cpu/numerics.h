@@ -58,6 +58,7 @@ struct StepContext {
   int64_t step = 0;
   const std::vector<int64_t>* prompt = nullptr;
   StepRecorder* recorder = nullptr;
+  int64_t prompt_rows = 1;  // run_common.h, prompt_token
 };
 
 // Scratch that one thread reuses across calls: buffer `which` (0..4) of at least n floats.

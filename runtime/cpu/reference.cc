@@ -30,18 +30,18 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
 }
 
 CpuRunResult run_reference(const Module& m, const Weights& w, int64_t steps,
-                           const std::vector<int64_t>& prompt) {
+                           const std::vector<int64_t>& prompt, int64_t prompt_rows) {
   const Program& p = m.program;
   for (OpId id = 0; id < static_cast<OpId>(p.ops.size()); ++id) check_op(p, id);
   const RunTensors rt = find_run_tensors(p);
-  check_run_inputs(rt, steps, prompt);
+  check_run_inputs(rt, steps, prompt, prompt_rows);
   TensorStore store(p, w);
   for (const Operator& op : p.ops)
     for (TensorId out : op.outputs) store.require_writable(out, "operator '" + op.name + "'");
   StepRecorder rec(steps, rt.batch);
   const auto start = std::chrono::steady_clock::now();
   for (int64_t s = 0; s < steps; ++s) {
-    const StepContext ctx{s, &prompt, &rec};
+    const StepContext ctx{s, &prompt, &rec, prompt_rows};
     for (OpId id = 0; id < static_cast<OpId>(p.ops.size()); ++id) run_op(p, id, store, ctx);
   }
   CpuRunResult r = collect_result(rec, store, rt, start);

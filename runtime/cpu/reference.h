@@ -22,6 +22,6 @@ void run_op(const Program& p, OpId id, TensorStore& store, const StepContext& ct
 // Runs `steps` decode steps of `m`'s Program (its task graph, if any, is ignored).
 // Throws mpk::Error for a malformed program, missing weights or bad inputs.
 CpuRunResult run_reference(const Module& m, const Weights& w, int64_t steps,
-                           const std::vector<int64_t>& prompt);
+                           const std::vector<int64_t>& prompt, int64_t prompt_rows = 1);
 
 }  // namespace mpk

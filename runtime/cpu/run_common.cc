@@ -43,7 +43,13 @@ RunTensors find_run_tensors(const Program& p) {
   return rt;
 }
 
-void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int64_t>& prompt) {
+void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int64_t>& prompt,
+                      int64_t prompt_rows) {
+  if (prompt_rows != 1 && prompt_rows != rt.batch)
+    throw Error("the prompt has " + std::to_string(prompt_rows) + " rows; give 1 (every batch row) or " +
+                std::to_string(rt.batch) + " (one per batch row)");
+  if (prompt.size() % prompt_rows != 0)
+    throw Error("the prompt's " + std::to_string(prompt_rows) + " rows differ in length");
   if (steps < 0) throw Error("steps must be >= 0, got " + std::to_string(steps));
   if (rt.max_seq_len > 0 && steps > rt.max_seq_len)
     throw Error(std::to_string(steps) + " steps exceed max_seq_len " +

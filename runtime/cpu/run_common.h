@@ -40,9 +40,21 @@ struct RunTensors {
 };
 RunTensors find_run_tensors(const Program& p);
 
-// Throws mpk::Error for steps < 0, steps beyond max_seq_len, an empty prompt, or a
-// prompt token outside the vocabulary.
-void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int64_t>& prompt);
+// Throws mpk::Error for steps < 0, steps beyond max_seq_len, an empty prompt, a prompt
+// token outside the vocabulary, or prompt rows other than 1 or the batch (or rows of
+// unequal length).
+void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int64_t>& prompt,
+                      int64_t prompt_rows = 1);
+
+// A prompt's tokens per row (docs/ir.md, "Module"): `rows` 1 (every batch row reads
+// them) or the batch (rows of equal length, row b read by batch row b).
+inline int64_t prompt_length(const std::vector<int64_t>& prompt, int64_t rows) {
+  return static_cast<int64_t>(prompt.size()) / rows;
+}
+// The token batch row b reads at step s < prompt_length.
+inline int64_t prompt_token(const std::vector<int64_t>& prompt, int64_t rows, int64_t b, int64_t s) {
+  return prompt[(rows == 1 ? 0 : b) * prompt_length(prompt, rows) + s];
+}
 
 // The error for a step whose logits hold a NaN or an infinity in batch row `row`.
 Error non_finite_logits_error(int64_t step, int64_t row);

@@ -29,12 +29,45 @@ inline constexpr int kBoxCols = 64;         // weight-stream box width: 64 bf16 
 inline constexpr int kControlThreads = 96;  // the stream, dispatch and completion warps of a worker block
 
 // The most weight rows one linear row group may have: every body warp owns at most 8
-// rows of it at batch 1, max(1, 8 / batch) above, each with 8 f32 accumulators per batch
-// row in registers (runtime/device/tasks_linear.cuh); at batch 1 and 8 warps, 64 rows.
-MPK_HD constexpr int64_t max_linear_rows(int64_t warps, int64_t batch) {
-  const int64_t per_warp = batch >= 8 ? 1 : 8 / batch;
-  const int64_t rows = warps * per_warp / 8 * 8;
-  return rows < 8 ? 8 : rows;
+// rows of it at batch 1, each with 8 f32 accumulators in registers (runtime/device/
+// tasks_linear.cuh); on tensor cores (batch >= 2) the warps share its 16-row tiles
+// (runtime/device/tensor_core_rows.cuh). At 8 warps, 64 rows.
+MPK_HD constexpr int64_t max_linear_rows(int64_t warps) { return warps < 1 ? 8 : warps * 8; }
+
+// The scratch of a linear body on tensor cores (batch >= 2; runtime/device/
+// tensor_core_rows.cuh) of K columns in chunks of `cols`, `slots` padded rows per row
+// group, byte offsets: the rms scales of a fused norm (batch f32); x, whole (batch rows of
+// K + 8 bf16, then the norm weight's K) when that takes at most kTcXBytes, else a ring of
+// `slices` (>= 2) slices of a chunk's columns (batch rows of cols + 8, then the norm
+// weight's cols); a row group's partial sums (kTcKSlices x slots x batch f32) and two
+// buffers of its sums (slots x batch f32); the argmax epilogue's 2 x warps words; `bytes`
+// in all.
+inline constexpr int64_t kTcXBytes = 77824;
+inline constexpr int64_t kTcKSlices = 8;  // a tensor-core sum's k16 steps, dealt round-robin
+// The most boxes a chunk may span on tensor cores: any number when x fits whole, else as
+// many as keep two slices within kTcXBytes.
+MPK_HD constexpr int64_t tc_max_boxes(int64_t batch, int64_t K, bool norm) {
+  if ((batch * (K + 8) + (norm ? K : 0)) * 2 <= kTcXBytes) return K / 64;
+  const int64_t n = (kTcXBytes / 4 - 8 * batch) / (64 * (batch + (norm ? 1 : 0)));
+  return n < 1 ? 1 : n;
+}
+struct TcLinearScratch {
+  int64_t rms, x, x_stride, slice_bytes, slices, partials, sums, red, bytes;
+  MPK_HD constexpr bool whole() const { return slices == 0; }
+};
+MPK_HD constexpr TcLinearScratch tc_linear_scratch(int64_t batch, int64_t K, int64_t cols, int64_t slots,
+                                                   int64_t warps, bool norm) {
+  TcLinearScratch s{};
+  s.x = (batch * 4 + 15) / 16 * 16;
+  const int64_t whole = (batch * (K + 8) + (norm ? K : 0)) * 2;
+  s.slice_bytes = (batch * (cols + 8) + (norm ? cols : 0)) * 2;
+  s.slices = whole <= kTcXBytes ? 0 : (kTcXBytes / s.slice_bytes < 2 ? 2 : kTcXBytes / s.slice_bytes);
+  s.x_stride = s.whole() ? K + 8 : cols + 8;
+  s.partials = s.x + (s.whole() ? whole : s.slices * s.slice_bytes);
+  s.sums = s.partials + kTcKSlices * slots * batch * 4;
+  s.red = s.sums + 2 * slots * batch * 4;
+  s.bytes = s.red + 2 * warps * 4;
+  return s;
 }
 
 // Wait until counters[event] >= target * (step + 1 - distance).
@@ -138,7 +171,7 @@ struct KernelParams {
   const WaitEntry* waits;
   const int32_t* triggers;           // event ids
   unsigned long long* counters;      // one per event, zero at launch
-  const int32_t* prompt;             // [prompt_len]
+  const int32_t* prompt;             // [1 or batch][prompt_len]
   int32_t* token_history;            // [num_steps][batch]: argmax of each step
   float* logits_history;             // [num_steps][batch][vocab] or null
   int32_t* step_counter;             // per-op mode: the current step
@@ -161,7 +194,7 @@ struct KernelParams {
   int32_t publish_task;              // the argmax_reduce task (TaskId), or -1: no streaming
   int32_t stop_count;
   int32_t first_generated;           // stop ids count from this step on (after the prompt)
-  int32_t pad;
+  int32_t prompt_stride;             // 0: every batch row reads prompt row 0; prompt_len: row b reads row b
 };
 
 // The layout both compilers must give these structs (the host writes them, the device

@@ -30,20 +30,27 @@ __device__ __forceinline__ void load8(const float* x, float (&f)[8]) {
   f[4] = b.x; f[5] = b.y; f[6] = b.z; f[7] = b.w;
 }
 
-// Sum of squares of N values (bf16, or f32 that are each exactly a bf16; 16-byte
-// aligned) by one warp, in the canonical order.
-template <int N, class T>
-__device__ __forceinline__ float warp_sum_squares(const T* x, int lane) {
+// Sum of squares of N values by one warp, in the canonical order; load(k, f) puts the 8
+// values from k (a multiple of 8), each exactly a bf16, into f.
+template <int N, class Load8>
+__device__ __forceinline__ float warp_sum_squares_by(Load8 load, int lane) {
   static_assert(N % 8 == 0, "warp_sum_squares: N must be a multiple of 8");
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
 #pragma unroll 4
   for (int k = lane * 8; k < N; k += 256) {
     float f[8];
-    load8(x + k, f);
+    load(k, f);
 #pragma unroll
     for (int e = 0; e < 8; ++e) acc[e] = fmaf(f[e], f[e], acc[e]);
   }
   return warp_lane_finish(acc);
+}
+
+// The same over N values in memory this thread may read plainly (bf16, or f32 that are
+// each exactly a bf16; 16-byte aligned).
+template <int N, class T>
+__device__ __forceinline__ float warp_sum_squares(const T* x, int lane) {
+  return warp_sum_squares_by<N>([&](int k, float (&f)[8]) { load8(x + k, f); }, lane);
 }
 
 // One thread, n = 8 * L <= 256 terms: lanes[l] holds lane l's sum (terms 8l..8l+7 added

@@ -25,7 +25,7 @@ __device__ void task_embedding(const TaskDesc& d, TaskCtx& c) {
   const int32_t vocab = arg_int(d, Slot::kVocab);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    int32_t tok = c.step < p.prompt_len ? p.prompt[c.step] : ld_cg_i32(&tokens[b]);
+    int32_t tok = c.step < p.prompt_len ? p.prompt[b * p.prompt_stride + c.step] : ld_cg_i32(&tokens[b]);
     tok = tok < 0 ? 0 : (tok >= vocab ? vocab - 1 : tok);  // never read out of bounds
     const bf16_t* row = table + static_cast<int64_t>(tok) * H;
     #pragma unroll 4

@@ -7,12 +7,16 @@
 // the weight stream in boxes of 64 columns, swizzled so that a warp's reads of one row
 // are conflict-free; x sits in shared memory (f32 when it fits, else bf16; both exact).
 // Warp w owns rows w, w + kWarps, ... of a row group (RW of them), so the row groups
-// that codegen chooses stay within max_linear_rows(B) (runtime/device/abi.cuh). The
+// that codegen chooses stay within max_linear_rows (runtime/device/abi.cuh). The
 // descriptor's slots are slots::Linear (task_slots.cuh).
 //
 // task_linear_group runs several linear tasks that read the same x (e.g. q_proj and
 // k_proj on one worker) as one: the members' rows are dealt to the warps in order, the
 // chunks hold every member's boxes for the same columns, and all rows advance together.
+//
+// Above batch 1 every body runs its row groups on tensor cores instead
+// (tensor_core_rows.cuh), in an order of its own that the CPU does not reproduce
+// (docs/ir.md, "Exactness"); the epilogues are the same.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +28,7 @@
 #include "runtime/device/stream.cuh"
 #include "runtime/device/tasks_argmax.cuh"
 #include "runtime/device/tasks_binary.cuh"
+#include "runtime/device/tensor_core_rows.cuh"
 
 namespace mpk {
 namespace dev {
@@ -218,76 +223,99 @@ __device__ void task_linear(const TaskDesc& d, TaskCtx& c) {
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(BOX_ROWS % 8 == 0 && BOX_ROWS <= 256, "linear: bad box rows");
   static_assert(BOX_ROWS * 128 * BOXES <= kSlotBytes, "linear: chunk larger than a stream slot");
-  static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
+  static_assert(B >= 2 || LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
   static_assert(NP == 0 || F32_OUT, "linear: an argmax epilogue needs f32 logits");
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
   constexpr int RW = (BOX_ROWS + kWarps - 1) / kWarps;
 
   using Slot = slots::Linear;
-  load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
-  body_sync();
   const KernelParams& p = *c.params;
   const int32_t n0 = arg_int(d, Slot::kRow0);
   float* hist = (F32_OUT && p.logits_history != nullptr)
                     ? p.logits_history + static_cast<int64_t>(c.step) * B * p.vocab + n0
                     : nullptr;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  float best[B];  // the argmax epilogue: this warp's best (value, index) per batch row
+  float best[B];  // the argmax epilogue: this thread's best (value, index) per batch row
   int32_t best_i[B];
 #pragma unroll
   for (int b = 0; b < B; ++b) {
     best[b] = -INFINITY;
     best_i[b] = n0;
   }
-  for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
-    const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
-    const int padded = (rows + 7) / 8 * 8;  // the box's row count is padded to 8
-    int row[RW], pad[RW], before[RW];
-#pragma unroll
-    for (int i = 0; i < RW; ++i) {
-      const int r = warp + i * kWarps;
-      row[i] = r < rows ? r : -1;
-      pad[i] = padded;
-      before[i] = 0;
+  const auto bias = [&](int n) { return BIAS ? bf16_to_f32(ld_const_bf16(dptr<const bf16_t>(d, Slot::kBias) + n)) : 0.f; };
+  const auto residual = [&](int n, int b) {
+    return bf16_to_f32(ld_cg_bf16(dptr<const bf16_t>(d, Slot::kResidual) + static_cast<int64_t>(b) * YSTRIDE + n));
+  };
+  // Row n's output for batch row b: v its f32 sum (with the bias), res its residual.
+  const auto store = [&](int n, int b, float v, float res) {
+    const int64_t at = static_cast<int64_t>(b) * YSTRIDE + n;
+    if constexpr (F32_OUT) {
+      dptr<float>(d, Slot::kY)[at] = v;
+      if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = v;
+    } else if constexpr (RESIDUAL) {
+      dptr<bf16_t>(d, Slot::kY)[at] = f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + res);
+    } else {
+      dptr<bf16_t>(d, Slot::kY)[at] = f32_to_bf16(v);
     }
-    // The residual of this warp's rows, requested before the chunks are consumed.
-    float res[RESIDUAL ? RW : 1][B];
-    if constexpr (RESIDUAL) {
+  };
+  unsigned char* red;  // the argmax epilogue's block reduction
+  if constexpr (B >= 2) {
+    using Tc = TcRowGroups<K, B, BOXES, EPS_BITS, BOX_ROWS>;
+    red = c.scratch + Tc::kAt.red;
+    Tc tc(d, c);
+    for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
+      const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
+      const float* sums = tc.run(first, TcRows{{rows, 0, 0, 0}, {(rows + 7) / 8 * 8, 0, 0, 0}});
+      for (int u = threadIdx.x; u < rows * B; u += kThreads) {
+        const int b = u % B, n = g * BOX_ROWS + u / B;
+        const float v = BIAS ? __fadd_rn(sums[u], bias(n)) : sums[u];
+        if constexpr (NP > 0) {
 #pragma unroll
-      for (int i = 0; i < RW; ++i)
+          for (int k = 0; k < B; ++k)
+            if (k == b) argmax_combine(best[k], best_i[k], v, n0 + n);
+        }
+        store(n, b, v, RESIDUAL ? residual(n, b) : 0.f);
+      }
+    });
+  } else {
+    red = c.scratch + LinearScratch<K, B, X_F32>::kBytes + (EPS_BITS != 0 ? B * K * 2 : 0);
+    load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
+    body_sync();
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
+      const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
+      const int padded = (rows + 7) / 8 * 8;  // the box's row count is padded to 8
+      int row[RW], pad[RW], before[RW];
 #pragma unroll
-        for (int b = 0; b < B; ++b)
-          res[i][b] = row[i] >= 0 && lane == 0
-                          ? bf16_to_f32(ld_cg_bf16(dptr<const bf16_t>(d, Slot::kResidual) + static_cast<int64_t>(b) * YSTRIDE +
-                                                   g * BOX_ROWS + row[i]))
-                          : 0.f;
-    }
-    float acc[RW][B][8];
-    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, first, row, pad, before, lane, acc);
+      for (int i = 0; i < RW; ++i) {
+        const int r = warp + i * kWarps;
+        row[i] = r < rows ? r : -1;
+        pad[i] = padded;
+        before[i] = 0;
+      }
+      // The residual of this warp's rows, requested before the chunks are consumed.
+      float res[RESIDUAL ? RW : 1][B];
+      if constexpr (RESIDUAL) {
 #pragma unroll
-    for (int i = 0; i < RW; ++i) {
-      if (row[i] < 0) continue;
-      const int n = g * BOX_ROWS + row[i];
-      const float bias = BIAS ? bf16_to_f32(ld_const_bf16(dptr<const bf16_t>(d, Slot::kBias) + n)) : 0.f;
+        for (int i = 0; i < RW; ++i)
 #pragma unroll
-      for (int b = 0; b < B; ++b) {
-        const float v = BIAS ? __fadd_rn(warp_lane_finish(acc[i][b]), bias) : warp_lane_finish(acc[i][b]);
-        if constexpr (NP > 0) argmax_combine(best[b], best_i[b], v, n0 + n);
-        if (lane != 0) continue;
-        const int64_t at = static_cast<int64_t>(b) * YSTRIDE + n;
-        if constexpr (F32_OUT) {
-          dptr<float>(d, Slot::kY)[at] = v;
-          if (hist != nullptr) hist[static_cast<int64_t>(b) * p.vocab + n] = v;
-        } else if constexpr (RESIDUAL) {
-          dptr<bf16_t>(d, Slot::kY)[at] = f32_to_bf16(bf16_to_f32(f32_to_bf16(v)) + res[i][b]);
-        } else {
-          dptr<bf16_t>(d, Slot::kY)[at] = f32_to_bf16(v);
+          for (int b = 0; b < B; ++b) res[i][b] = row[i] >= 0 && lane == 0 ? residual(g * BOX_ROWS + row[i], b) : 0.f;
+      }
+      float acc[RW][B][8];
+      accumulate_row_group<K, B, BOXES, X_F32, RW>(c, first, row, pad, before, lane, acc);
+#pragma unroll
+      for (int i = 0; i < RW; ++i) {
+        if (row[i] < 0) continue;
+        const int n = g * BOX_ROWS + row[i];
+#pragma unroll
+        for (int b = 0; b < B; ++b) {
+          const float v = BIAS ? __fadd_rn(warp_lane_finish(acc[i][b]), bias(n)) : warp_lane_finish(acc[i][b]);
+          if constexpr (NP > 0) argmax_combine(best[b], best_i[b], v, n0 + n);
+          if (lane == 0) store(n, b, v, RESIDUAL ? res[i][b] : 0.f);
         }
       }
-    }
-  });
+    });
+  }
   if constexpr (NP > 0) {
-    unsigned char* red = c.scratch + LinearScratch<K, B, X_F32>::kBytes + (EPS_BITS != 0 ? B * K * 2 : 0);
 #pragma unroll 1
     for (int b = 0; b < B; ++b) {
       block_argmax(best[b], best_i[b], red);
@@ -313,48 +341,61 @@ __device__ void task_linear_swiglu(const TaskDesc& d, TaskCtx& c) {
   static_assert(BOX_ROWS % 8 == 0, "linear: bad box rows");
   static_assert(2 * BOX_ROWS * 128 * BOXES <= kSlotBytes, "swiglu: chunk larger than a stream slot");
   constexpr int kGroups = (ROWS + BOX_ROWS - 1) / BOX_ROWS;
-  constexpr int RW = (2 * BOX_ROWS + kWarps - 1) / kWarps;
-  constexpr int kX = LinearScratch<K, B, X_F32>::kBytes + (EPS_BITS != 0 ? B * K * 2 : 0);
-  static_assert(kX + 2 * 2 * B * BOX_ROWS * 4 <= kScratchBytes, "swiglu: scratch too small");
-
-  load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
-  body_sync();
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   bf16_t* y = dptr<bf16_t>(d, slots::Linear::kY);
-  // The exchange buffer alternates per row group run (a cooperative share's row groups
-  // are not consecutive), so that a group's writes never meet the previous one's reads.
-  int buffer = 0;
-  for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
-    float* gu = reinterpret_cast<float*>(c.scratch + kX) + (buffer ^= 1) * 2 * B * BOX_ROWS;  // [2][B][BOX_ROWS]
-    const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
-    const int padded = (rows + 7) / 8 * 8;
-    int row[RW], pad[RW], before[RW], part[RW];
-#pragma unroll
-    for (int i = 0; i < RW; ++i) {
-      const int q = warp + i * kWarps;
-      part[i] = q >= rows ? 1 : 0;
-      row[i] = q < 2 * rows ? q - part[i] * rows : -1;
-      pad[i] = padded;
-      before[i] = part[i] * padded;
-    }
-    float acc[RW][B][8];
-    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, first, row, pad, before, lane, acc);
-#pragma unroll
-    for (int i = 0; i < RW; ++i) {
-      if (row[i] < 0) continue;
-#pragma unroll
-      for (int b = 0; b < B; ++b) {
-        const float v = warp_lane_finish(acc[i][b]);
-        if (lane == 0) gu[(part[i] * B + b) * BOX_ROWS + row[i]] = bf16_to_f32(f32_to_bf16(v));
-      }
-    }
+  // Row r of the row group at g, batch row b, from its rounded gate and up sums.
+  const auto store = [&](int g, int r, int b, float gate, float up) {
+    y[static_cast<int64_t>(b) * YSTRIDE + g * BOX_ROWS + r] = f32_to_bf16(silu_mul(gate, up));
+  };
+  if constexpr (B >= 2) {
+    TcRowGroups<K, B, BOXES, EPS_BITS, 2 * BOX_ROWS> tc(d, c);
+    for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
+      const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
+      const int padded = (rows + 7) / 8 * 8;
+      const float* sums = tc.run(first, TcRows{{rows, rows, 0, 0}, {padded, padded, 0, 0}});
+      for (int u = threadIdx.x; u < rows * B; u += kThreads)
+        store(g, u / B, u % B, bf16_to_f32(f32_to_bf16(sums[u])), bf16_to_f32(f32_to_bf16(sums[padded * B + u])));
+    });
+  } else {
+    constexpr int RW = (2 * BOX_ROWS + kWarps - 1) / kWarps;
+    constexpr int kX = LinearScratch<K, B, X_F32>::kBytes + (EPS_BITS != 0 ? B * K * 2 : 0);
+    static_assert(kX + 2 * 2 * B * BOX_ROWS * 4 <= kScratchBytes, "swiglu: scratch too small");
+    load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
     body_sync();
-    for (int u = threadIdx.x; u < B * rows; u += kThreads) {
-      const int b = u / rows, r = u % rows;
-      y[static_cast<int64_t>(b) * YSTRIDE + g * BOX_ROWS + r] =
-          f32_to_bf16(silu_mul(gu[b * BOX_ROWS + r], gu[(B + b) * BOX_ROWS + r]));
-    }
-  });
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // The exchange buffer alternates per row group run (a cooperative share's row groups
+    // are not consecutive), so that a group's writes never meet the previous one's reads.
+    int buffer = 0;
+    for_row_groups<kGroups, UNIT_GROUPS>(c, [&](int g, const unsigned char* first) {
+      float* gu = reinterpret_cast<float*>(c.scratch + kX) + (buffer ^= 1) * 2 * B * BOX_ROWS;  // [2][B][BOX_ROWS]
+      const int rows = g == kGroups - 1 ? ROWS - g * BOX_ROWS : BOX_ROWS;
+      const int padded = (rows + 7) / 8 * 8;
+      int row[RW], pad[RW], before[RW], part[RW];
+#pragma unroll
+      for (int i = 0; i < RW; ++i) {
+        const int q = warp + i * kWarps;
+        part[i] = q >= rows ? 1 : 0;
+        row[i] = q < 2 * rows ? q - part[i] * rows : -1;
+        pad[i] = padded;
+        before[i] = part[i] * padded;
+      }
+      float acc[RW][B][8];
+      accumulate_row_group<K, B, BOXES, X_F32, RW>(c, first, row, pad, before, lane, acc);
+#pragma unroll
+      for (int i = 0; i < RW; ++i) {
+        if (row[i] < 0) continue;
+#pragma unroll
+        for (int b = 0; b < B; ++b) {
+          const float v = warp_lane_finish(acc[i][b]);
+          if (lane == 0) gu[(part[i] * B + b) * BOX_ROWS + row[i]] = bf16_to_f32(f32_to_bf16(v));
+        }
+      }
+      body_sync();
+      for (int u = threadIdx.x; u < B * rows; u += kThreads) {
+        const int b = u / rows, r = u % rows;
+        store(g, r, b, gu[b * BOX_ROWS + r], gu[(B + b) * BOX_ROWS + r]);
+      }
+    });
+  }
 }
 
 // Up to four linear tasks over the same x [B, K] (and the same fused norm, if any), each
@@ -370,43 +411,53 @@ __device__ void task_linear_group(const TaskDesc& d, TaskCtx& c) {
   constexpr int kYStride[4] = {Y0, Y1, Y2, Y3};
   constexpr int kTotal = R0 + R1 + R2 + R3;
   constexpr int kPadRows = kPad[0] + kPad[1] + kPad[2] + kPad[3];
-  constexpr int RW = (kTotal + kWarps - 1) / kWarps;
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(kPadRows * 128 * BOXES <= kSlotBytes, "linear group: chunk larger than a stream slot");
-  static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
-
-  load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
-  body_sync();
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  // Row i of this warp: overall row q = warp + i * kWarps, of member m.
-  int row[RW], pad[RW], before[RW], member[RW];
-#pragma unroll
-  for (int i = 0; i < RW; ++i) {
-    int q = warp + i * kWarps, m = 0, padded_before = 0;
-    while (m < 3 && q >= kRows[m]) {
-      q -= kRows[m];
-      padded_before += kPad[m];
-      ++m;
+  // Row `row` of member m, batch row b, from its f32 sum.
+  const auto store = [&](int m, int row, int b, float v) {
+    if constexpr (BIAS) v = __fadd_rn(v, bf16_to_f32(ld_const_bf16(dptr<const bf16_t>(d, slots::Linear::group_bias(m)) + row)));
+    dptr<bf16_t>(d, slots::Linear::group_y(m))[static_cast<int64_t>(b) * kYStride[m] + row] = f32_to_bf16(v);
+  };
+  if constexpr (B >= 2) {
+    TcRowGroups<K, B, BOXES, EPS_BITS, kPadRows> tc(d, c);
+    const float* sums = tc.run(c.next_chunk(), TcRows{{R0, R1, R2, R3}, {kPad[0], kPad[1], kPad[2], kPad[3]}});
+    for (int u = threadIdx.x; u < kPadRows * B; u += kThreads) {
+      int q = u / B, m = 0;
+      while (m < 3 && q >= kPad[m]) q -= kPad[m++];
+      if (q < kRows[m]) store(m, q, u % B, sums[u]);
     }
-    const bool valid = q < kRows[m];
-    row[i] = valid ? q : -1;
-    pad[i] = kPad[m];
-    before[i] = padded_before;
-    member[i] = m;
-  }
-  float acc[RW][B][8];
-  accumulate_row_group<K, B, BOXES, X_F32, RW>(c, c.next_chunk(), row, pad, before, lane, acc);
+  } else {
+    constexpr int RW = (kTotal + kWarps - 1) / kWarps;
+    static_assert(LinearScratch<K, B, X_F32>::kBytes <= kScratchBytes, "linear: scratch too small");
+    load_x_normed<K, B, X_F32, EPS_BITS>(d, c.scratch);
+    body_sync();
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // Row i of this warp: overall row q = warp + i * kWarps, of member m.
+    int row[RW], pad[RW], before[RW], member[RW];
 #pragma unroll
-  for (int i = 0; i < RW; ++i) {
-    if (row[i] < 0) continue;
-    const int m = member[i];
-    bf16_t* y = dptr<bf16_t>(d, slots::Linear::group_y(m));
-    const float bias =
-        BIAS ? bf16_to_f32(ld_const_bf16(dptr<const bf16_t>(d, slots::Linear::group_bias(m)) + row[i])) : 0.f;
+    for (int i = 0; i < RW; ++i) {
+      int q = warp + i * kWarps, m = 0, padded_before = 0;
+      while (m < 3 && q >= kRows[m]) {
+        q -= kRows[m];
+        padded_before += kPad[m];
+        ++m;
+      }
+      const bool valid = q < kRows[m];
+      row[i] = valid ? q : -1;
+      pad[i] = kPad[m];
+      before[i] = padded_before;
+      member[i] = m;
+    }
+    float acc[RW][B][8];
+    accumulate_row_group<K, B, BOXES, X_F32, RW>(c, c.next_chunk(), row, pad, before, lane, acc);
 #pragma unroll
-    for (int b = 0; b < B; ++b) {
-      const float v = BIAS ? __fadd_rn(warp_lane_finish(acc[i][b]), bias) : warp_lane_finish(acc[i][b]);
-      if (lane == 0) y[static_cast<int64_t>(b) * kYStride[m] + row[i]] = f32_to_bf16(v);
+    for (int i = 0; i < RW; ++i) {
+      if (row[i] < 0) continue;
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const float v = warp_lane_finish(acc[i][b]);
+        if (lane == 0) store(member[i], row[i], b, v);
+      }
     }
   }
 }

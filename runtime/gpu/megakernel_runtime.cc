@@ -292,7 +292,7 @@ struct GpuMegakernel::Impl {
   }
 
   void check_inputs(const GpuRunOptions& o) const {
-    check_run_inputs(run_tensors, o.steps, o.prompt);
+    check_run_inputs(run_tensors, o.steps, o.prompt, o.prompt_rows);
     if (o.steps < 1) throw Error("steps must be at least 1");
   }
 
@@ -317,7 +317,8 @@ struct GpuMegakernel::Impl {
     p.stopped_at = d_stopped.as<int32_t>();
     p.publish_task = -1;
     p.watchdog_ns = static_cast<uint64_t>(options.watchdog_s * 1e9);
-    p.prompt_len = static_cast<int32_t>(o.prompt.size());
+    p.prompt_len = static_cast<int32_t>(prompt_length(o.prompt, o.prompt_rows));
+    p.prompt_stride = o.prompt_rows == 1 ? 0 : p.prompt_len;
     p.num_steps = static_cast<int32_t>(o.steps);
     p.num_workers = kernel.num_workers;
     p.batch = kernel.batch;
@@ -559,7 +560,8 @@ GpuRunResult GpuMegakernel::run_per_op(const GpuRunOptions& o) {
   const Megakernel& k = I.kernel;
   // The graph bakes in the parameters; rebuild it when the prompt or step count changes.
   const bool rebuild = !I.graph_exec || I.graph_params.num_steps != o.steps ||
-                       I.graph_prompt.bytes() != o.prompt.size() * 4;
+                       I.graph_prompt.bytes() != o.prompt.size() * 4 ||
+                       I.graph_params.prompt_len != prompt_length(o.prompt, o.prompt_rows);
   std::vector<int32_t> p32(o.prompt.begin(), o.prompt.end());
   if (rebuild) {
     I.graph_prompt = Impl::upload_prompt(o.prompt);

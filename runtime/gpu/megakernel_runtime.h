@@ -32,6 +32,7 @@ struct GpuOptions {
 struct GpuRunOptions {
   int64_t steps = 16;
   std::vector<int64_t> prompt = {1};
+  int64_t prompt_rows = 1;      // 1, or the batch: one row per batch row (run_common.h, prompt_token)
   bool trace = false;           // record every task execution (megakernel only)
   int64_t trace_capacity = 0;   // records per worker; 0: steps * the longest queue
   bool logits_history = false;  // keep every step's logits (lm_head writes them)

@@ -38,10 +38,11 @@ inline Module scheduled(const std::string& model, const std::string& pipeline, i
 }
 
 inline CpuExecResult cpu_run(const Module& m, const Weights& w, int64_t steps,
-                             const std::vector<int64_t>& prompt) {
+                             const std::vector<int64_t>& prompt, int64_t prompt_rows = 1) {
   CpuRunOptions o;
   o.steps = steps;
   o.prompt = prompt;
+  o.prompt_rows = prompt_rows;
   o.check_races = false;
   return run_cpu(m, w, o);
 }

@@ -1,13 +1,18 @@
-// The megakernel on the GPU against the CPU executor: greedy tokens and logits
-// bit-identical, under every scheduling policy, for the unfused and the default (fused)
-// pipeline; and across runs and the per-op baseline. Skipped without a GPU.
+// The megakernel on the GPU against the CPU executor, under every scheduling policy, for
+// the unfused and the default (fused) pipeline. At batch 1 greedy tokens and logits are
+// bit-identical to the CPU's; above, where the linears run on tensor cores, the GPU's are
+// bit-identical across policies and runs, and the GPU and the CPU each pass the fidelity
+// gate (docs/ir.md, "Exactness"), every batch row with a prompt of its own. Skipped
+// without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
 #include "passes/policies/policy.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/runtime/fidelity_gate.h"
 
 namespace mpk {
 namespace {
@@ -28,6 +33,16 @@ struct Case {
   std::vector<int64_t> prompt = {1, 7, 3};
 };
 
+// The prompt rows of a case: its prompt for every row at batch 1, else one row per
+// batch row, row b's tokens shifted by 37 b (so that no two rows compute the same).
+int64_t prompt_rows(const Case& c) { return c.batch == 1 ? 1 : c.batch; }
+std::vector<int64_t> prompt_of(const Case& c, int64_t vocab) {
+  std::vector<int64_t> p;
+  for (int64_t b = 0; b < prompt_rows(c); ++b)
+    for (int64_t t : c.prompt) p.push_back((t + 37 * b) % vocab);
+  return p;
+}
+
 void check_against_cpu(const Case& c, bool fused);
 
 // Runs every policy on the GPU and the CPU executor (default policy) and compares, for
@@ -42,7 +57,8 @@ void check_against_cpu(const Case& c) {
 void check_against_cpu(const Case& c, bool fused) {
   const Module ref = scheduled(c.model, pipeline_for("critical-path", c.decompose, fused), c.batch);
   const Weights w = random_weights(ref, 11);
-  const CpuExecResult cpu = cpu_run(ref, w, c.steps, c.prompt);
+  const std::vector<int64_t> prompt = prompt_of(c, attr_int(ref.attrs, "vocab"));
+  const CpuExecResult cpu = cpu_run(ref, w, c.steps, prompt, prompt_rows(c));
   std::map<std::string, GpuRunResult> runs;
   for (const std::string& policy : policies()) {
     SCOPED_TRACE("policy " + policy);
@@ -50,10 +66,26 @@ void check_against_cpu(const Case& c, bool fused) {
     GpuMegakernel g(m, w);
     GpuRunOptions o;
     o.steps = c.steps;
-    o.prompt = c.prompt;
+    o.prompt = prompt;
+    o.prompt_rows = prompt_rows(c);
+    o.logits_history = c.batch > 1 && runs.empty();  // for the fidelity gate
     GpuRunResult r = g.run(o);
-    EXPECT_TRUE(same_tokens(r.tokens, cpu.tokens));
-    EXPECT_EQ(r.logits, cpu.logits);
+    if (c.batch == 1) {
+      EXPECT_TRUE(same_tokens(r.tokens, cpu.tokens));
+      EXPECT_EQ(r.logits, cpu.logits);
+    } else if (runs.empty()) {
+      const std::string what = c.model + " batch " + std::to_string(c.batch) + (fused ? " fused" : " unfused");
+      const fidelity::Verdict gpu =
+          fidelity::check(ref, w, prompt, prompt_rows(c), {r.tokens, r.logits_history, 0}, what + " gpu");
+      const fidelity::Verdict on_cpu =
+          fidelity::check(ref, w, prompt, prompt_rows(c), {cpu.tokens, cpu.logits, c.steps - 1}, what + " cpu");
+      if (gpu.near_ties == 0 && on_cpu.near_ties == 0) {
+        EXPECT_TRUE(same_tokens(r.tokens, cpu.tokens));
+      }
+      std::printf("%-34s gpu %.2g (near ties %lld), cpu %.2g (near ties %lld) of the largest |logit|\n",
+                  what.c_str(), gpu.worst, static_cast<long long>(gpu.near_ties), on_cpu.worst,
+                  static_cast<long long>(on_cpu.near_ties));
+    }
     // A second run of the same kernel: bit-identical.
     const GpuRunResult again = g.run(o);
     EXPECT_EQ(again.tokens, r.tokens);
@@ -107,28 +139,44 @@ TEST(GpuMegakernel, CooperativeLinearsMatchCpu) {
   check_against_cpu({"tiny-qwen2", "decompose{coop=on,coop-unit=8}", 4, 32});
 }
 
-TEST(GpuMegakernel, Batch4MatchesCpu) {
+// Batch 2..16 on tensor cores: odd sizes, a full n8 tile, two tiles.
+TEST(GpuMegakernel, Batch3PassesTheFidelityGate) {
   MPK_REQUIRE_GPU();
-  check_against_cpu({"tiny", "decompose", 4, 32});
+  check_against_cpu({"tiny", "decompose", 3});
 }
 
-TEST(GpuMegakernel, Batch8Qwen3MatchesCpu) {
+TEST(GpuMegakernel, Batch4PassesTheFidelityGate) {
   MPK_REQUIRE_GPU();
-  check_against_cpu({"tiny-qwen3", "decompose{attention-splits=2}", 8, 24});
+  check_against_cpu({"tiny-qwen2", "decompose", 4});
+}
+
+TEST(GpuMegakernel, Batch8Qwen3PassesTheFidelityGate) {
+  MPK_REQUIRE_GPU();
+  check_against_cpu({"tiny-qwen3", "decompose{attention-splits=2}", 8});
+}
+
+TEST(GpuMegakernel, Batch16PassesTheFidelityGate) {
+  MPK_REQUIRE_GPU();
+  check_against_cpu({"tiny", "decompose", 16});
 }
 
 TEST(GpuMegakernel, PerOpBaselineGivesTheSameTokensAndLogits) {
   MPK_REQUIRE_GPU();
-  // The second: cooperative linears, whose shares take static units in per-op mode.
-  for (const std::string& pipeline :
-       {pipeline_for("critical-path"), pipeline_for("critical-path", "decompose{coop=on,coop-unit=8}", true)}) {
-    SCOPED_TRACE(pipeline);
-    const Module m = scheduled("tiny", pipeline);
+  // The second: cooperative linears, whose shares take static units in per-op mode; the
+  // third: batch 3 on tensor cores, a prompt per row.
+  const std::pair<std::string, int64_t> cases[] = {
+      {pipeline_for("critical-path"), 1},
+      {pipeline_for("critical-path", "decompose{coop=on,coop-unit=8}", true), 1},
+      {pipeline_for("critical-path", "decompose", true), 3}};
+  for (const auto& [pipeline, batch] : cases) {
+    SCOPED_TRACE(pipeline + " batch " + std::to_string(batch));
+    const Module m = scheduled("tiny", pipeline, batch);
     const Weights w = random_weights(m, 5);
     GpuMegakernel g(m, w);
     GpuRunOptions o;
     o.steps = 48;
-    o.prompt = {4, 2};
+    o.prompt = batch == 1 ? std::vector<int64_t>{4, 2} : std::vector<int64_t>{4, 2, 9, 11, 30, 5};
+    o.prompt_rows = batch == 1 ? 1 : batch;
     const GpuRunResult mk = g.run(o);
     const GpuRunResult po = g.run_per_op(o);
     EXPECT_EQ(po.tokens, mk.tokens);

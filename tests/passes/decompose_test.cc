@@ -64,15 +64,16 @@ Expected expected_attention_regions(const Module& m, const Task& t) {
   const TensorId kc = op.kind == OpKind::kKvAppend ? op.outputs[0] : f.k_cache;
   const TensorId vc = op.kind == OpKind::kKvAppend ? op.outputs[1] : f.v_cache;
   const auto cs = p.tensor(kc).shape;
-  const int64_t b = cs[0], s = cs[1], hd = cs[3];
-  auto cache = [&](TensorId c, int64_t h, Range pos) { return reg(c, {{0, b}, pos, {h, h + 1}, {0, hd}}); };
+  const int64_t s = cs[1], hd = cs[3];
+  const Range b = w0.dims.at(0);  // the task's block of batch rows (attention-rows)
+  auto cache = [&](TensorId c, int64_t h, Range pos) { return reg(c, {b, pos, {h, h + 1}, {0, hd}}); };
   auto norm = [&](TensorId w) { return reg(w, {{0, hd}}); };
   if (t.kind == TaskKind::kKvAppend) {
     const int64_t h = w0.dims.at(2).lo;
     const Range cols{h * hd, (h + 1) * hd};
     const TensorId k = op.kind == OpKind::kKvAppend ? op.inputs[0] : f.k;
     const TensorId v = op.kind == OpKind::kKvAppend ? op.inputs[1] : f.v;
-    std::vector<Region> reads = {reg(k, {{0, b}, cols}), reg(v, {{0, b}, cols})};
+    std::vector<Region> reads = {reg(k, {b, cols}), reg(v, {b, cols})};
     if (f.k_norm >= 0) reads.push_back(norm(f.k_norm));
     return {reads, {cache(kc, h, {0, s}), cache(vc, h, {0, s})}};
   }
@@ -82,9 +83,9 @@ Expected expected_attention_regions(const Module& m, const Task& t) {
   const Range qc{h * g * hd, (h + 1) * g * hd}, qh{h * g, (h + 1) * g}, kcols{h * hd, (h + 1) * hd};
   if (t.kind == TaskKind::kAttentionMerge) {
     const int64_t splits = p.tensor(part).shape.at(2);
-    return {{reg(part, {{0, b}, qh, {0, splits}, {0, hd + 2}})}, {reg(f.y, {{0, b}, qc})}};
+    return {{reg(part, {b, qh, {0, splits}, {0, hd + 2}})}, {reg(f.y, {b, qc})}};
   }
-  std::vector<Region> reads = {reg(f.q, {{0, b}, qc})};
+  std::vector<Region> reads = {reg(f.q, {b, qc})};
   if (t.kind == TaskKind::kAttention) {
     // Whole query heads of kv head h: all of its group (a fused task then appends the kv
     // head itself) or some of them (the operator's kv_append tasks append it).
@@ -92,10 +93,10 @@ Expected expected_attention_regions(const Module& m, const Task& t) {
     EXPECT_EQ(heads.lo % hd, 0) << op.name << ": not whole query heads";
     EXPECT_EQ(heads.hi % hd, 0) << op.name << ": not whole query heads";
     EXPECT_TRUE(heads.lo >= qc.lo && heads.hi <= qc.hi && !heads.empty()) << op.name << ": not one kv head's";
-    reads = {reg(f.q, {{0, b}, heads})};
-    std::vector<Region> writes = {reg(f.y, {{0, b}, heads})};
+    reads = {reg(f.q, {b, heads})};
+    std::vector<Region> writes = {reg(f.y, {b, heads})};
     if (f.fused()) {
-      reads.insert(reads.end(), {reg(f.k, {{0, b}, kcols}), reg(f.v, {{0, b}, kcols})});
+      reads.insert(reads.end(), {reg(f.k, {b, kcols}), reg(f.v, {b, kcols})});
       if (f.q_norm >= 0) reads.insert(reads.end(), {norm(f.q_norm), norm(f.k_norm)});
       if (heads == qc) writes.insert(writes.end(), {cache(kc, h, {0, s}), cache(vc, h, {0, s})});
     }
@@ -105,7 +106,7 @@ Expected expected_attention_regions(const Module& m, const Task& t) {
   if (f.q_norm >= 0) reads.push_back(norm(f.q_norm));
   const Range pos = t.reads.at(reads.size()).dims.at(1);
   reads.insert(reads.end(), {cache(kc, h, pos), cache(vc, h, pos)});
-  return {reads, {reg(part, {{0, b}, qh, w0.dims.at(2), {0, hd + 2}})}};
+  return {reads, {reg(part, {b, qh, w0.dims.at(2), {0, hd + 2}})}};
 }
 
 Expected expected_regions(const Module& m, const Task& t) {
@@ -248,8 +249,9 @@ void check_decomposition(const Module& m, const std::string& what) {
   for (size_t o = 0; o < p.ops.size(); ++o)
     EXPECT_EQ(outputs_covered[o], static_cast<int>(p.ops[o].outputs.size())) << p.ops[o].name;
 
-  // Attention partials of one kv head tile [0, S) in split order; argmax partials (of an
-  // argmax, or the lm_head tasks of an lm_head with argmax) tile [0, V) in partial order.
+  // Attention partials of one kv head (of a block of batch rows) tile [0, S) in split
+  // order; argmax partials (of an argmax, or the lm_head tasks of an lm_head with argmax)
+  // tile [0, V) in partial order.
   for (const Operator& op : p.ops) {
     const bool argmax_partials = op.kind == OpKind::kArgmax || linear_form(op).tokens >= 0;
     if (op.kind != OpKind::kAttention && !argmax_partials) continue;
@@ -259,7 +261,7 @@ void check_decomposition(const Module& m, const std::string& what) {
         const Region& kr = *std::find_if(t->reads.begin(), t->reads.end(), [&](const Region& r) {
           return r.tensor == attention_form(op).k_cache;
         });
-        const int64_t h = kr.dims[2].lo;
+        const int64_t h = kr.dims[2].lo + (kr.dims[0].lo << 20);  // (row block, kv head)
         EXPECT_EQ(kr.dims[1].lo, next[h]) << op.name;
         EXPECT_EQ(t->writes[0].dims[2].lo, next[-1 - h]++) << op.name << " split index";
         next[h] = kr.dims[1].hi;
@@ -356,7 +358,7 @@ TEST(Decompose, AutoTilesSpreadOverAllSms) {
 
 TEST(Decompose, AttentionSplitsIntoPartialsAndMerges) {
   Module m = imported("tiny-qwen3", 2);
-  decompose(m, {{"attention-splits", "4"}});
+  decompose(m, {{"attention-splits", "4"}, {"attention-rows", "2"}});
   const TensorId part = m.program.find_tensor("attn_part.1");
   ASSERT_GE(part, 0);
   const Tensor& pt = m.program.tensor(part);
@@ -373,11 +375,11 @@ TEST(Decompose, AttentionSplitsIntoPartialsAndMerges) {
   // No splits: no scratch; tiny-qwen3's 4 query heads (2 per kv head, 64 wide) in pairs,
   // the auto rule's 128 values per task, or one per task when asked.
   Module u = imported("tiny-qwen3", 2);
-  decompose(u);
+  decompose(u, {{"attention-rows", "2"}});
   EXPECT_LT(u.program.find_tensor("attn_part.0"), 0);
   for (const Task* t : tasks_of(u, "L0.attention")) EXPECT_EQ(t->kind, TaskKind::kAttention);
   EXPECT_EQ(tasks_of(u, "L0.attention").size(), 2u);
-  decompose(u, {{"attention-heads", "1"}});
+  decompose(u, {{"attention-heads", "1"}, {"attention-rows", "2"}});
   EXPECT_EQ(tasks_of(u, "L0.attention").size(), 4u);
   EXPECT_THROW(decompose(u, {{"attention-heads", "3"}}), Error);  // does not divide 2
 }
@@ -432,6 +434,41 @@ TEST(Decompose, RerunReplacesGraphAndScratch) {
   EXPECT_EQ(m.program.tensors.size(), with_scratch - 2);
 }
 
+// Above batch 1 the attention spreads over the SMs by blocks of batch rows: the fewest
+// rows per task that keep every row's tasks on the machine (docs/passes.md), each kind's
+// tasks of all blocks together (the verifier's task order).
+TEST(Decompose, AttentionTasksServeBlocksOfBatchRows) {
+  const auto rows_of = [](const std::vector<const Task*>& tasks, TaskKind kind) {
+    std::vector<Range> rows;
+    for (const Task* t : tasks)
+      if (t->kind == kind) rows.push_back(t->writes.at(0).dims.at(0));
+    return rows;
+  };
+  // llama-3.2-1b at batch 8: 16 attention tasks per row (pairs of query heads), 8 blocks of 1 row.
+  Module llama = imported("llama-3.2-1b", 8, 128);
+  fuse(llama, kAllFusions);
+  decompose(llama, {});
+  const std::vector<Range> one = rows_of(tasks_of(llama, "L0.attention"), TaskKind::kAttention);
+  ASSERT_EQ(one.size(), 128u);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_EQ(one[i], (Range{int64_t(i / 16), int64_t(i / 16 + 1)})) << i;
+  // Fewer SMs: blocks of more rows.
+  Module few = imported("llama-3.2-1b", 8, 128, 40);
+  fuse(few, kAllFusions);
+  decompose(few, {});
+  EXPECT_EQ(rows_of(tasks_of(few, "L0.attention"), TaskKind::kAttention).front(), (Range{0, 4}));
+  // Split attention in blocks of 3 rows of 8: kv_appends, then partials, then merges.
+  Module split = imported("tiny-qwen3", 8);
+  fuse(split, kAllFusions);
+  decompose(split, {{"attention-splits", "2"}, {"attention-rows", "3"}});
+  const auto tasks = tasks_of(split, "L0.attention");
+  ASSERT_EQ(tasks.size(), 3u * (2 + 2 * 2 + 2));
+  for (size_t i = 0; i < tasks.size(); ++i)
+    EXPECT_EQ(tasks[i]->kind, i < 6 ? TaskKind::kKvAppend : i < 18 ? TaskKind::kAttentionPartial : TaskKind::kAttentionMerge);
+  EXPECT_EQ(rows_of(tasks, TaskKind::kAttentionMerge),
+            (std::vector<Range>{{0, 3}, {0, 3}, {3, 6}, {3, 6}, {6, 8}, {6, 8}}));
+  for (const Diagnostic& d : verify_structure(split)) ADD_FAILURE() << d.rule << ": " << d.message;
+}
+
 TEST(Decompose, DecomposedModulePassesStructureVerifier) {
   for (const char* preset : {"tiny", "tiny-qwen3", "llama-3.2-1b"}) {
     Module m = imported(preset, 2);
@@ -444,7 +481,7 @@ TEST(Decompose, FusedAttentionAppendsInItsTasks) {
   // One split, a kv head's whole group per task: the task also writes its cache rows.
   Module one = imported("tiny-qwen3", 2);
   fuse(one, kAllFusions);
-  decompose(one, {{"attention-splits", "1"}, {"attention-heads", "2"}});
+  decompose(one, {{"attention-splits", "1"}, {"attention-heads", "2"}, {"attention-rows", "2"}});
   const auto tasks = tasks_of(one, "L0.attention");
   ASSERT_EQ(tasks.size(), 2u);
   const Program& p = one.program;
@@ -460,7 +497,7 @@ TEST(Decompose, FusedAttentionAppendsInItsTasks) {
   // one kv_append task per kv head, after them, writes the cache rows.
   Module heads = imported("tiny-qwen3", 2);
   fuse(heads, kAllFusions);
-  decompose(heads, {{"attention-splits", "1"}, {"attention-heads", "1"}});
+  decompose(heads, {{"attention-splits", "1"}, {"attention-heads", "1"}, {"attention-rows", "2"}});
   const auto per_head = tasks_of(heads, "L0.attention");
   ASSERT_EQ(per_head.size(), 4u + 2);
   for (size_t i = 0; i < per_head.size(); ++i) {
@@ -477,7 +514,7 @@ TEST(Decompose, FusedAttentionAppendsInItsTasks) {
   // Four splits: per kv head one kv_append task, then the partials, then the merges.
   Module four = imported("tiny-qwen3", 2);
   fuse(four, kAllFusions);
-  decompose(four, {{"attention-splits", "4"}});
+  decompose(four, {{"attention-splits", "4"}, {"attention-rows", "2"}});
   const auto split = tasks_of(four, "L1.attention");
   ASSERT_EQ(split.size(), 2u + 2 * 4 + 2);
   for (size_t i = 0; i < split.size(); ++i) {
@@ -546,7 +583,7 @@ TEST(Decompose, RegistryListsEveryOption) {
     EXPECT_FALSE(o.help.empty()) << o.name;
   }
   EXPECT_EQ(keys, (std::vector<std::string>{"tile", "lm-head-tile", "elementwise-tile", "attention-splits",
-                                            "attention-heads", "argmax-tile", "coop", "coop-unit"}));
+                                            "attention-heads", "attention-rows", "argmax-tile", "coop", "coop-unit"}));
 }
 
 // Cooperative linears (docs/ir.md): with the default fusions on llama-3.2-1b, auto makes

@@ -277,6 +277,36 @@ TEST(Executor, BatchedRowsMatchTheReference) {
   EXPECT_EQ(r.tokens[7][0], r.tokens[7][2]);  // same prompt in every row
 }
 
+// A prompt per batch row: row b of the batch-3 run is, bit for bit, the batch-1 run of
+// row b's prompt (the CPU adds every row in the same order), in the task executor and
+// the reference; and the rows do differ.
+TEST(Executor, EachRowReadsItsOwnPrompt) {
+  const Module m = test::preset_module("tiny", 3);
+  const Weights w = random_weights(m, 5);
+  const std::vector<int64_t> rows = {4, 5, 100, 7, 9, 300};  // three rows of two tokens
+  CpuRunOptions o;
+  o.steps = 6;
+  o.prompt = rows;
+  o.prompt_rows = 3;
+  const CpuRunResult batched = run_cpu(test::compile(m, test::policy_pipeline("locality")), w, o);
+  const CpuRunResult reference = run_reference(m, w, 6, rows, 3);
+  const Module one = test::preset_module("tiny", 1);
+  for (int64_t b = 0; b < 3; ++b) {
+    const CpuRunResult single = run_reference(one, w, 6, {rows[2 * b], rows[2 * b + 1]});
+    for (int64_t s = 0; s < 6; ++s) {
+      EXPECT_EQ(batched.tokens[s][b], single.tokens[s][0]) << "row " << b << " step " << s;
+      EXPECT_EQ(reference.tokens[s][b], single.tokens[s][0]) << "row " << b << " step " << s;
+    }
+    for (int64_t v = 0; v < 512; ++v) EXPECT_EQ(batched.logits[b * 512 + v], single.logits[v]) << "row " << b;
+  }
+  EXPECT_NE(batched.logits[0], batched.logits[512]);
+  o.prompt_rows = 2;  // neither 1 nor the batch
+  EXPECT_THROW(run_cpu(test::compile(m, test::policy_pipeline("locality")), w, o), Error);
+  o.prompt = {4, 5, 100, 7, 9};  // rows of unequal length
+  o.prompt_rows = 3;
+  EXPECT_THROW(run_cpu(test::compile(m, test::policy_pipeline("locality")), w, o), Error);
+}
+
 // Llama (untied), Qwen3, and Llama with tied embeddings (no lm_head.weight).
 class CheckpointRun : public ::testing::TestWithParam<std::pair<std::string, bool>> {};
 

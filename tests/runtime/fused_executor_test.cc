@@ -81,14 +81,14 @@ TEST_P(FusedExecutor, AllFusionsChangeNoBitUnderEveryPolicy) {
 
 TEST_P(FusedExecutor, SplitAttentionAppendsInItsOwnTasks) {
   for (int splits : {2, 4}) {
-    const std::string opts = "attention-splits=" + std::to_string(splits);
+    const std::string opts = "attention-splits=" + std::to_string(splits) + ",attention-rows=1";
     const CpuRunResult base = unfused(opts);
     for (const PolicyInfo& policy : all_policies()) {
       const Module g = test::compile(m_, kAllFusions + "," + test::policy_pipeline(policy.name, opts));
       int appends = 0;
       for (const Task& t : g.graph.tasks)
         appends += t.kind == TaskKind::kKvAppend && g.program.ops[t.op].kind == OpKind::kAttention;
-      EXPECT_EQ(appends, attr_int(m_.attrs, "num_layers") * attr_int(m_.attrs, "num_kv_heads"));
+      EXPECT_EQ(appends, attr_int(m_.attrs, "num_layers") * attr_int(m_.attrs, "num_kv_heads") * attr_int(m_.attrs, "batch"));
       const std::string what = policy.name + " " + opts;
       expect_identical(base, run_cpu(g, w_, options(CpuOrder::kSchedule)), what);
       expect_identical(base, run_cpu(g, w_, options(CpuOrder::kRandom, 7)), what + " random order");

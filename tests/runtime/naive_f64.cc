@@ -191,7 +191,7 @@ Interpreter::Interpreter(const Program& p, const Weights& w) : p_(p) {
   }
 }
 
-void Interpreter::run_op(OpId id, int64_t step, const std::vector<int64_t>& prompt) {
+void Interpreter::run_op(OpId id, int64_t step, const std::vector<int64_t>& prompt, int64_t prompt_rows) {
   const Operator& op = p_.ops[id];
   auto in = [&](size_t i) -> Tensor64& { return tensors_.at(op.inputs[i]); };
   Tensor64& y = tensors_.at(op.outputs[0]);
@@ -200,7 +200,8 @@ void Interpreter::run_op(OpId id, int64_t step, const std::vector<int64_t>& prom
     case OpKind::kEmbedding: {
       const int64_t hidden = y.shape[1];
       for (int64_t b = 0; b < rows; ++b) {
-        const auto tok = step < static_cast<int64_t>(prompt.size()) ? prompt[step] : static_cast<int64_t>(in(1).v[b]);
+        const int64_t len = static_cast<int64_t>(prompt.size()) / prompt_rows;
+        const auto tok = step < len ? prompt[(prompt_rows == 1 ? 0 : b) * len + step] : static_cast<int64_t>(in(1).v[b]);
         for (int64_t c = 0; c < hidden; ++c) y.store(b * hidden + c, in(0).v[tok * hidden + c]);
       }
       return;
@@ -354,7 +355,8 @@ void Interpreter::attention(const Operator& op, int64_t pos) {
     }
 }
 
-ModelRun run_model(const Module& m, const Weights& w, int64_t steps, const std::vector<int64_t>& prompt) {
+ModelRun run_model(const Module& m, const Weights& w, int64_t steps, const std::vector<int64_t>& prompt,
+                   int64_t prompt_rows) {
   const Program& p = m.program;
   TensorId tokens = -1, logits = -1;
   for (const Operator& op : p.ops) {
@@ -366,13 +368,14 @@ ModelRun run_model(const Module& m, const Weights& w, int64_t steps, const std::
   Interpreter it(p, w);
   ModelRun run;
   for (int64_t s = 0; s < steps; ++s) {
-    for (OpId id = 0; id < static_cast<OpId>(p.ops.size()); ++id) it.run_op(id, s, prompt);
+    for (OpId id = 0; id < static_cast<OpId>(p.ops.size()); ++id) it.run_op(id, s, prompt, prompt_rows);
     run.tokens.emplace_back(it.at(tokens).v.begin(), it.at(tokens).v.end());
     const Tensor64& l = it.at(logits);
     const int64_t vocab = l.shape[1];
     run.top_logits.emplace_back();
     for (int64_t b = 0; b < l.shape[0]; ++b)
       run.top_logits.back().push_back(argmax_range(&l.v[b * vocab], 0, vocab).value);
+    run.step_logits.push_back(l.v);
   }
   run.logits = it.at(logits).v;
   return run;

@@ -78,8 +78,9 @@ class Interpreter {
  public:
   Interpreter(const Program& p, const Weights& w);
   Tensor64& at(TensorId id) { return tensors_.at(id); }
-  // Runs operator `id` at decode step `step` (pos = step; docs/ir.md, "Module").
-  void run_op(OpId id, int64_t step, const std::vector<int64_t>& prompt);
+  // Runs operator `id` at decode step `step` (pos = step; docs/ir.md, "Module"); the
+  // prompt holds `prompt_rows` rows of equal length: 1 (every batch row's) or one per row.
+  void run_op(OpId id, int64_t step, const std::vector<int64_t>& prompt, int64_t prompt_rows = 1);
 
  private:
   void linear(const Operator& op);
@@ -89,13 +90,15 @@ class Interpreter {
   std::vector<Tensor64> tensors_;
 };
 
-// `steps` decode steps of `m`'s Program: every step's tokens and largest logits per batch
-// row, and the last step's logits.
+// `steps` decode steps of `m`'s Program: every step's tokens, largest logits per batch
+// row and logits.
 struct ModelRun {
   std::vector<std::vector<int64_t>> tokens;      // [step][row]
   std::vector<std::vector<double>> top_logits;   // [step][row]
+  std::vector<std::vector<double>> step_logits;  // [step][B * V]
   std::vector<double> logits;                    // [B, V] of the last step
 };
-ModelRun run_model(const Module& m, const Weights& w, int64_t steps, const std::vector<int64_t>& prompt);
+ModelRun run_model(const Module& m, const Weights& w, int64_t steps, const std::vector<int64_t>& prompt,
+                   int64_t prompt_rows = 1);
 
 }  // namespace mpk::naive
