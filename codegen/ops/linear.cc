@@ -12,8 +12,8 @@ using Slot = abi::slots::Linear;
 
 // At batch 1, x of a linear task sits in shared memory as f32 when that takes at most
 // 48 KiB; a fused norm keeps the raw rows (bf16) after it (tasks_linear.cuh,
-// load_x_normed). Above, the tensor-core bodies stage x a chunk's columns at a time
-// (abi::tc_linear_scratch, for `slots` padded rows per row group).
+// load_x_normed). Above, the tensor-core bodies keep x whole, or a ring of slices of a
+// chunk's columns (abi::tc_linear_scratch, for `slots` padded rows per row group).
 bool x_f32(const DescBuilder& b, int64_t K) { return b.batch == 1 && K * 4 <= 48 * 1024; }
 int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, int64_t slots) {
   if (b.batch >= 2) return static_cast<int>(abi::tc_linear_scratch(b.batch, K, boxes * 64, slots, b.warps, norm).bytes);

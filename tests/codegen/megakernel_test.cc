@@ -290,6 +290,27 @@ TEST(MegakernelGen, SharedMemoryFitsTheBudget) {
   }
 }
 
+// abi::tc_linear_scratch: x whole when it fits the budget, else a ring of at least two
+// slices that, with the chunks tc_max_boxes allows, stays within it.
+TEST(MegakernelGen, TensorCoreScratchKeepsXWithinItsBudget) {
+  EXPECT_TRUE(abi::tc_linear_scratch(8, 2048, 128, 64, 8, true).whole());    // llama-3.2-1b's normed x
+  EXPECT_FALSE(abi::tc_linear_scratch(8, 8192, 1024, 16, 8, false).whole()); // its down_proj's
+  for (int64_t batch : {2, 3, 8, 16})
+    for (int64_t K : {256, 2048, 4096, 8192, 12288})
+      for (bool norm : {false, true}) {
+        SCOPED_TRACE(std::to_string(batch) + " x " + std::to_string(K) + (norm ? " normed" : ""));
+        const int64_t boxes = abi::tc_max_boxes(batch, K, norm);
+        ASSERT_GE(boxes, 1);
+        const abi::TcLinearScratch s = abi::tc_linear_scratch(batch, K, boxes * 64, 64, 8, norm);
+        EXPECT_LE(s.partials - s.x, abi::kTcXBytes);
+        EXPECT_EQ(s.whole(), (batch * (K + 8) + (norm ? K : 0)) * 2 <= abi::kTcXBytes);
+        EXPECT_TRUE(s.whole() || s.slices >= 2);
+        EXPECT_EQ(s.x % 16, 0);
+        EXPECT_EQ(s.partials % 16, 0);
+        EXPECT_GT(s.bytes, s.red);
+      }
+}
+
 TEST(MegakernelGen, CopiesInFlightAreCappedByTheRing) {
   const Module m = scheduled_preset("tiny");
   MegakernelOptions o;
