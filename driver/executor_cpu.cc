@@ -38,6 +38,7 @@ class CpuExecutor : public Executor {
     CpuRunOptions o;
     o.steps = req.steps;
     o.prompt = req.prompt;
+    o.prompt_rows = req.prompt_rows;
     o.order = order_;
     o.seed = options_.seed;
     o.threads = options_.threads;

@@ -59,6 +59,7 @@ class GpuExecutor : public Executor {
     GpuRunOptions o;
     o.steps = req.steps;
     o.prompt = req.prompt;
+    o.prompt_rows = req.prompt_rows;
     const bool streams = req.on_step || !req.stop.tokens.empty();
     if (!streams) kernel_.run(o);  // warm-up: the first launch pays one-time costs
     o.trace = req.record;

@@ -54,8 +54,9 @@ constexpr const char* kUsage =
     "  after --max-new-tokens (default 128, within max_seq_len); then the time to the first\n"
     "  token, the decode speed and why it stopped. --chat: the prompt as one user turn of\n"
     "  the checkpoint's chat template (Llama 3, Llama 3.1+, ChatML/Qwen), --system TEXT a\n"
-    "  system turn before it. --prompt-ids 1,2,3: token ids; a --prompt of integers is\n"
-    "  taken as ids where no tokenizer is found. --max-new-tokens N: steps = prompt + N - 1.\n"
+    "  system turn before it. --prompt-ids 1,2,3: token ids (1,2;3,4: a row per batch row,\n"
+    "  all of one length); a --prompt of integers is taken as ids where no tokenizer is\n"
+    "  found. --max-new-tokens N: steps = prompt + N - 1.\n"
     "  --graph: run a saved schedule as it is (e.g. one edited in mpk-studio); it takes\n"
     "  no --model, --policy, --pipeline, --batch or --max-seq.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
@@ -137,6 +138,7 @@ int run_sim(RunRequest req, CompileInFlight& compiling) {
   const Compiled& c = compiling.compiled();
   const ResolvedPrompt prompt = resolve_prompt(req.prompt, c.module);
   req.exec.prompt = prompt.ids;
+  req.exec.prompt_rows = prompt.rows;
   req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
   const std::unique_ptr<Executor> sim = make_executor("sim", c.module, req.executor);
@@ -206,7 +208,7 @@ int run_decode(const RunRequest& req, const Compiled& c, Executor& ex) {
     print_run_header(stdout, c, ex, r.batch, max_seq_len);
     std::printf("prepare  compile %.3f s, weights %.3f s\n\n", c.compile_s, ex.weights_seconds());
   }
-  print_decode(ex, r, req.exec.prompt.size(), req.exec.record);
+  print_decode(ex, r, req.exec.prompt.size() / req.exec.prompt_rows, req.exec.record);
   save_run(req, m, ex, r, stdout);
   return 0;
 }
@@ -239,6 +241,7 @@ int cmd_run(int argc, char** argv) {
   const Compiled c = compile(req.compile);
   const ResolvedPrompt prompt = resolve_prompt(req.prompt, c.module);
   req.exec.prompt = prompt.ids;
+  req.exec.prompt_rows = prompt.rows;
   req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
   const std::unique_ptr<Executor> ex = kind.make(c.module, req.executor);

@@ -35,6 +35,29 @@ std::vector<int64_t> parse_ids(const std::string& s, const std::string& option) 
   return ids;
 }
 
+// Rows of ids separated by ';', into r.ids and r.rows: one row, or one per batch row,
+// all of the same length.
+void parse_id_rows(const std::string& s, const std::string& option, int64_t batch, ResolvedPrompt& r) {
+  std::vector<std::vector<int64_t>> rows;
+  for (size_t at = 0;;) {
+    const size_t end = s.find(';', at);
+    rows.push_back(parse_ids(s.substr(at, end == std::string::npos ? std::string::npos : end - at), option));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  if (rows.size() > 1 && static_cast<int64_t>(rows.size()) != batch)
+    throw Error("option '" + option + "' has " + std::to_string(rows.size()) + " rows; give one, or one per batch row (" +
+                std::to_string(batch) + ")");
+  r.rows = static_cast<int64_t>(rows.size());
+  r.ids.clear();
+  for (const std::vector<int64_t>& row : rows) {
+    if (row.size() != rows[0].size())
+      throw Error("option '" + option + "': its rows differ in length (" + std::to_string(rows[0].size()) + " and " +
+                  std::to_string(row.size()) + " ids); every batch row reads its prompt at the same steps");
+    r.ids.insert(r.ids.end(), row.begin(), row.end());
+  }
+}
+
 std::shared_ptr<const text::Tokenizer> load_tokenizer(const std::string& dir, const std::string& why) {
   if (dir.empty()) throw Error(why);
   return std::make_shared<const text::Tokenizer>(text::Tokenizer::load(dir));
@@ -88,7 +111,7 @@ ResolvedPrompt resolve_prompt(const PromptOptions& o, const Module& m) {
       "--prompt TEXT needs a tokenizer: model '" + m.provenance.source +
       "' is not a checkpoint folder (give --tokenizer DIR with a tokenizer.json, or --prompt-ids 1,2,3)";
   if (o.prompt_ids) {
-    r.ids = parse_ids(*o.prompt_ids, "--prompt-ids");
+    parse_id_rows(*o.prompt_ids, "--prompt-ids", attr_int_or(m.attrs, "batch", 1), r);
   } else if (!o.prompt) {
     r.ids = {1};  // no prompt: token 1, as before
   } else if (looks_like_ids(*o.prompt) && !o.chat && o.tokenizer_dir.empty() &&
@@ -102,8 +125,8 @@ ResolvedPrompt resolve_prompt(const PromptOptions& o, const Module& m) {
       throw Error("the tokenizer in '" + dir + "' has ids up to " + std::to_string(r.tokenizer->id_limit() - 1) +
                   " but the model's vocabulary has " + std::to_string(vocab) + " tokens: not this model's tokenizer");
   }
-  if (!r.text()) r.description = std::to_string(r.ids.size()) + " ids";
-  const auto p = static_cast<int64_t>(r.ids.size());
+  const auto p = static_cast<int64_t>(r.ids.size()) / r.rows;  // the prompt's length
+  if (!r.text()) r.description = (r.rows > 1 ? std::to_string(r.rows) + " rows of " : "") + std::to_string(p) + " ids";
   const int64_t max_seq = attr_int_or(m.attrs, "max_seq_len", 0);
   if (p > max_seq)
     throw Error("the prompt has " + std::to_string(p) + " tokens but the model's max_seq_len is " +

@@ -37,7 +37,8 @@ PromptOptions parse_prompt_options(const Args& args);
 
 // What the prompt resolved to for a compiled module.
 struct ResolvedPrompt {
-  std::vector<int64_t> ids;
+  std::vector<int64_t> ids;  // `rows` rows of equal length, one per batch row or one for all
+  int64_t rows = 1;
   std::shared_ptr<const text::Tokenizer> tokenizer;  // text mode; null for ids
   std::string description;   // "12 tokens of text (chat template llama3.1)" / "3 ids"
   std::string repair_note;   // "" or a warning: the prompt held invalid UTF-8
@@ -46,10 +47,12 @@ struct ResolvedPrompt {
   std::string steps_cap;     // why fewer new tokens than asked fit ("" when none)
   bool text() const { return tokenizer != nullptr; }
 };
-// Tokenizes (text) or parses (ids) the prompt and works out the steps: P + N - 1 for N new
-// tokens (the argmax of step P-1 is the first), within the module's max_seq_len. Throws
-// mpk::Error for a missing or bad tokenizer, a prompt longer than max_seq_len, ids outside
-// the vocabulary, or a --max-new-tokens that does not fit.
+// Tokenizes (text) or parses (ids; "1,2;3,4" gives each batch row its own) the prompt
+// and works out the steps: P + N - 1 for N new tokens (the argmax of step P-1 is the
+// first), within the module's max_seq_len. Throws mpk::Error for a missing or bad
+// tokenizer, a prompt longer than max_seq_len, ids outside the vocabulary, id rows that
+// are neither one nor one per batch row or differ in length, or a --max-new-tokens that
+// does not fit.
 ResolvedPrompt resolve_prompt(const PromptOptions& options, const Module& module);
 
 // The token sink of a text run: batch row 0's generated tokens (steps P-1 on) decoded as

@@ -145,5 +145,31 @@ TEST_F(CliTextRun, IdsStayIdsAndTheSimulatorTakesText) {
   EXPECT_NE(r.out.find("8 tokens of text: 12 steps for up to 5 new tokens"), std::string::npos) << r.out;
 }
 
+// --prompt-ids with a row per batch row: row b of a batch-2 run generates what a batch-1
+// run of row b's ids does (the CPU adds every row in the same order); rows that are
+// neither one nor one per batch row, or differ in length, are refused by name.
+TEST_F(CliTextRun, EachBatchRowCanHaveItsOwnPromptIds) {
+  const auto generated = [&](const Result& r, const std::string& label) {
+    const size_t at = r.out.find(label);
+    EXPECT_NE(at, std::string::npos) << r.out;
+    return at == std::string::npos ? std::string() : r.out.substr(at + label.size(), r.out.find('\n', at) - at - label.size());
+  };
+  const std::string base = "run --backend cpu --threads 1 --model tiny --steps 6 ";
+  const Result both = run("mpk", base + "--batch 2 --prompt-ids '5,6;70,8'");
+  ASSERT_EQ(both.status, 0) << both.err;
+  const Result first = run("mpk", base + "--prompt-ids 5,6"), second = run("mpk", base + "--prompt-ids 70,8");
+  ASSERT_EQ(first.status, 0) << first.err;
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(generated(both, "generated [row 0]: "), generated(first, "generated: "));
+  EXPECT_EQ(generated(both, "generated [row 1]: "), generated(second, "generated: "));
+  EXPECT_NE(generated(first, "generated: "), generated(second, "generated: "));
+  Result bad = run("mpk", base + "--batch 2 --prompt-ids '5,6;70'");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("rows differ in length"), std::string::npos) << bad.err;
+  bad = run("mpk", base + "--batch 2 --prompt-ids '5;6;7'");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("3 rows; give one, or one per batch row (2)"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace mpk
