@@ -30,13 +30,13 @@ struct ExecutorOptions {
 struct ExecRequest {
   int64_t steps = 16;                // decode steps; step s works at position s
   std::vector<int64_t> prompt = {1};  // token s is read while s < its length
-  int64_t prompt_rows = 1;           // 1, or the batch: prompt holds one row per batch row
   bool record = false;               // keep every task execution (sim always does)
   // cpu, gpu: each step's tokens as they are produced (cpu: as each step completes; gpu:
   // as the kernel's argmax of the step completes), and an early end at a stop token
   // (driver/token_stream.h).
   TokenSink on_step = {};
   StopCondition stop = {};
+  int64_t prompt_rows = 1;  // 1, or the batch: prompt holds one row (of its length) per batch row
 };
 
 struct ExecResult {
