@@ -39,12 +39,7 @@ std::vector<int64_t> parse_ids(const std::string& s, const std::string& option) 
 // all of the same length.
 void parse_id_rows(const std::string& s, const std::string& option, int64_t batch, ResolvedPrompt& r) {
   std::vector<std::vector<int64_t>> rows;
-  for (size_t at = 0;;) {
-    const size_t end = s.find(';', at);
-    rows.push_back(parse_ids(s.substr(at, end == std::string::npos ? std::string::npos : end - at), option));
-    if (end == std::string::npos) break;
-    at = end + 1;
-  }
+  for (const std::string& row : split(s, ';')) rows.push_back(parse_ids(row, option));
   if (rows.size() > 1 && static_cast<int64_t>(rows.size()) != batch)
     throw Error("option '" + option + "' has " + std::to_string(rows.size()) + " rows; give one, or one per batch row (" +
                 std::to_string(batch) + ")");

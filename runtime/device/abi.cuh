@@ -44,10 +44,14 @@ MPK_HD constexpr int64_t max_linear_rows(int64_t warps) { return warps < 1 ? 8 :
 // in all.
 inline constexpr int64_t kTcXBytes = 77824;
 inline constexpr int64_t kTcKSlices = 8;  // a tensor-core sum's k16 steps, dealt round-robin
+// The bytes of x kept whole: batch rows of K + 8 bf16, then the norm weight's K.
+MPK_HD constexpr int64_t tc_whole_x_bytes(int64_t batch, int64_t K, bool norm) {
+  return (batch * (K + 8) + (norm ? K : 0)) * 2;
+}
 // The most boxes a chunk may span on tensor cores: any number when x fits whole, else as
 // many as keep two slices within kTcXBytes.
 MPK_HD constexpr int64_t tc_max_boxes(int64_t batch, int64_t K, bool norm) {
-  if ((batch * (K + 8) + (norm ? K : 0)) * 2 <= kTcXBytes) return K / 64;
+  if (tc_whole_x_bytes(batch, K, norm) <= kTcXBytes) return K / 64;
   const int64_t n = (kTcXBytes / 4 - 8 * batch) / (64 * (batch + (norm ? 1 : 0)));
   return n < 1 ? 1 : n;
 }
@@ -59,7 +63,7 @@ MPK_HD constexpr TcLinearScratch tc_linear_scratch(int64_t batch, int64_t K, int
                                                    int64_t warps, bool norm) {
   TcLinearScratch s{};
   s.x = (batch * 4 + 15) / 16 * 16;
-  const int64_t whole = (batch * (K + 8) + (norm ? K : 0)) * 2;
+  const int64_t whole = tc_whole_x_bytes(batch, K, norm);
   s.slice_bytes = (batch * (cols + 8) + (norm ? cols : 0)) * 2;
   s.slices = whole <= kTcXBytes ? 0 : (kTcXBytes / s.slice_bytes < 2 ? 2 : kTcXBytes / s.slice_bytes);
   s.x_stride = s.whole() ? K + 8 : cols + 8;
