@@ -66,12 +66,15 @@ struct Task {
 // A counter in device memory. Each producer adds 1 per step when its writes are
 // visible. A consumer running decode step k (k = 0, 1, ...) waits until
 // counter >= target * (k + 1 - step_distance). step_distance 0: same step;
-// 1: the producers' previous step (cross-step dependency).
+// 1: the producers' previous step (cross-step dependency). all_ranks (tensor parallel,
+// docs/ir.md "Tensor parallel"): the consumer waits for the counter of every rank, whose
+// producers are the same tasks of that rank's copy of the graph.
 struct Event {
   std::vector<TaskId> producers;  // sorted, unique
   std::vector<TaskId> consumers;  // sorted, unique
   int64_t target = 0;             // == producers.size()
   int32_t step_distance = 0;
+  bool all_ranks = false;
 };
 
 struct Schedule {

@@ -98,6 +98,7 @@ void module_to_proto(const Module& m, pb::Module* out) {
     for (TaskId t : e.consumers) pe->add_consumers(t);
     pe->set_target(e.target);
     pe->set_step_distance(e.step_distance);
+    pe->set_all_ranks(e.all_ranks);
   }
   pb::Schedule* sched = graph->mutable_schedule();
   sched->set_policy(m.graph.schedule.policy);
@@ -246,6 +247,7 @@ class Reader {
       for (int32_t t : pe.consumers()) e.consumers.push_back(id(t, ntasks, where + " consumer", "task"));
       e.target = pe.target();
       e.step_distance = pe.step_distance();
+      e.all_ranks = pe.all_ranks();
       m.graph.events.push_back(std::move(e));
     }
     const pb::Schedule& sched = graph.schedule();

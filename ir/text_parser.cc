@@ -523,6 +523,11 @@ class Parser {
     keyword("distance");
     expect('=');
     e.step_distance = int32("distance");
+    skip_spaces();
+    if (text_.substr(pos_).starts_with("all_ranks")) {
+      keyword("all_ranks");
+      e.all_ranks = true;
+    }
     e.producers = task_ids("producers");
     e.consumers = task_ids("consumers");
     m_.graph.events.push_back(std::move(e));

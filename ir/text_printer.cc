@@ -138,7 +138,8 @@ class Printer {
 
   void event(size_t id, const Event& e) {
     line("event " + std::to_string(id) + " target=" + std::to_string(e.target) +
-         " distance=" + std::to_string(e.step_distance) + " producers" + id_list(e.producers) +
+         " distance=" + std::to_string(e.step_distance) + (e.all_ranks ? " all_ranks" : "") +
+         " producers" + id_list(e.producers) +
          " consumers" + id_list(e.consumers));
   }
 

@@ -313,6 +313,7 @@ std::vector<Diagnostic> verify_structure(const Module& m) {
   DiagnosticSink sink;
   check_roles(m, sink);
   check_module_attrs(m, sink);
+  check_tensor_parallel(m, sink);
   if (!sink.empty() || m.graph.tasks.empty()) return sink.finish();
   const std::vector<OpScratch> scratch = check_task_forms(m, sink);
   if (sink.empty()) check_coverage(m, scratch, sink);

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "ir/architectures.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/verifier_rules.h"
 
 namespace mpk {
@@ -28,6 +29,11 @@ class AttrChecker {
     if (has("rms_eps")) {
       const auto* d = std::get_if<double>(&m_.attrs.at("rms_eps"));
       if (!d || !(*d > 0) || !std::isfinite(*d)) bad("rms_eps", "must be a positive finite float");
+    }
+    if (has("tp")) {
+      const int64_t* v = int_attr("tp");
+      if (!v || *v < 1 || *v > kMaxTpRanks)
+        bad("tp", "must be an integer in 1.." + std::to_string(kMaxTpRanks));
     }
     if (has("architecture")) {
       const auto* s = std::get_if<std::string>(&m_.attrs.at("architecture"));
@@ -56,6 +62,11 @@ class AttrChecker {
     const int64_t* v = int_attr(key);
     if (v && *v != value)
       bad(key, "is " + std::to_string(*v) + ", but " + source + " says " + std::to_string(value));
+  }
+  // The same for a size that each rank of a sharded module holds one tp-th of.
+  void agrees_sharded(const char* key, int64_t per_rank, const std::string& source) {
+    const int64_t tp = tp_ranks(m_);
+    agrees(key, per_rank * tp, tp > 1 ? source + " (x tp " + std::to_string(tp) + ")" : source);
   }
   int64_t dim(TensorId t, size_t d) const { return p_.tensors[t].shape[d]; }
   const std::string& name(TensorId t) const { return p_.tensors[t].name; }
@@ -103,16 +114,17 @@ class AttrChecker {
           ++layers;
           const AttentionForm f = attention_form(op);
           agrees("max_seq_len", dim(f.k_cache, 1), who + " (its cache positions)");
-          agrees("num_q_heads", attr_int(op.attrs, "num_q_heads"), who);
-          agrees("num_kv_heads", attr_int(op.attrs, "num_kv_heads"), who);
+          agrees_sharded("num_q_heads", attr_int(op.attrs, "num_q_heads"), who);
+          agrees_sharded("num_kv_heads", attr_int(op.attrs, "num_kv_heads"), who);
           agrees("head_dim", attr_int(op.attrs, "head_dim"), who);
           break;
         }
         case OpKind::kSiluMul:
-          agrees("intermediate", dim(op.outputs[0], 1), who + " (its output width)");
+          agrees_sharded("intermediate", dim(op.outputs[0], 1), who + " (its output width)");
           break;
         case OpKind::kLinear:
-          if (linear_form(op).swiglu()) agrees("intermediate", dim(op.outputs[0], 1), who + " (its output width)");
+          if (linear_form(op).swiglu())
+            agrees_sharded("intermediate", dim(op.outputs[0], 1), who + " (its output width)");
           break;
         default:
           break;

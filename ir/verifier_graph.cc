@@ -350,6 +350,7 @@ std::vector<Diagnostic> verify_graph_indexed(const Module& m, const TaskGraphInd
                                       std::to_string(kMaxCrossStepBytes) + " (4 GiB)");
     else
       AccessOrderChecker(m, g, topo, sink).run();
+    check_cross_rank_order(m, sink);
   }
   if (!m.graph.schedule.empty()) check_schedule_cover(m, g, sink);
   return sink.finish();

@@ -15,6 +15,11 @@ void check_roles(const Module& m, DiagnosticSink& sink);
 // verifier_attrs.cc: structure.batch, structure.vocab, structure.module-attr.
 void check_module_attrs(const Module& m, DiagnosticSink& sink);
 
+// verifier_ranks.cc: structure.tp; graph.cross-rank (on a graph that passed the structure
+// layer).
+void check_tensor_parallel(const Module& m, DiagnosticSink& sink);
+void check_cross_rank_order(const Module& m, DiagnosticSink& sink);
+
 // verifier_tasks.cc: structure.task-order, structure.task-regions, structure.task-cost.
 // Returns the scratch tensors each operator's tasks write (by operator id), for
 // check_coverage; empty when the graph has no tasks.

@@ -16,10 +16,12 @@ bool plain_half(const Program& p, const Operator& op) {
          op.outputs.size() == 1 && p.tensor(f.y).dtype == DType::kBF16;
 }
 
-// Both linears read the same x, and norm it the same way or not at all.
+// Both linears read the same x, norm it the same way or not at all, and split the same
+// way over tensor-parallel ranks.
 bool same_input(const Operator& g, const Operator& u) {
   const LinearForm fg = linear_form(g), fu = linear_form(u);
   if (fg.x != fu.x || fg.norm != fu.norm) return false;
+  if (attr_str_or(g.attrs, "parallel", "") != attr_str_or(u.attrs, "parallel", "")) return false;
   return fg.norm < 0 || g.attrs.at("eps") == u.attrs.at("eps");
 }
 

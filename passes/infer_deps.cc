@@ -4,11 +4,15 @@
 // the dependencies of the second copy are kept: a producer found in the first copy is
 // a cross-step dependency (step_distance 1). Dependencies implied by others are pruned
 // (same_step_graph.h); consumers waiting on the same producer set at the same distance
-// share one event. docs/passes.md describes it.
+// share one event. A dependency through a tensor that an all_reduce reads on every rank
+// (docs/ir.md "Tensor parallel") is one between ranks: it gets an all_ranks event, kept
+// apart from the pruning (a local path does not order another rank's copy).
+// docs/passes.md describes it.
 #include <algorithm>
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/region_index.h"
 #include "passes/options.h"
 #include "passes/same_step_graph.h"
@@ -17,10 +21,12 @@ namespace mpk {
 namespace {
 
 // Per consumer, its same-step producers (sorted, unique); per producer, its cross-step
-// consumers (ascending, unique: the order prune_cross_step visits them in).
+// consumers (ascending, unique: the order prune_cross_step visits them in); per
+// consumer and distance, its producers on every rank (sorted, unique; never pruned).
 struct Dependencies {
   std::vector<std::vector<TaskId>> same_step;
   std::vector<std::vector<TaskId>> cross_step_consumers;
+  std::vector<std::vector<TaskId>> all_ranks[2];
 };
 
 void sort_unique(std::vector<TaskId>& v) {
@@ -70,10 +76,16 @@ Dependencies scan(const Module& m) {
   std::vector<OpId> coop_op(n, -1);
   for (int32_t i = 0; i < n; ++i)
     if (coop_share(g.tasks[i]).cooperative()) coop_op[i] = g.tasks[i].op;
+  // Whether task i reads tensor t on every rank.
+  const std::vector<bool> symmetric = symmetric_tensors(m.program);
+  auto every_rank = [&](int32_t i, TensorId t) {
+    return symmetric[t] && reads_every_rank(m.program.ops[g.tasks[i].op], t);
+  };
 
   Dependencies deps;
   deps.same_step.resize(n);
   deps.cross_step_consumers.resize(n);
+  for (auto& v : deps.all_ranks) v.resize(n);
   std::vector<int32_t> covered_reads, covered_writes;
   for (int32_t copy = 0; copy < 2; ++copy) {
     for (int32_t i = 0; i < n; ++i) {
@@ -84,9 +96,11 @@ Dependencies scan(const Module& m) {
       // Only the second copy's dependencies are kept. A record of the first copy is
       // the previous step; a task's own record there is implied by in-order execution.
       // Consumers come in ascending order, so a producer's list stays sorted and unique.
-      auto depend_on = [&](int32_t payload) {
+      auto depend_on = [&](int32_t payload, bool ranks) {
         if (copy == 0 || peer(payload)) return;
-        if (payload >= n) {
+        if (ranks) {  // another rank's copy of the task itself too
+          deps.all_ranks[payload >= n ? 0 : 1][i].push_back(payload % n);
+        } else if (payload >= n) {
           deps.same_step[i].push_back(payload - n);
         } else if (payload != i) {
           std::vector<TaskId>& consumers = deps.cross_step_consumers[payload];
@@ -96,18 +110,18 @@ Dependencies scan(const Module& m) {
       for (const Region& r : t.reads) {  // RAW; the first copy only builds the indexes
         if (copy == 0 || !written[r.tensor]) continue;
         writes.for_each_overlap(r, [&](int32_t, int32_t payload, const Region&) {
-          depend_on(payload);
+          depend_on(payload, every_rank(i, r.tensor));
         });
       }
       covered_reads.clear();
       covered_writes.clear();
       for (const Region& w : t.writes) {
         reads.for_each_overlap(w, [&](int32_t id, int32_t payload, const Region& r) {
-          depend_on(payload);
+          depend_on(payload, every_rank(payload % n, w.tensor));
           if (w.contains(r)) covered_reads.push_back(id);
         });
         writes.for_each_overlap(w, [&](int32_t id, int32_t payload, const Region& r) {
-          depend_on(payload);
+          depend_on(payload, false);
           if (w.contains(r)) covered_writes.push_back(id);
         });
       }
@@ -126,6 +140,8 @@ Dependencies scan(const Module& m) {
     }
   }
   for (auto& v : deps.same_step) sort_unique(v);
+  for (auto& d : deps.all_ranks)
+    for (auto& v : d) sort_unique(v);
   return deps;
 }
 
@@ -177,21 +193,24 @@ std::vector<std::vector<TaskId>> prune_cross_step(
   return kept;
 }
 
-// One event per distinct (producer set, distance), numbered by first consumer.
+// One event per distinct (producer set, distance, all_ranks), numbered by first consumer.
 std::vector<Event> group_events(const std::vector<std::vector<TaskId>>& same_step,
-                                const std::vector<std::vector<TaskId>>& cross_step) {
+                                const std::vector<std::vector<TaskId>>& cross_step,
+                                const std::vector<std::vector<TaskId>> (&all_ranks)[2]) {
   std::vector<Event> events;
-  std::unordered_map<std::vector<TaskId>, EventId, TaskListHash> by_set[2];
+  std::unordered_map<std::vector<TaskId>, EventId, TaskListHash> by_set[4];
   for (size_t c = 0; c < same_step.size(); ++c) {
-    for (int32_t d = 0; d < 2; ++d) {
-      const std::vector<TaskId>& producers = d == 0 ? same_step[c] : cross_step[c];
+    for (int32_t k = 0; k < 4; ++k) {  // distance k % 2, all ranks from k = 2
+      const int32_t d = k % 2;
+      const std::vector<TaskId>& producers = k >= 2 ? all_ranks[d][c] : d == 0 ? same_step[c] : cross_step[c];
       if (producers.empty()) continue;
-      auto [it, inserted] = by_set[d].try_emplace(producers, static_cast<EventId>(events.size()));
+      auto [it, inserted] = by_set[k].try_emplace(producers, static_cast<EventId>(events.size()));
       if (inserted) {
         Event e;
         e.producers = producers;
         e.target = static_cast<int64_t>(producers.size());
         e.step_distance = d;
+        e.all_ranks = k >= 2;
         events.push_back(std::move(e));
       }
       events[it->second].consumers.push_back(static_cast<TaskId>(c));
@@ -204,7 +223,8 @@ bool same_events(const std::vector<Event>& a, const std::vector<Event>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].producers != b[i].producers || a[i].consumers != b[i].consumers ||
-        a[i].target != b[i].target || a[i].step_distance != b[i].step_distance)
+        a[i].target != b[i].target || a[i].step_distance != b[i].step_distance ||
+        a[i].all_ranks != b[i].all_ranks)
       return false;
   return true;
 }
@@ -238,7 +258,7 @@ class InferDepsPass : public Pass {
       if (prune_cross_step_) cross_step = prune_cross_step(deps.cross_step_consumers, same_step);
     }
     if (!prune_cross_step_) cross_step = producers_of(deps.cross_step_consumers);
-    std::vector<Event> events = group_events(deps.same_step, cross_step);
+    std::vector<Event> events = group_events(deps.same_step, cross_step, deps.all_ranks);
     const bool changed = !same_events(events, m.graph.events);
     if (changed) {
       // A schedule was made for the previous events.

@@ -1,5 +1,8 @@
-// The binary elementwise family in the ir layer: silu_mul and residual_add over [B, C]
-// operands of one shape, one task per column tile.
+// The binary elementwise family in the ir layer: silu_mul, residual_add and all_reduce
+// over [B, C] operands of one shape, one task per column tile. An all_reduce task reads
+// its second operand's columns on every rank (docs/ir.md "Tensor parallel"); its regions
+// name this rank's copy, as the tensor is the same on every rank.
+#include "ir/ops/binary.h"
 #include "ir/ops/op_check.h"
 
 namespace mpk::ops {
@@ -14,9 +17,7 @@ void binary_signature(OpSignature& s) {
   s.same_shape(s.out(0), "y", s.in(0), "a");
 }
 
-bool binary_owns_task(const Operator& op, TaskKind k) {
-  return k == (op.kind == OpKind::kSiluMul ? TaskKind::kSiluMul : TaskKind::kResidualAdd);
-}
+bool binary_owns_task(const Operator& op, TaskKind k) { return k == binary_task_kind(op.kind); }
 
 // Columns c of both inputs -> columns c of y.
 TaskRegions binary_task_regions(const TaskRegionRules& r, const Task& task) {

@@ -71,6 +71,14 @@ void linear_signature(OpSignature& s) {
       s.bad(std::string(lm_head ? "an lm_head" : "a swiglu linear") + " takes no bias");
     if (op.inputs.size() < 3) s.bad("a linear with a bias expects inputs (x, W, bias), then a residual or norm_w");
   }
+  if (op.attrs.count("parallel")) {
+    const std::string how = attr_str(op.attrs, "parallel");
+    if (lm_head) s.bad("an lm_head takes no attribute 'parallel' (every rank computes all logits)");
+    if (how != "column" && how != "row")
+      s.bad("attribute 'parallel' = \"" + how + "\" is neither \"column\" nor \"row\"");
+    if (how == "row" && (f.bias >= 0 || f.residual >= 0 || f.norm >= 0 || f.swiglu()))
+      s.bad("a row-parallel linear computes a partial product only: no bias, residual, norm or swiglu");
+  }
   if (f.residual >= 0 && (lm_head || f.swiglu()))
     s.bad(std::string(lm_head ? "an lm_head" : "a swiglu linear") +
           " takes no residual (a norm weight needs attribute 'eps')");

@@ -1,5 +1,6 @@
-// decompose, binary elementwise family (silu_mul, residual_add): one task per column
-// tile.
+// decompose, binary elementwise family (silu_mul, residual_add, all_reduce): one task per
+// column tile.
+#include "ir/ops/binary.h"
 #include "passes/decompose/decomposer.h"
 
 namespace mpk::decompose {
@@ -10,7 +11,7 @@ void decompose_binary(Decomposer& d, const Operator& op) {
   const TensorId a = op.inputs[0], c = op.inputs[1], y = op.outputs[0];
   const int64_t b = d.shape(y)[0], cols = d.shape(y)[1];
   Decomposer::tiles(cols, d.elementwise_tile(cols), [&](int64_t c0, int64_t c1) {
-    d.task(silu ? TaskKind::kSiluMul : TaskKind::kResidualAdd, {d.reg(a, {{0, b}, {c0, c1}}), d.reg(c, {{0, b}, {c0, c1}})},
+    d.task(binary_task_kind(op.kind), {d.reg(a, {{0, b}, {c0, c1}}), d.reg(c, {{0, b}, {c0, c1}})},
            {d.reg(y, {{0, b}, {c0, c1}})}, flops_per_element * b * (c1 - c0));
   });
 }

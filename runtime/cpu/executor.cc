@@ -1,5 +1,5 @@
 // The CPU executor: schedule order on a pool of threads running logical workers, and
-// seeded random order; see executor.h.
+// seeded random order; tensor parallel as one engine per rank; see executor.h.
 #include "runtime/cpu/executor.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "ir/error.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/task_graph_index.h"
 #include "runtime/cpu/race_check.h"
 #include "runtime/cpu/task_kernels.h"
@@ -27,11 +28,21 @@ std::string seconds_str(double s) {
   return buf;
 }
 
+class Engine;
+
+// The engines of a tensor-parallel run, by rank, and their stores (StepContext::rank_stores).
+struct RankGroup {
+  std::vector<Engine*> engines;
+  std::vector<const TensorStore*> stores;
+};
+
 class Engine {
  public:
-  Engine(const Module& m, const Weights& w, const CpuRunOptions& o)
+  // `group`: this is rank `rank` of a tensor-parallel run (run_cpu_tp).
+  Engine(const Module& m, const Weights& w, const CpuRunOptions& o, RankGroup* group = nullptr, int rank = 0)
       : m_(m), o_(o), rt_(checked_run_tensors(m, o)), store_(m.program, w), rec_(o.steps, rt_.batch),
-        graph_(m.graph), counters_(m.graph.events.size()), done_(m.graph.tasks.size()), limit_(o.steps) {
+        graph_(m.graph), counters_(m.graph.events.size()), done_(m.graph.tasks.size()), limit_(o.steps),
+        group_(group), rank_(rank) {
     for (auto& c : counters_) c.store(0);
     for (auto& d : done_) d.store(0);
     resolve_graph();
@@ -102,10 +113,20 @@ class Engine {
     return ev.target * (step + 1 - ev.step_distance);
   }
 
+  // The engine whose counter of `e` is short at `step` (this one, or for an all_ranks event
+  // the first rank's), or nullptr.
+  const Engine* short_counter(EventId e, int64_t step) const {
+    if (!m_.graph.events[e].all_ranks || !group_)
+      return counters_[e].load(std::memory_order_acquire) < need(e, step) ? this : nullptr;
+    for (const Engine* rank : group_->engines)
+      if (rank->counters_[e].load(std::memory_order_acquire) < need(e, step)) return rank;
+    return nullptr;
+  }
+
   // The first event that keeps `t` from starting `step`, or -1.
   EventId blocking_event(TaskId t, int64_t step) const {
     for (EventId e : graph_.waits(t))
-      if (counters_[e].load(std::memory_order_acquire) < need(e, step)) return e;
+      if (short_counter(e, step)) return e;
     return -1;
   }
 
@@ -113,8 +134,10 @@ class Engine {
     std::string s = describe_task(m_, t) + " at step " + std::to_string(step);
     const EventId e = blocking_event(t, step);
     if (e < 0) return s;
-    s += " waits on event " + std::to_string(e) + " (counter " + std::to_string(counters_[e].load()) +
-         ", needs " + std::to_string(need(e, step)) + "; producers:";
+    const Engine* rank = short_counter(e, step);
+    s += " waits on event " + std::to_string(e) + " (" +
+         (group_ ? "rank " + std::to_string(rank->rank_) + "'s " : std::string()) + "counter " +
+         std::to_string(rank->counters_[e].load()) + ", needs " + std::to_string(need(e, step)) + "; producers:";
     const std::span<const TaskId> prod = graph_.producers(e);
     for (size_t i = 0; i < prod.size() && i < 3; ++i) s += " " + describe_task(m_, prod[i]);
     if (prod.size() > 3) s += " and " + std::to_string(prod.size() - 3) + " more";
@@ -129,14 +152,19 @@ class Engine {
                std::vector<CpuTaskRecord>* recs) {
     if (races_) races_->check(m_, t, step, done_);
     const int64_t begin = o_.record_tasks ? now_ns() : 0;
-    run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_, o_.prompt_rows});
-    if (o_.on_step) deliver_steps();
+    run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_, o_.prompt_rows, group_ ? &group_->stores : nullptr});
+    if (o_.on_step && rank_ == 0) deliver_steps();
     done_[t].fetch_add(1, std::memory_order_release);
     for (EventId e : graph_.triggers(t)) counters_[e].fetch_add(1, std::memory_order_release);
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
     const int64_t end = now_ns();
     last_progress_ns_.store(end);
     if (recs && o_.record_tasks) recs->push_back({t, step, worker, thread, wait_ns, begin, end});
+    if (!group_) return wake();
+    for (Engine* rank : group_->engines) rank->wake();  // their all_ranks waits read these counters
+  }
+
+  void wake() {
     epoch_.fetch_add(1);
     if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -144,8 +172,10 @@ class Engine {
     }
   }
 
+
+
   // Hands every newly complete step to on_step, in order; a false answer lowers the limit
-  // to the steps delivered, so no worker starts a later step.
+  // (of every rank) to the steps delivered, so no worker starts a later step.
   void deliver_steps() {
     std::lock_guard<std::mutex> lock(deliver_mu_);
     while (delivered_ < limit_.load() && rec_.complete(delivered_)) {
@@ -153,7 +183,10 @@ class Engine {
       for (int64_t b = 0; b < rt_.batch; ++b) tokens[b] = rec_.token(delivered_, b);
       const bool go_on = o_.on_step(delivered_, tokens);
       ++delivered_;
-      if (!go_on) limit_.store(delivered_);
+      if (go_on) continue;
+      if (!group_) limit_.store(delivered_);
+      else
+        for (Engine* rank : group_->engines) rank->limit_.store(delivered_);
     }
   }
 
@@ -190,9 +223,7 @@ class Engine {
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!error) error = std::current_exception();
-        abort_.store(true);
-        std::lock_guard<std::mutex> wake(mu_);
-        cv_.notify_all();
+        stop();
       }
     };
     std::vector<std::thread> pool;
@@ -305,13 +336,70 @@ class Engine {
   std::condition_variable cv_;
   std::vector<std::vector<CpuTaskRecord>> records_;
   int64_t threads_used_ = 1;
+  RankGroup* group_;
+  int rank_;
+
+ public:
+  const TensorStore& store() const { return store_; }
+  // Another rank failed: this one stops too.
+  void stop() {
+    abort_.store(true);
+    std::lock_guard<std::mutex> wake(mu_);
+    cv_.notify_all();
+  }
 };
 
 }  // namespace
 
 CpuExecResult run_cpu(const Module& scheduled, const Weights& w, const CpuRunOptions& o) {
+  if (tp_ranks(scheduled) > 1)
+    throw Error("the module is sharded for " + std::to_string(tp_ranks(scheduled)) +
+                " tensor-parallel ranks: run it on that many ranks");
   Engine engine(scheduled, w, o);
   return engine.run();
+}
+
+CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& rank_weights, const CpuRunOptions& o) {
+  const int64_t ranks = tp_ranks(scheduled);
+  if (static_cast<int64_t>(rank_weights.size()) != ranks)
+    throw Error("the module is sharded for " + std::to_string(ranks) + " tensor-parallel ranks, but " +
+                std::to_string(rank_weights.size()) + " ranks' weights were given");
+  if (o.order != CpuOrder::kSchedule) throw Error("a tensor-parallel run takes schedule order");
+  RankGroup group;
+  std::vector<std::unique_ptr<Engine>> engines;
+  CpuRunOptions rank_options = o;
+  for (int r = 0; r < ranks; ++r) {
+    if (r == 1) rank_options.on_step = nullptr;  // rank 0 reports the tokens
+    try {
+      engines.push_back(std::make_unique<Engine>(scheduled, rank_weights[r], r == 0 ? o : rank_options, &group, r));
+    } catch (const Error& e) {
+      throw Error("rank " + std::to_string(r) + ": " + e.what());
+    }
+    group.engines.push_back(engines.back().get());
+    group.stores.push_back(&engines.back()->store());
+  }
+  std::vector<CpuExecResult> results(ranks);
+  std::mutex error_mu;
+  std::string error;  // the first rank's failure; the others stop
+  auto body = [&](int r) {
+    try {
+      results[r] = engines[r]->run();
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error.empty()) return;
+      error = "rank " + std::to_string(r) + ": " + e.what();
+      for (Engine* rank : group.engines) rank->stop();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int r = 1; r < ranks; ++r) threads.emplace_back(body, r);
+  body(0);
+  for (std::thread& t : threads) t.join();
+  if (!error.empty()) throw Error(error);
+  for (int r = 1; r < ranks; ++r)
+    if (results[r].tokens != results[0].tokens)
+      throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
+  return std::move(results[0]);
 }
 
 std::optional<CpuOrder> parse_cpu_order(const std::string& s) {

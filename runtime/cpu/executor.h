@@ -66,8 +66,16 @@ struct CpuExecResult : CpuRunResult {
 
 // Throws mpk::Error for a module without tasks (or, in schedule order, without a valid
 // schedule), a task the kernels reject, missing weights, bad inputs, a detected race or
-// a watchdog timeout.
+// a watchdog timeout, and for a module sharded for more than one rank.
 CpuExecResult run_cpu(const Module& scheduled, const Weights& w, const CpuRunOptions& o);
+
+// Tensor parallel (docs/ir.md "Tensor parallel"): runs a module sharded for N ranks (attr
+// tp) as N ranks at once, rank r with rank_weights[r] (shard_weights, runtime/weights/
+// weights.h) and o.threads threads of its own, in schedule order. An all_ranks event
+// waits for the counter of every rank; an all_reduce reads every rank's partial. Every
+// rank computes the same tokens (checked); rank 0's result is returned, and only rank 0
+// calls on_step. A rank's failure stops the others and is thrown, prefixed "rank r: ".
+CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& rank_weights, const CpuRunOptions& o);
 
 // "schedule" | "random"; nullopt otherwise.
 std::optional<CpuOrder> parse_cpu_order(const std::string& s);

@@ -335,6 +335,17 @@ void silu_mul_block(const TensorBuffer& g, const TensorBuffer& u, TensorBuffer& 
     }
 }
 
+void all_reduce_block(const TensorBuffer& a, const std::vector<const TensorBuffer*>& partials, TensorBuffer& y,
+                      int64_t b0, int64_t b1, int64_t c0, int64_t c1) {
+  const int64_t width = y.shape[1];
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t c = c0; c < c1; ++c) {
+      float acc = a.load(b * width + c);
+      for (const TensorBuffer* p : partials) acc += p->load(b * width + c);
+      y.store(b * width + c, acc);
+    }
+}
+
 void residual_add_block(const TensorBuffer& a, const TensorBuffer& b_, TensorBuffer& y,
                         int64_t b0, int64_t b1, int64_t c0, int64_t c1) {
   const int64_t width = y.shape[1];

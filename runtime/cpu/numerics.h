@@ -59,6 +59,9 @@ struct StepContext {
   const std::vector<int64_t>* prompt = nullptr;
   StepRecorder* recorder = nullptr;
   int64_t prompt_rows = 1;  // run_common.h, prompt_token
+  // Tensor parallel (executor.h, run_cpu_tp): every rank's store, by rank; an all_reduce
+  // reads its partial in each. nullptr: one rank, this store.
+  const std::vector<const TensorStore*>* rank_stores = nullptr;
 };
 
 // Scratch that one thread reuses across calls: buffer `which` (0..4) of at least n floats.
@@ -134,6 +137,10 @@ void attention_merge_block(const TensorBuffer& part, TensorBuffer& y, int64_t b0
 
 void silu_mul_block(const TensorBuffer& g, const TensorBuffer& u, TensorBuffer& y, int64_t b0,
                     int64_t b1, int64_t c0, int64_t c1);
+// y = a + the sum of `partials` in their order (ranks 0, 1, ...), in f32, rounded once:
+// with one partial exactly residual_add.
+void all_reduce_block(const TensorBuffer& a, const std::vector<const TensorBuffer*>& partials, TensorBuffer& y,
+                      int64_t b0, int64_t b1, int64_t c0, int64_t c1);
 void residual_add_block(const TensorBuffer& a, const TensorBuffer& b, TensorBuffer& y,
                         int64_t b0, int64_t b1, int64_t c0, int64_t c1);
 

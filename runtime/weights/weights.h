@@ -69,6 +69,15 @@ Weights load_weights(const Module& m, const std::string& path);
 // weights are uniform in [0.9, 1.1], biases (names ending in ".bias") in [-0.5, 0.5].
 Weights random_weights(const Module& m, uint64_t seed);
 
+// Tensor parallel: rank `rank`'s weights of a module sharded by shard-tp (attr tp), cut
+// from `full`, the whole model's weights (load_weights or random_weights of the module
+// before shard-tp, so that every rank count sees the same model): a weight split on
+// dimension d (ir/ops/tensor_parallel.h, tp_split_dim) is the rank's slice of d, the
+// others whole. Whole tensors and slices of rows point into `full`, which must outlive
+// the result; slices of columns are copied. Throws mpk::Error naming a tensor that is
+// missing or whose shape is not its slice's with dimension d times the ranks.
+Weights shard_weights(const Module& sharded, const Weights& full, int64_t rank);
+
 // Checks that `w` holds every weight tensor of `m` with its shape and a bf16/f16/f32
 // dtype; throws mpk::Error naming the first offender.
 void check_weights(const Module& m, const Weights& w);

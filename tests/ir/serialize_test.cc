@@ -162,12 +162,12 @@ TEST(Serialize, UnknownEnumValuesRejectedByName) {
   {
     Module m = tiny_module();
     m.program.ops[0].kind = static_cast<OpKind>(kNumOpKinds);
-    EXPECT_NE(reload_error(m).find("operator 0 'embed' kind has unknown value 12"), std::string::npos);
+    EXPECT_NE(reload_error(m).find("operator 0 'embed' kind has unknown value " + std::to_string(kNumOpKinds + 1)), std::string::npos);
   }
   {
     Module m = tiny_module();
     m.graph.tasks[0].kind = static_cast<TaskKind>(kNumTaskKinds);
-    EXPECT_NE(reload_error(m).find("task 0 kind has unknown value 15"), std::string::npos);
+    EXPECT_NE(reload_error(m).find("task 0 kind has unknown value " + std::to_string(kNumTaskKinds + 1)), std::string::npos);
   }
 }
 

@@ -160,7 +160,8 @@ Expected expected_regions(const Module& m, const Task& t) {
     case TaskKind::kAttentionMerge:
       return expected_attention_regions(m, t);
     case TaskKind::kSiluMul:
-    case TaskKind::kResidualAdd: {
+    case TaskKind::kResidualAdd:
+    case TaskKind::kAllReduce: {
       const Range c = w0.dims.at(1);
       return {{reg(in[0], {{0, b}, c}), reg(in[1], {{0, b}, c})}, {reg(out[0], {{0, b}, c})}};
     }

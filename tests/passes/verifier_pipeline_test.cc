@@ -35,6 +35,9 @@ TEST(VerifierPipeline, EveryPipelineOutputVerifies) {
       "fuse-rope,fuse-attention,fuse-argmax,decompose{coop=off,tile=8,lm-head-tile=64,elementwise-tile=64,"
       "argmax-tile=100,attention-splits=2},infer-deps{prune-same-step=false},assign-sm{workers=7}",
       "fuse-norm{lm-head=false},fuse-swiglu,decompose{coop=on,coop-unit=16},infer-deps,assign-sm",
+      "shard-tp{ranks=2},fuse-residual,fuse-norm,fuse-rope,fuse-attention,fuse-swiglu,fuse-argmax,"
+      "decompose{coop=on,attention-splits=2},infer-deps,assign-sm{policy=critical-path}",
+      "shard-tp{ranks=1},decompose,infer-deps,assign-sm{policy=round-robin}",
   };
   for (const char* preset : {"tiny", "tiny-qwen2", "tiny-qwen3"})
     for (int64_t batch = 1; batch <= kMaxBatch; batch += 3)

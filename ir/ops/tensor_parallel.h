@@ -1,0 +1,31 @@
+// Tensor parallel in the IR (docs/ir.md "Tensor parallel"): the module attr `tp`, the
+// linears' attr `parallel`, and what follows from them: which dimension of a weight each
+// rank holds a slice of, and which tensors an operator reads on every rank.
+#pragma once
+
+#include <vector>
+
+#include "ir/module.h"
+
+namespace mpk {
+
+inline constexpr int64_t kMaxTpRanks = 8;
+
+// The module attr `tp`: the ranks of a sharded module, 1 when absent.
+int64_t tp_ranks(const Module& m);
+
+// The dimension of weight `t` that `op` reads split across the ranks: a linear with
+// parallel="column" splits its weights' rows (and its bias), one with parallel="row" its
+// weights' columns. -1 when op reads all of it (or does not read it).
+int split_dim_in(const Operator& op, TensorId t);
+// The dimension of weight `t` split across the ranks by the operators that read it (the
+// verifier checks that they agree), -1 when every rank holds all of it.
+int tp_split_dim(const Program& p, TensorId t);
+
+// Whether `op` reads its input `t` on every rank: an all_reduce's second operand.
+bool reads_every_rank(const Operator& op, TensorId t);
+// Per tensor: some operator reads it on every rank. Such a tensor lives where the other
+// ranks can read it (the GPU group's symmetric memory, runtime/gpu/tp_group.h).
+std::vector<bool> symmetric_tensors(const Program& p);
+
+}  // namespace mpk
