@@ -12,14 +12,16 @@ void cuda_check(cudaError_t e, const char* what) {
   throw Error(std::string("CUDA: ") + what + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
 }
 
-bool gpu_available() {
+int gpu_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no driver" error
-    return false;
+    return 0;
   }
-  return n > 0;
+  return n;
 }
+
+bool gpu_available() { return gpu_count() > 0; }
 
 GpuInfo gpu_info() {
   if (!gpu_available()) throw Error("no CUDA GPU is available");

@@ -17,6 +17,8 @@ namespace mpk {
 void cuda_check(cudaError_t e, const char* what);
 #define MPK_CUDA(call) ::mpk::cuda_check((call), #call)
 
+// The CUDA devices this process sees (0 without a driver).
+int gpu_count();
 // True when at least one CUDA device is usable (false without a driver).
 bool gpu_available();
 
