@@ -1,5 +1,5 @@
-// Shared helpers of the GPU tests: skip without a GPU, scheduled presets with random
-// weights, and comparisons against the CPU executor.
+// Shared helpers of the GPU tests: skip without a GPU (or with fewer than a multi-GPU
+// test needs), scheduled presets with random weights, and comparisons against the CPU executor.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +20,13 @@ namespace mpk::gputest {
 #define MPK_REQUIRE_GPU()                                                              \
   do {                                                                                 \
     if (!::mpk::gpu_available()) GTEST_SKIP() << "no CUDA GPU here: GPU test skipped"; \
+  } while (0)
+
+// Multi-GPU tests (suites named *MultiGpu*, labelled `multigpu` too) skip below n GPUs.
+#define MPK_REQUIRE_GPUS(n)                                                                                   \
+  do {                                                                                                        \
+    if (::mpk::gpu_count() < (n))                                                                             \
+      GTEST_SKIP() << "needs " << (n) << " GPUs, found " << ::mpk::gpu_count() << ": multi-GPU test skipped"; \
   } while (0)
 
 // The unfused pipeline, or with `fused` the default pipeline's fusions in front.
