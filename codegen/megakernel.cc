@@ -10,6 +10,7 @@
 
 #include "codegen/ops/desc_builder.h"
 #include "ir/error.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/task_graph_index.h"
 
 namespace mpk {
@@ -147,6 +148,9 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   k.vocab = static_cast<int32_t>(attr_int(m.attrs, "vocab"));
   k.max_seq_len = static_cast<int32_t>(attr_int(m.attrs, "max_seq_len"));
   k.num_events = static_cast<int32_t>(g.events.size());
+  if (k.num_events >= abi::kTrigAllRanks) throw Error("codegen: more than 2^30 events");
+  const int32_t ranks = static_cast<int32_t>(tp_ranks(m));
+  if (ranks > abi::kMaxRanks) throw Error("codegen: more than " + std::to_string(abi::kMaxRanks) + " ranks");
   k.num_workers = static_cast<int32_t>(g.schedule.workers.size());
   if (opt.slot_bytes % 1024 != 0 || opt.slot_bytes < 1024)
     throw Error("codegen: slot_bytes must be a positive multiple of 1024");
@@ -195,15 +199,18 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     const bool group = i >= g.tasks.size();
     const TaskId leader = group ? d.task : static_cast<TaskId>(i);
     d.wait_begin = static_cast<int32_t>(k.waits.size());
-    const std::vector<EventId> waits = item_waits(d, leader, index);
-    d.wait_count = static_cast<int32_t>(waits.size());
+    std::vector<abi::WaitEntry> entries;  // an all_ranks event: one per rank's counter
+    for (EventId id : item_waits(d, leader, index)) {
+      const Event& e = g.events[id];
+      for (int32_t peer = e.all_ranks ? 1 : 0; peer <= (e.all_ranks ? ranks : 0); ++peer)
+        entries.push_back({id, static_cast<int32_t>(e.target), e.step_distance, peer});
+    }
+    d.wait_count = static_cast<int32_t>(entries.size());
     for (int32_t w = 0; w < d.wait_count; ++w) {
-      const Event& e = g.events[waits[w]];
-      const abi::WaitEntry entry{waits[w], static_cast<int32_t>(e.target), e.step_distance, 0};
       if (w < abi::kInlineWaits)
-        d.wait[w] = entry;
+        d.wait[w] = entries[w];
       else
-        k.waits.push_back(entry);
+        k.waits.push_back(entries[w]);
     }
     std::vector<EventId> fired;
     for (int mi = 0; mi < d.members; ++mi) {
@@ -213,10 +220,11 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
     d.trig_begin = static_cast<int32_t>(k.triggers.size());
     d.trig_count = static_cast<int32_t>(fired.size());
     for (size_t j = 0; j < fired.size(); ++j) {
+      const int32_t e = fired[j] | (g.events[fired[j]].all_ranks ? abi::kTrigAllRanks : 0);
       if (j < abi::kInlineTrigs)
-        d.trig[j] = fired[j];
+        d.trig[j] = e;
       else
-        k.triggers.push_back(fired[j]);
+        k.triggers.push_back(e);
     }
   }
 

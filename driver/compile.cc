@@ -18,8 +18,9 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 std::string pipeline_of(const CompileRequest& r) {
-  if (!r.pipeline.empty()) return r.pipeline;
-  return default_pipeline_with(r.policy.empty() ? kDefaultPolicy : r.policy, "decompose", r.costs);
+  const std::string shard = r.tp > 0 ? "shard-tp{ranks=" + std::to_string(r.tp) + "}," : "";
+  if (!r.pipeline.empty()) return shard + r.pipeline;
+  return shard + default_pipeline_with(r.policy.empty() ? kDefaultPolicy : r.policy, "decompose", r.costs);
 }
 
 Module import_source(const CompileRequest& r) {

@@ -25,6 +25,7 @@ struct CompileRequest {
   std::string costs;                   // a cost file the default pipeline's assign-sm plans
                                        // with (ir/cost_params.h); "" = the machine model's
   std::string relative_to;             // a folder a relative module path is also looked for in
+  int64_t tp = 0;                      // > 0: shard-tp{ranks=tp} runs first (tensor parallel)
 };
 
 struct Compiled {
@@ -34,7 +35,8 @@ struct Compiled {
 };
 
 // The pipeline a request runs: request.pipeline, else the default pipeline with
-// assign-sm{policy=<policy>} (and costs=<costs> when given).
+// assign-sm{policy=<policy>} (and costs=<costs> when given); after shard-tp{ranks=<tp>}
+// when tp > 0.
 std::string pipeline_of(const CompileRequest& request);
 
 // Imports request.model (a .mpk module is loaded and verified as it is). Throws

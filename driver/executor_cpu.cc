@@ -28,7 +28,8 @@ class CpuExecutor : public Executor {
   std::string describe() const override {
     if (order_ == CpuOrder::kRandom)
       return "random order (seed " + std::to_string(options_.seed) + "), 1 thread";
-    return "schedule order, " + std::to_string(threads_) + " threads";
+    const std::string ranks = weights_.ranks.size() > 1 ? std::to_string(weights_.ranks.size()) + " ranks of " : "";
+    return "schedule order, " + ranks + std::to_string(threads_) + " threads";
   }
 
   ExecResult run(const ExecRequest& req) override {
@@ -46,7 +47,8 @@ class CpuExecutor : public Executor {
     o.record_tasks = req.record;
     StepFeed feed(req.on_step, req.stop);
     if (req.on_step || !req.stop.tokens.empty()) o.on_step = std::ref(feed);
-    CpuExecResult r = run_cpu(module_, weights_.weights, o);
+    CpuExecResult r = weights_.ranks.size() > 1 ? run_cpu_tp(module_, weights_.ranks, o)
+                                                : run_cpu(module_, weights_.weights, o);
     threads_ = r.threads;
     ExecResult out;
     out.steps = r.steps;

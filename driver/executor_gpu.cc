@@ -2,7 +2,9 @@
 // cache, when the executor is made) decodes all steps in ONE persistent launch, after one
 // warm-up launch that pays the one-time costs. A run with a token sink or a stop condition
 // (text I/O) streams its tokens as the kernel makes them and stops in the kernel, with no
-// warm-up (its time to the first token is the user's). Built only with MPK_WITH_CUDA.
+// warm-up (its time to the first token is the user's). A module sharded over
+// tensor-parallel ranks runs one megakernel per GPU (runtime/gpu/tp_megakernel.h). Built
+// only with MPK_WITH_CUDA.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include "driver/weights.h"
 #include "runtime/cpu/run_common.h"
 #include "runtime/gpu/megakernel_runtime.h"
+#include "runtime/gpu/tp_megakernel.h"
 
 namespace mpk {
 namespace {
@@ -32,23 +35,27 @@ GpuOptions gpu_options(const ExecutorOptions& o) {
 
 class GpuExecutor : public Executor {
  public:
-  GpuExecutor(const Module& m, const ExecutorOptions& o)
-      : module_(m), weights_(load_run_weights(m, o.weights_seed)),
-        kernel_(m, weights_.weights, gpu_options(o)) {}
+  GpuExecutor(const Module& m, const ExecutorOptions& o) : module_(m), weights_(load_run_weights(m, o.weights_seed)) {
+    if (weights_.ranks.size() > 1)
+      tp_ = std::make_unique<GpuTpMegakernel>(m, weights_.ranks, gpu_options(o));
+    else
+      one_ = std::make_unique<GpuMegakernel>(m, weights_.weights, gpu_options(o));
+  }
 
   const char* kind() const override { return "gpu"; }
   const std::string& weights_note() const override { return weights_.note; }
   double weights_seconds() const override { return weights_.seconds; }
 
   std::string describe() const override {
-    const Megakernel& k = kernel_.kernel();
-    const CompiledKernel& c = kernel_.compiled();
+    const GpuMegakernel& g = kernel();
+    const Megakernel& k = g.kernel();
+    const CompiledKernel& c = g.compiled();
     char compiled[64];
     std::snprintf(compiled, sizeof compiled, "compiled in %.1f s", c.compile_seconds);
     char line[512];
     std::snprintf(line, sizeof line,
-                  "%s, %d SMs; megakernel %s (%zu task bodies, %d threads, %d x %d B stream slots)",
-                  kernel_.info().name.c_str(), kernel_.info().sm_count,
+                  "%s%s, %d SMs; megakernel %s (%zu task bodies, %d threads, %d x %d B stream slots)",
+                  tp_ ? (std::to_string(tp_->ranks()) + " x ").c_str() : "", g.info().name.c_str(), g.info().sm_count,
                   c.from_cache ? "loaded from the cache" : compiled, k.instantiations.size(), k.threads,
                   k.stages, k.slot_bytes);
     return line;
@@ -61,7 +68,7 @@ class GpuExecutor : public Executor {
     o.prompt = req.prompt;
     o.prompt_rows = req.prompt_rows;
     const bool streams = req.on_step || !req.stop.tokens.empty();
-    if (!streams) kernel_.run(o);  // warm-up: the first launch pays one-time costs
+    if (!streams) run_kernel(o);  // warm-up: the first launch pays one-time costs
     o.trace = req.record;
     StepFeed feed(req.on_step, req.stop);
     if (streams) {
@@ -69,7 +76,7 @@ class GpuExecutor : public Executor {
       o.stop_ids = req.stop.tokens;
       o.first_generated = req.stop.from_step;
     }
-    GpuRunResult r = kernel_.run(o);
+    GpuRunResult r = run_kernel(o);
     check_finite_logits(r.logits, r.batch, r.steps - 1);  // the host sees the last step's only
     ExecResult out;
     out.steps = r.steps;
@@ -88,16 +95,17 @@ class GpuExecutor : public Executor {
   }
 
   RunInfo run_info(const ExecResult& r) const override {
-    const Megakernel& k = kernel_.kernel();
+    const Megakernel& k = kernel().kernel();
     RunInfo info;
     info.kind = "gpu";
     info.options = "threads=" + std::to_string(k.threads) + " stages=" + std::to_string(k.stages) +
                    " slot_bytes=" + std::to_string(k.slot_bytes) + " inflight=" + std::to_string(k.inflight) +
-                   " cubin=" + kernel_.compiled().hash + " weights=" + weights_.note;
+                   " cubin=" + kernel().compiled().hash + " weights=" + weights_.note;
+    if (tp_) info.options += " tp=" + std::to_string(tp_->ranks());
     if (r.dropped) info.options += " trace_overflow=" + std::to_string(r.dropped);
     info.batch = r.batch;
     info.steps = r.steps;
-    const GpuInfo& gi = kernel_.info();
+    const GpuInfo& gi = kernel().info();
     info.device.name = gi.name;
     info.device.sm_count = gi.sm_count;
     info.device.clock_khz = gi.clock_khz;
@@ -108,9 +116,13 @@ class GpuExecutor : public Executor {
   }
 
  private:
+  const GpuMegakernel& kernel() const { return tp_ ? tp_->rank(0) : *one_; }
+  GpuRunResult run_kernel(const GpuRunOptions& o) { return tp_ ? tp_->run(o) : one_->run(o); }
+
   const Module& module_;
   RunWeights weights_;
-  GpuMegakernel kernel_;
+  std::unique_ptr<GpuMegakernel> one_;
+  std::unique_ptr<GpuTpMegakernel> tp_;  // a module sharded over several ranks
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "driver/compile.h"
 #include "ir/import/model_source.h"
+#include "ir/ops/tensor_parallel.h"
 
 namespace mpk {
 namespace {
@@ -27,12 +28,18 @@ RunWeights load_run_weights(const Module& m, uint64_t seed) {
   RunWeights out;
   const auto t0 = std::chrono::steady_clock::now();
   const std::string dir = checkpoint_dir_of(m);
+  const Module whole = m.attrs.count("tp") ? with_whole_weights(m) : Module{};
+  const Module& model = m.attrs.count("tp") ? whole : m;
   if (has_safetensors(dir)) {
-    out.weights = load_weights(m, dir);
+    out.weights = load_weights(model, dir);
     out.note = "checkpoint " + dir;
   } else {
-    out.weights = random_weights(m, seed);
+    out.weights = random_weights(model, seed);
     out.note = out.weights.source() + (dir.empty() ? "" : " (no *.safetensors in " + dir + ")");
+  }
+  if (m.attrs.count("tp")) {
+    for (int64_t r = 0; r < tp_ranks(m); ++r) out.ranks.push_back(shard_weights(m, out.weights, r));
+    out.note += ", sharded over " + std::to_string(tp_ranks(m)) + " tensor-parallel ranks";
   }
   out.seconds = seconds_since(t0);
   return out;

@@ -85,6 +85,10 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
       p.fanout_ns = number(value, w);
     } else if (key == "step_ns") {
       p.step_ns = number(value, w);
+    } else if (key == "link_latency_ns") {
+      p.link_latency_ns = number(value, w);
+    } else if (key == "link_bandwidth") {
+      p.link_bandwidth = number(value, w);
     } else if (key == "positional_cache") {
       if (!value.is_boolean()) throw Error(w + ": expected true or false");
       p.positional_cache = value.get<bool>();
@@ -108,7 +112,7 @@ CostParams parse_cost_params(const std::string& text, const std::string& source,
     } else {
       throw Error(w + ": unknown key (known: format, version, note, mem_bandwidth, "
                       "sm_bandwidth, event_latency_ns, dispatch_ns, trigger_ns, fanout_ns, "
-                      "step_ns, prefetch_bytes, positional_cache, default, kinds)");
+                      "step_ns, link_latency_ns, link_bandwidth, prefetch_bytes, positional_cache, default, kinds)");
     }
   }
   check_cost_params(p, source);
@@ -131,6 +135,8 @@ std::string format_cost_params(const CostParams& p) {
   j["trigger_ns"] = p.trigger_ns;
   j["fanout_ns"] = p.fanout_ns;
   j["step_ns"] = p.step_ns;
+  j["link_latency_ns"] = p.link_latency_ns;
+  j["link_bandwidth"] = p.link_bandwidth;
   j["prefetch_bytes"] = p.prefetch_bytes;
   j["positional_cache"] = p.positional_cache;
   j["default"] = {{"fixed_ns", p.defaults.fixed_ns},

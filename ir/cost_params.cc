@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ir/machine_check.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/verifier.h"
 
 namespace mpk {
@@ -28,6 +29,10 @@ CostParams CostParams::from_machine(const MachineModel& m) {
   p.dispatch_ns = 0;
   p.defaults.fixed_ns = m.task_overhead_ns;
   p.defaults.bytes_scale = 1.0;
+  // H100 SXM's NVLink 4: 450 GB/s each way per GPU; a remote poll's round trip, not yet
+  // calibrated from a trace.
+  p.link_latency_ns = 2000;
+  p.link_bandwidth = 4.5e11;
   p.defaults.flops_per_ns = 256.0 * m.clock_ghz;
   for (int k = 0; k < kNumTaskKinds; ++k)  // ir/kinds.def: the kinds that stream their weights
     if (streams_weights(static_cast<TaskKind>(k))) p.kinds[k].prefetch = 1.0;
@@ -47,6 +52,13 @@ TaskCost task_cost(const CostParams& c, const Task& t) {
 
 TaskCost task_cost(const CostParams& c, const Module& m, const Task& t) {
   TaskCost out = task_cost(c, t);
+  if (t.kind == TaskKind::kAllReduce && t.reads.size() == 2 && c.link_bandwidth > 0) {  // the peers' partials
+    const Region& part = t.reads[1];
+    if (part.tensor >= 0 && static_cast<size_t>(part.tensor) < m.program.tensors.size()) {
+      const double bytes = static_cast<double>(part.volume() * size_of(m.program.tensors[part.tensor].dtype));
+      out.compute_ns += bytes * static_cast<double>(tp_ranks(m) - 1) / c.link_bandwidth * 1e9;
+    }
+  }
   if (!c.positional_cache) return out;
   const auto& tensors = m.program.tensors;
   double bytes = 0;
@@ -97,6 +109,8 @@ void check_cost_params(const CostParams& p, const std::string& source) {
   checked_real(p.trigger_ns, 0, kMaxCostNs, w + "trigger_ns");
   checked_real(p.fanout_ns, 0, kMaxCostNs, w + "fanout_ns");
   checked_real(p.step_ns, 0, kMaxCostNs, w + "step_ns");
+  checked_real(p.link_latency_ns, 0, kMaxCostNs, w + "link_latency_ns");
+  checked_real(p.link_bandwidth, 0, kMaxBandwidth, w + "link_bandwidth (bytes/s, 0: one GPU)");
   checked_real(p.prefetch_bytes, 0, static_cast<double>(kMaxTaskBytes), w + "prefetch_bytes");
   check_kind(p.defaults, w + "default");
   for (int k = 0; k < kNumTaskKinds; ++k)

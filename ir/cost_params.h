@@ -45,6 +45,11 @@ struct CostParams {
   double fanout_ns = 0;
   double step_ns = 0;           // added to the dispatch gap before a worker's first task of
                                 // each step after the first
+  // Tensor parallel (docs/ir.md): an all_ranks event's release reaches a waiter link_latency_ns
+  // after it would on one GPU (a poll of a peer's counter over NVLink), and an all_reduce
+  // task reads the other ranks' partials at link_bandwidth bytes/s.
+  double link_latency_ns = 0;
+  double link_bandwidth = 0;
   // A task reads only the KV-cache positions written so far: at step k (position k) the
   // part of a cache read beyond position k moves no bytes (ir: a cache's dimension 1 is
   // the position). Off: every task moves its bytes every step.

@@ -20,6 +20,7 @@
 #include "driver/weights.h"
 #include "ir/error.h"
 #include "runtime/gpu/megakernel_runtime.h"
+#include "runtime/gpu/tp_megakernel.h"
 #include "tools/args.h"
 #include "tools/subcommands.h"
 
@@ -30,7 +31,7 @@ constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
     "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
-    "                 [--inflight N] [--l2-prefetch on|off] [--prompt-len P] [--compile-only]\n\n"
+    "                 [--inflight N] [--l2-prefetch on|off] [--prompt-len P] [--tp N] [--compile-only]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -46,6 +47,8 @@ constexpr const char* kUsage =
     "--prompt-len P: also the time to the first token after a P-token prompt (a launch of P\n"
     "steps: the megakernel takes a prompt one decode step per token; prefill in the kernel\n"
     "is not built yet).\n"
+    "--tp N: tensor parallel, one megakernel on each of GPUs 0..N-1 (megakernel mode); the\n"
+    "floor is then one GPU's share of the weight bytes over one GPU's copy bandwidth.\n"
     "--compile-only: compile the megakernel these options give into the cubin cache\n"
     "($MPK_CACHE_DIR) and stop; needs nvcc, no GPU (a build host can fill the cache).\n";
 
@@ -70,7 +73,7 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch", "prompt-len"},
+                   "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch", "prompt-len", "tp"},
                   {"trace-overhead", "compile-only", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -86,6 +89,7 @@ int cmd_bench(int argc, char** argv) {
   const int64_t steps = args.get_int("steps", 128, kStepsRange);
   req.batch = args.get_int("batch", 1, kBatchRange);
   req.max_seq_len = args.get_int("max-seq", 0, kMaxSeqRange);
+  req.tp = args.has("tp") ? args.get_int("tp", 1, kTpRange) : 0;
   GpuRunOptions o;
   o.steps = steps;
   if (args.has("prompt")) o.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
@@ -97,6 +101,7 @@ int cmd_bench(int argc, char** argv) {
   const std::string mode = args.get("mode", "megakernel");
   if (mode != "megakernel" && mode != "per-op" && mode != "both")
     throw Error("option '--mode' expects megakernel, per-op or both, got '" + mode + "'");
+  if (req.tp > 1 && mode != "megakernel") throw Error("--tp above 1 runs the megakernel only (--mode megakernel)");
   const int64_t reps = args.get_int("reps", 5, {1, 10000}), warmup = args.get_int("warmup", 2, {0, 10000});
   GpuOptions go;
   const int64_t slot_kib = args.get_int("slot-kib", go.codegen.slot_bytes / 1024, {1, 224});
@@ -118,13 +123,21 @@ int cmd_bench(int argc, char** argv) {
   const Module& m = c.module;
   check_steps_fit(m, std::max(steps, prompt_len));
   const RunWeights weights = load_run_weights(m, weights_seed);
-  GpuMegakernel g(m, weights.weights, go);
+  std::unique_ptr<GpuMegakernel> one;
+  std::unique_ptr<GpuTpMegakernel> tp;  // --tp above 1
+  if (weights.ranks.size() > 1)
+    tp = std::make_unique<GpuTpMegakernel>(m, weights.ranks, go);
+  else
+    one = std::make_unique<GpuMegakernel>(m, weights.weights, go);
+  const GpuMegakernel& g = tp ? tp->rank(0) : *one;
+  auto run = [&](const GpuRunOptions& x) { return tp ? tp->run(x) : one->run(x); };
   const Megakernel& k = g.kernel();
   const double bw = measure_copy_bandwidth();
   const int64_t bytes = weight_bytes_per_token(m);
   const double floor_ms = static_cast<double>(bytes) / bw * 1e3;
 
-  std::printf("gpu         %s, %d SMs\n", g.info().name.c_str(), g.info().sm_count);
+  std::printf("gpu         %s%s, %d SMs\n", tp ? (std::to_string(tp->ranks()) + " x ").c_str() : "",
+              g.info().name.c_str(), g.info().sm_count);
   std::printf("model       %s, batch %d, max_seq %d, policy %s: %zu tasks, %zu events, %d workers\n",
               m.name.c_str(), k.batch, k.max_seq_len, m.graph.schedule.policy.c_str(), m.graph.tasks.size(),
               m.graph.events.size(), k.num_workers);
@@ -136,6 +149,7 @@ int cmd_bench(int argc, char** argv) {
   std::printf("            %zu task bodies, %d body + %d control threads/worker, %d x %d B weight-stream slots, "
               "%d in flight\n",
               k.instantiations.size(), k.threads, abi::kControlThreads, k.stages, k.slot_bytes, k.inflight);
+  if (tp) std::printf("tp          %d ranks: one megakernel per GPU, all_reduce over NVLink\n", tp->ranks());
   std::printf("bandwidth   %.3f TB/s (device-to-device copy, read + write)\n", bw * 1e-12);
   std::printf("floor       %.3f GB/token / %.3f TB/s = %.4f ms/token\n", static_cast<double>(bytes) * 1e-9,
               bw * 1e-12, floor_ms);
@@ -149,11 +163,11 @@ int cmd_bench(int argc, char** argv) {
   };
   Timing mk{}, po{};
   if (mode != "per-op") {
-    mk = measure([&] { return g.run(o).kernel_ms; }, steps, warmup, reps);
+    mk = measure([&] { return run(o).kernel_ms; }, steps, warmup, reps);
     report("megakernel", mk);
   }
   if (mode != "megakernel") {
-    po = measure([&] { return g.run_per_op(o).kernel_ms; }, steps, warmup, reps);
+    po = measure([&] { return one->run_per_op(o).kernel_ms; }, steps, warmup, reps);
     report("per-op", po);
     std::printf("            %lld kernel launches per step in one CUDA graph\n",
                 static_cast<long long>(g.num_launches_per_op()));
@@ -161,10 +175,10 @@ int cmd_bench(int argc, char** argv) {
   if (mode == "both")
     std::printf("speedup     megakernel %.2fx faster than per-op\n", po.median_ms / mk.median_ms);
   if (args.flag("trace-overhead")) {
-    if (mode == "per-op") mk = measure([&] { return g.run(o).kernel_ms; }, steps, warmup, reps);
+    if (mode == "per-op") mk = measure([&] { return run(o).kernel_ms; }, steps, warmup, reps);
     GpuRunOptions t = o;
     t.trace = true;
-    const Timing tr = measure([&] { return g.run(t).kernel_ms; }, steps, warmup, reps);
+    const Timing tr = measure([&] { return run(t).kernel_ms; }, steps, warmup, reps);
     report("traced", tr);
     std::printf("tracing     overhead %+.2f%% (median per-token latency, tracing on vs off)\n",
                 (tr.median_ms / mk.median_ms - 1) * 100);
@@ -174,7 +188,7 @@ int cmd_bench(int argc, char** argv) {
     p.steps = prompt_len;
     p.prompt.resize(static_cast<size_t>(prompt_len));
     for (int64_t i = 0; i < prompt_len; ++i) p.prompt[i] = (1 + 7919 * i) % k.vocab;  // spread over the vocabulary
-    const Timing t = measure([&] { return g.run(p).kernel_ms; }, 1, warmup, reps);
+    const Timing t = measure([&] { return run(p).kernel_ms; }, 1, warmup, reps);
     std::printf("ttft        %.3f ms after a %lld-token prompt (median of %lld launches; one decode step per\n"
                 "            prompt token, %.4f ms each)\n",
                 t.median_ms, static_cast<long long>(prompt_len), static_cast<long long>(reps),

@@ -37,7 +37,7 @@ struct RunRequest {
 constexpr const char* kUsage =
     "usage: mpk run [--backend cpu|sim|gpu] [--model PRESET|HF_DIR|config.json|FILE.mpk]\n"
     "               [--policy P | --pipeline PIPELINE] [--steps N] [--batch N] [--max-seq N]\n"
-    "               | --graph SCHEDULED.mpk\n"
+    "               [--tp N] | --graph SCHEDULED.mpk\n"
     "               [--prompt TEXT [--chat [--system TEXT]] [--tokenizer DIR] | --prompt-ids 1,2,3]\n"
     "               [--max-new-tokens N] [--order schedule|random] [--seed S] [--threads T]\n"
     "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n"
@@ -57,8 +57,10 @@ constexpr const char* kUsage =
     "  system turn before it. --prompt-ids 1,2,3: token ids (1,2;3,4: a row per batch row,\n"
     "  all of one length); a --prompt of integers is taken as ids where no tokenizer is\n"
     "  found. --max-new-tokens N: steps = prompt + N - 1.\n"
+    "  --tp N: tensor parallel over N ranks (shard-tp{ranks=N} before the pipeline): the cpu\n"
+    "  backend runs N ranks at once, the gpu backend one megakernel on each of GPUs 0..N-1.\n"
     "  --graph: run a saved schedule as it is (e.g. one edited in mpk-studio); it takes\n"
-    "  no --model, --policy, --pipeline, --batch or --max-seq.\n"
+    "  no --model, --policy, --pipeline, --batch, --max-seq or --tp.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
     "  the events). --watchdog: seconds a wait may make no progress before it fails.\n"
     "  --costs: a cost file (e.g. from mpk calibrate) that assign-sm schedules with (unless\n"
@@ -69,10 +71,11 @@ constexpr const char* kUsage =
 // The option ranges (tools/args.h) and the memory budget (runtime/cpu/memory_budget.h).
 void print_limits() {
   std::printf("  ranges: --steps %lld..%lld and at most the model's max_seq_len (every backend),\n"
-              "  --batch %lld..%lld, --max-seq %lld..%lld (0: the default), --threads %lld..%lld\n"
+              "  --batch %lld..%lld, --tp %lld..%lld, --max-seq %lld..%lld (0: the default), --threads %lld..%lld\n"
               "  (0: all cores), --watchdog %g..%g seconds; prompt tokens lie in the vocabulary.\n\n",
               static_cast<long long>(kStepsRange.lo), static_cast<long long>(kStepsRange.hi),
               static_cast<long long>(kBatchRange.lo), static_cast<long long>(kBatchRange.hi),
+              static_cast<long long>(kTpRange.lo), static_cast<long long>(kTpRange.hi),
               static_cast<long long>(kMaxSeqRange.lo), static_cast<long long>(kMaxSeqRange.hi),
               static_cast<long long>(kThreadsRange.lo), static_cast<long long>(kThreadsRange.hi),
               kWatchdogRange.lo, kWatchdogRange.hi);
@@ -95,7 +98,7 @@ const ExecutorKind& choose_backend(const Args& args) {
 
 // --graph FILE: a scheduled module, run as it is.
 std::string scheduled_graph(const Args& args) {
-  for (const char* other : {"model", "policy", "pipeline", "batch", "max-seq"})
+  for (const char* other : {"model", "policy", "pipeline", "batch", "max-seq", "tp"})
     if (args.has(other))
       throw Error(std::string("--graph runs a saved schedule as it is; it takes no --") + other);
   const std::string path = args.get("graph");
@@ -118,6 +121,7 @@ RunRequest parse_request(const Args& args) {
   r.prompt = parse_prompt_options(args);
   c.batch = args.get_int("batch", c.batch, kBatchRange);
   c.max_seq_len = args.get_int("max-seq", c.max_seq_len, kMaxSeqRange);
+  c.tp = args.has("tp") ? args.get_int("tp", 1, kTpRange) : 0;
   ExecutorOptions& x = r.executor;
   x.order = args.get("order", x.order);
   if (x.order != "schedule" && x.order != "random")
@@ -215,7 +219,7 @@ int run_decode(const RunRequest& req, const Compiled& c, Executor& ex) {
 
 int cmd_run(int argc, char** argv) {
   const Args args(argc, argv,
-                  {"backend", "model", "graph", "policy", "pipeline", "steps", "batch", "max-seq",
+                  {"backend", "model", "graph", "policy", "pipeline", "steps", "batch", "max-seq", "tp",
                    "prompt", "prompt-ids", "system", "tokenizer", "max-new-tokens", "order", "seed",
                    "threads", "dump-logits", "trace", "weights-seed", "watchdog", "costs"},
                   {"help", "h", "chat"});

@@ -120,7 +120,8 @@ class Simulation {
     latency_.resize(m.graph.events.size());
     for (EventId e = 0; e < graph_.num_events(); ++e)
       latency_[e] = c.event_latency_ns +
-                    c.fanout_ns * static_cast<double>(std::max<size_t>(graph_.consumers(e).size(), 1) - 1);
+                    c.fanout_ns * static_cast<double>(std::max<size_t>(graph_.consumers(e).size(), 1) - 1) +
+                    (m.graph.events[e].all_ranks ? c.link_latency_ns : 0);
     const auto& lists = m.graph.schedule.workers;
     workers_.resize(lists.size());
     for (size_t w = 0; w < lists.size(); ++w) {

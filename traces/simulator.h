@@ -2,7 +2,10 @@
 // (docs/ir.md, docs/simulator.md): each worker runs its list in order every step; a
 // task waits until each of its events' counters reaches target * (k + 1 - distance),
 // seeing a release only event_latency_ns after it happened; a task's bytes stream at a
-// rate shared by all busy SMs. Task costs and the sharing rule are the cost model's
+// rate shared by all busy SMs. A module sharded over tensor-parallel ranks is simulated as
+// one rank (every rank runs the same schedule at the same times): an all_ranks event is
+// seen link_latency_ns later, and an all_reduce reads its peers' partials at
+// link_bandwidth. Task costs and the sharing rule are the cost model's
 // (ir/cost_params.h), which the policies plan with too. Produces the executions a GPU
 // trace would record.
 #pragma once

@@ -33,6 +33,15 @@ int tp_split_dim(const Program& p, TensorId t) {
   return -1;
 }
 
+Module with_whole_weights(const Module& m) {
+  Module whole = m;
+  for (size_t t = 0; t < whole.program.tensors.size(); ++t) {
+    const int dim = tp_split_dim(m.program, static_cast<TensorId>(t));
+    if (dim >= 0) whole.program.tensors[t].shape[dim] *= tp_ranks(m);
+  }
+  return whole;
+}
+
 bool reads_every_rank(const Operator& op, TensorId t) {
   return op.kind == OpKind::kAllReduce && op.inputs.size() == 2 && op.inputs[1] == t;
 }

@@ -22,6 +22,11 @@ int split_dim_in(const Operator& op, TensorId t);
 // verifier checks that they agree), -1 when every rank holds all of it.
 int tp_split_dim(const Program& p, TensorId t);
 
+// A copy of sharded module `m` whose weights have the whole model's shapes (a split
+// dimension times the ranks): what the weight loaders check a checkpoint against and
+// draw random weights for, before shard_weights cuts each rank's slices.
+Module with_whole_weights(const Module& m);
+
 // Whether `op` reads its input `t` on every rank: an all_reduce's second operand.
 bool reads_every_rank(const Operator& op, TensorId t);
 // Per tensor: some operator reads it on every rank. Such a tensor lives where the other

@@ -74,12 +74,18 @@ MPK_HD constexpr TcLinearScratch tc_linear_scratch(int64_t batch, int64_t K, int
   return s;
 }
 
-// Wait until counters[event] >= target * (step + 1 - distance).
+// Tensor parallel (docs/ir.md "Tensor parallel"): the most ranks, and the bit of a
+// trigger's event id that marks an event other ranks wait on (its add is system scope).
+inline constexpr int kMaxRanks = 8;
+inline constexpr int32_t kTrigAllRanks = 1 << 30;
+
+// Wait until counters[event] >= target * (step + 1 - distance): this rank's counter (peer
+// 0), or rank peer - 1's (tensor parallel: KernelParams::peer_delta).
 struct WaitEntry {
   int32_t event;
   int32_t target;
   int32_t distance;
-  int32_t pad;
+  int32_t peer;
 };
 
 // One task, 192 bytes. ptr[] are pre-offset device pointers and arg[] integers whose
@@ -141,6 +147,8 @@ struct ErrorRecord {
   uint64_t counter;  // the counter's value when the wait gave up
   uint64_t needed;   // the value it waited for
   uint64_t waited_ns;
+  int32_t peer;      // the WaitEntry's: 0 this rank's counter, q + 1 rank q's
+  int32_t pad;
 };
 
 struct TraceRecord {
@@ -199,6 +207,12 @@ struct KernelParams {
   int32_t stop_count;
   int32_t first_generated;           // stop ids count from this step on (after the prompt)
   int32_t prompt_stride;             // 0: every batch row reads prompt row 0; prompt_len: row b reads row b
+  // Tensor parallel: rank q's copy of an address in this rank's symmetric arena (the event
+  // counters, the tensors all_reduce reads on every rank) is that address + peer_delta[q].
+  // One rank: ranks 1, peer_delta[0] 0.
+  int64_t peer_delta[kMaxRanks];
+  int32_t ranks;
+  int32_t rank;
 };
 
 // The layout both compilers must give these structs (the host writes them, the device
@@ -209,11 +223,13 @@ static_assert(offsetof(TaskDesc, inst) == 80 && offsetof(TaskDesc, chunk_count) 
                   offsetof(TaskDesc, wait) == 144 && offsetof(TaskDesc, members) == 176,
               "TaskDesc layout");
 static_assert(sizeof(WaitEntry) == 16 && sizeof(StreamChunk) == 16 && sizeof(PoolDesc) == 32, "table entries");
-static_assert(sizeof(ErrorRecord) == 48 && offsetof(ErrorRecord, counter) == 24, "ErrorRecord layout");
+static_assert(sizeof(ErrorRecord) == 56 && offsetof(ErrorRecord, counter) == 24 && offsetof(ErrorRecord, peer) == 48,
+              "ErrorRecord layout");
 static_assert(sizeof(TraceRecord) == 40 && offsetof(TraceRecord, wait_begin_ns) == 16, "TraceRecord layout");
 static_assert(sizeof(PackBox) == 32 && offsetof(PackBox, rows) == 24, "PackBox layout");
-static_assert(sizeof(KernelParams) == 224 && offsetof(KernelParams, watchdog_ns) == 176 &&
-                  offsetof(KernelParams, vocab) == 204 && offsetof(KernelParams, first_generated) == 216,
+static_assert(sizeof(KernelParams) == 296 && offsetof(KernelParams, watchdog_ns) == 176 &&
+                  offsetof(KernelParams, vocab) == 204 && offsetof(KernelParams, first_generated) == 216 &&
+                  offsetof(KernelParams, peer_delta) == 224 && offsetof(KernelParams, rank) == 292,
               "KernelParams layout");
 
 }  // namespace abi

@@ -11,6 +11,7 @@
 
 #include "runtime/device/config.cuh"
 #include "runtime/device/common.cuh"
+#include "runtime/device/remote.cuh"
 
 namespace mpk {
 namespace dev {
@@ -38,6 +39,19 @@ __device__ __forceinline__ unsigned long long ld_acquire_u64(const unsigned long
   return v;
 }
 
+// The counter a wait reads: this rank's, or a peer rank's at system scope (remote.cuh).
+struct WaitCounter {
+  const unsigned long long* ptr;
+  bool peer;
+  __device__ __forceinline__ unsigned long long load() const { return peer ? ld_acquire_sys_u64(ptr) : ld_acquire_u64(ptr); }
+};
+__device__ __forceinline__ WaitCounter wait_counter(const KernelParams& p, const WaitEntry& w) {
+  const unsigned long long* own = &p.counters[w.event];
+  if (w.peer == 0) return {own, false};
+  return {reinterpret_cast<const unsigned long long*>(reinterpret_cast<const char*>(own) + p.peer_delta[w.peer - 1]),
+          true};
+}
+
 // The dispatch warp: lane i waits for the task's waits i, i + 32, ... at `step`, so that
 // a task with several inputs pays one round trip, not one per event. A spin is one
 // acquire load per iteration; the abort flag and the watchdog are looked at every 64
@@ -51,12 +65,12 @@ __device__ __noinline__ bool spin_events(const KernelParams& p, const TaskDesc& 
     const int64_t k = static_cast<int64_t>(step) + 1 - w.distance;
     if (k <= 0) continue;
     const unsigned long long need = static_cast<unsigned long long>(w.target) * k;
-    const unsigned long long* ctr = &p.counters[w.event];
-    unsigned long long v = ld_acquire_u64(ctr);
+    const WaitCounter ctr = wait_counter(p, w);
+    unsigned long long v = ctr.load();
     if (v >= need) continue;
     const uint64_t t0 = global_timer_ns();
     for (uint32_t spins = 1;; ++spins) {
-      v = ld_acquire_u64(ctr);
+      v = ctr.load();
       if (v >= need) break;
       if (spins % 64 != 0) continue;
       if (ld_relaxed_u32(p.abort_flag) != 0) {
@@ -74,6 +88,7 @@ __device__ __noinline__ bool spin_events(const KernelParams& p, const TaskDesc& 
           p.error->counter = v;
           p.error->needed = need;
           p.error->waited_ns = waited;
+          p.error->peer = w.peer;
           __threadfence();
         }
         atomicExch(p.abort_flag, 1u);
@@ -95,7 +110,7 @@ __device__ __forceinline__ bool wait_events(const KernelParams& p, const TaskDes
   for (int32_t i = lane; i < d.wait_count; i += 32) {
     const WaitEntry w = wait_entry(p, d, i);
     const int64_t k = static_cast<int64_t>(step) + 1 - w.distance;
-    if (k > 0 && ld_acquire_u64(&p.counters[w.event]) < static_cast<unsigned long long>(w.target) * k) ready = false;
+    if (k > 0 && wait_counter(p, w).load() < static_cast<unsigned long long>(w.target) * k) ready = false;
   }
   if (__all_sync(0xffffffffu, ready)) return true;
   on_wait();
@@ -105,12 +120,25 @@ __device__ __forceinline__ bool wait_events(const KernelParams& p, const TaskDes
 // The completion warp, once the task's body is done (the body threads synchronized and
 // arrived on the task's done barrier, which every lane of this warp waited for): one
 // release fence orders the body's writes before the adds, which the lanes share.
+__device__ __forceinline__ int32_t trigger_entry(const KernelParams& p, const TaskDesc& d, int32_t i) {
+  return i < kInlineTrigs ? d.trig[i] : p.triggers[d.trig_begin + i - kInlineTrigs];
+}
+
+// An event that other ranks wait on (kTrigAllRanks) gets a system-scope fence and add.
 __device__ __forceinline__ void trigger_events(const KernelParams& p, const TaskDesc& d) {
   if (d.trig_count <= 0) return;
-  fence_acq_rel_gpu();
+  bool all_ranks = false;
+  for (int32_t i = threadIdx.x & 31; i < d.trig_count; i += 32) all_ranks |= (trigger_entry(p, d, i) & kTrigAllRanks) != 0;
+  if (__any_sync(0xffffffffu, all_ranks))
+    fence_acq_rel_sys();
+  else
+    fence_acq_rel_gpu();
   for (int32_t i = threadIdx.x & 31; i < d.trig_count; i += 32) {
-    const int32_t e = i < kInlineTrigs ? d.trig[i] : p.triggers[d.trig_begin + i - kInlineTrigs];
-    red_relaxed_add(&p.counters[e], 1ull);
+    const int32_t e = trigger_entry(p, d, i);
+    if (e & kTrigAllRanks)
+      red_relaxed_sys_add(&p.counters[e & ~kTrigAllRanks], 1ull);
+    else
+      red_relaxed_add(&p.counters[e], 1ull);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "codegen/stream_pack.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/rope.h"
 #include "runtime/cpu/bf16.h"
 #include "runtime/cpu/run_common.h"
@@ -82,6 +83,19 @@ class EventPair {
 
 }  // namespace
 
+TpArenaLayout tp_arena_layout(const Module& m) {
+  TpArenaLayout l;
+  l.bytes = align_up(std::max<size_t>(m.graph.events.size(), 1) * 8);
+  const std::vector<bool> symmetric = symmetric_tensors(m.program);
+  l.tensor_offset.assign(symmetric.size(), -1);
+  for (size_t t = 0; t < symmetric.size(); ++t) {
+    if (!symmetric[t]) continue;
+    l.tensor_offset[t] = static_cast<int64_t>(l.bytes);
+    l.bytes = align_up(l.bytes + static_cast<size_t>(m.program.tensors[t].num_bytes()));
+  }
+  return l;
+}
+
 int64_t weight_bytes_per_token(const Module& m) {
   std::set<TensorId> seen;
   int64_t bytes = 0;
@@ -112,6 +126,8 @@ struct GpuMegakernel::Impl {
   DeviceBuffer d_stream;  // the weight-stream images (codegen/stream_pack.h)
   DeviceBuffer d_tasks, d_qoff, d_wchunks, d_coff, d_tchunks, d_pools, d_pool_counters, d_waits, d_trig, d_counters,
       d_abort, d_error, d_step, d_stopped;
+  unsigned long long* counters = nullptr;  // d_counters, or in the rank's symmetric arena
+  size_t counter_bytes = 0;
   TaskId publish_task = -1;  // the argmax_reduce task, whose completion streams a step's tokens
   std::vector<int32_t> device_index;  // host descriptor index -> its place in d_tasks
   DeviceBuffer d_op_tasks;
@@ -170,6 +186,12 @@ struct GpuMegakernel::Impl {
     arena.zero();
     tensor_addr.resize(p.tensors.size());
     for (size_t i = 0; i < p.tensors.size(); ++i) tensor_addr[i] = arena.address() + offset[i];
+    if (options.rank.arena) {  // what the other ranks read lives in the symmetric arena
+      const TpArenaLayout layout = tp_arena_layout(module);
+      for (size_t i = 0; i < p.tensors.size(); ++i)
+        if (layout.tensor_offset[i] >= 0)
+          tensor_addr[i] = reinterpret_cast<uint64_t>(options.rank.arena) + static_cast<uint64_t>(layout.tensor_offset[i]);
+    }
     check_weights(module, weights);
     for (size_t i = 0; i < p.tensors.size(); ++i) {
       const Tensor& t = p.tensors[i];
@@ -278,7 +300,14 @@ struct GpuMegakernel::Impl {
     d_pool_counters = DeviceBuffer(std::max<size_t>(pools.size(), 1) * 4, "cooperative pool counters");
     up(d_waits, kernel.waits, "wait table");
     up(d_trig, kernel.triggers, "trigger table");
-    d_counters = DeviceBuffer(std::max<size_t>(kernel.num_events, 1) * 8, "event counters");
+    counter_bytes = std::max<size_t>(kernel.num_events, 1) * 8;
+    if (options.rank.arena) {
+      counters = reinterpret_cast<unsigned long long*>(static_cast<char*>(options.rank.arena) +
+                                                       tp_arena_layout(module).counters);
+    } else {
+      d_counters = DeviceBuffer(counter_bytes, "event counters");
+      counters = d_counters.as<unsigned long long>();
+    }
     d_abort = DeviceBuffer(4, "abort flag");
     d_error = DeviceBuffer(sizeof(abi::ErrorRecord), "error record");
     d_step = DeviceBuffer(4, "step counter");
@@ -308,7 +337,7 @@ struct GpuMegakernel::Impl {
     p.pool_counters = d_pool_counters.as<uint32_t>();
     p.waits = d_waits.as<const abi::WaitEntry>();
     p.triggers = d_trig.as<const int32_t>();
-    p.counters = d_counters.as<unsigned long long>();
+    p.counters = counters;
     p.prompt = prompt.as<const int32_t>();
     p.token_history = history.as<int32_t>();
     p.step_counter = d_step.as<int32_t>();
@@ -323,6 +352,9 @@ struct GpuMegakernel::Impl {
     p.num_workers = kernel.num_workers;
     p.batch = kernel.batch;
     p.vocab = kernel.vocab;
+    p.ranks = options.rank.ranks;
+    p.rank = options.rank.rank;
+    for (int q = 0; q < options.rank.ranks && options.rank.arena; ++q) p.peer_delta[q] = options.rank.peer_delta.at(q);
     return p;
   }
 
@@ -336,7 +368,7 @@ struct GpuMegakernel::Impl {
   double timeout_s(int64_t steps) const { return 60.0 + 2 * options.watchdog_s + 0.5 * steps; }
 
   void reset_run_state() {
-    MPK_CUDA(cudaMemsetAsync(d_counters.get(), 0, d_counters.bytes(), stream->get()));
+    MPK_CUDA(cudaMemsetAsync(counters, 0, counter_bytes, stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_pool_counters.get(), 0, d_pool_counters.bytes(), stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_abort.get(), 0, d_abort.bytes(), stream->get()));
     MPK_CUDA(cudaMemsetAsync(d_error.get(), 0, d_error.bytes(), stream->get()));
@@ -357,8 +389,10 @@ struct GpuMegakernel::Impl {
     if (e.flag == 0) return;
     char buf[160];
     std::snprintf(buf, sizeof buf, "waited %.3f s", static_cast<double>(e.waited_ns) * 1e-9);
+    // A tensor-parallel rank's error gets its "rank r: " from run_on_ranks (tp_group.h).
+    const std::string whose = e.peer > 0 && options.rank.ranks > 1 ? " of rank " + std::to_string(e.peer - 1) : "";
     throw Error("watchdog: worker " + std::to_string(e.worker) + " (SM " + std::to_string(e.sm) + ") " +
-                buf + " at step " + std::to_string(e.step) + " on event " + std::to_string(e.event) +
+                buf + " at step " + std::to_string(e.step) + " on event " + std::to_string(e.event) + whose +
                 " (counter " + std::to_string(e.counter) + ", needs " + std::to_string(e.needed) +
                 ") before " + describe_task(e.task) + "; the kernel was stopped");
   }
@@ -416,11 +450,17 @@ GpuMegakernel::GpuMegakernel(const Module& scheduled, const Weights& weights, co
   Impl& I = *impl_;
   I.module = scheduled;
   I.options = options;
-  I.info = gpu_info();
+  const GpuRank& rank = options.rank;
+  if (rank.ranks != tp_ranks(scheduled))
+    throw Error("the module is sharded for " + std::to_string(tp_ranks(scheduled)) + " tensor-parallel ranks, not " +
+                std::to_string(rank.ranks) + ": run it on that many GPUs (mpk run --tp)");
+  if (rank.ranks > 1 && (!rank.arena || static_cast<int>(rank.peer_delta.size()) != rank.ranks))
+    throw Error("a tensor-parallel rank needs its symmetric arena and its peers' addresses");
+  I.info = gpu_info();  // every GPU of a group is of one kind
   if (I.info.cc_major != 9 || I.info.cc_minor != 0)
     throw Error("GPU " + I.info.name + " has compute capability " + std::to_string(I.info.cc_major) + "." +
                 std::to_string(I.info.cc_minor) + "; the megakernel is built for sm_90a (H100/H200)");
-  MPK_CUDA(cudaSetDevice(0));
+  MPK_CUDA(cudaSetDevice(rank.device));
   I.run_tensors = find_run_tensors(I.module.program);
   for (TaskId t = 0; t < static_cast<TaskId>(I.module.graph.tasks.size()); ++t)
     if (I.module.graph.tasks[t].kind == TaskKind::kArgmaxReduce) I.publish_task = t;
@@ -445,6 +485,7 @@ int64_t GpuMegakernel::num_launches_per_op() const {
 
 GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
   Impl& I = *impl_;
+  MPK_CUDA(cudaSetDevice(I.options.rank.device));
   I.check_inputs(o);
   const Megakernel& k = I.kernel;
   DeviceBuffer prompt = Impl::upload_prompt(o.prompt);
@@ -513,8 +554,12 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
   };
 
   I.reset_run_state();
-  EventPair ev;
   cudaStream_t s = I.stream->get();
+  if (o.before_launch) {
+    MPK_CUDA(cudaStreamSynchronize(s));
+    o.before_launch();
+  }
+  EventPair ev;
   void* args[] = {&p};
   MPK_CUDA(cudaEventRecord(ev.start(), s));
   MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(o.trace ? I.k_traced : I.k_mega),
@@ -556,6 +601,8 @@ GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
 
 GpuRunResult GpuMegakernel::run_per_op(const GpuRunOptions& o) {
   Impl& I = *impl_;
+  if (I.options.rank.ranks > 1) throw Error("the per-op baseline runs one rank; a tensor-parallel run is a megakernel");
+  MPK_CUDA(cudaSetDevice(I.options.rank.device));
   I.check_inputs(o);
   const Megakernel& k = I.kernel;
   // The graph bakes in the parameters; rebuild it when the prompt or step count changes.

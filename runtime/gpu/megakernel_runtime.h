@@ -23,11 +23,33 @@
 
 namespace mpk {
 
+// One rank of a tensor-parallel group (runtime/gpu/tp_megakernel.h); the defaults are the
+// one GPU of an unsharded run: device 0, plain allocations.
+struct GpuRank {
+  int device = 0;
+  int rank = 0;
+  int ranks = 1;
+  // The rank's symmetric arena (runtime/gpu/tp_group.h), laid out by tp_arena_layout, and
+  // [q]: rank q's arena address minus this one's, as this device sees it. null: one rank.
+  void* arena = nullptr;
+  std::vector<int64_t> peer_delta;
+};
+
 struct GpuOptions {
   MegakernelOptions codegen;
   CompileOptions compile;
   double watchdog_s = 2.0;  // longest event wait before the kernel stops itself
+  GpuRank rank;
 };
+
+// Where the event counters and the tensors that other ranks read (ir/ops/tensor_parallel.h,
+// symmetric_tensors) lie in each rank's symmetric arena: the same on every rank.
+struct TpArenaLayout {
+  size_t counters = 0;                // num_events x 8 bytes
+  std::vector<int64_t> tensor_offset;  // per tensor; -1: not symmetric
+  size_t bytes = 0;
+};
+TpArenaLayout tp_arena_layout(const Module& scheduled);
 
 struct GpuRunOptions {
   int64_t steps = 16;
@@ -43,6 +65,10 @@ struct GpuRunOptions {
   std::function<void(int64_t step, const std::vector<int32_t>& tokens)> on_step;
   std::vector<int32_t> stop_ids;
   int64_t first_generated = 0;
+  // Megakernel only: called once the run state (the event counters among it) is reset on
+  // the device, right before the launch: a tensor-parallel run's barrier, so that no rank
+  // reads a peer's counters before that peer reset them.
+  std::function<void()> before_launch;
 };
 
 struct GpuRunResult {
@@ -67,9 +93,10 @@ class GpuMegakernel {
   GpuMegakernel& operator=(const GpuMegakernel&) = delete;
 
   // One persistent launch for o.steps decode steps. Throws mpk::Error with the worker,
-  // task, step and event when the watchdog stopped the kernel.
+  // task, step and event when the watchdog stopped the kernel. On the rank's device (its
+  // thread's current device is set).
   GpuRunResult run(const GpuRunOptions& o);
-  // The per-operator baseline (no tracing).
+  // The per-operator baseline (no tracing; one rank only).
   GpuRunResult run_per_op(const GpuRunOptions& o);
 
   const Module& module() const;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ir/error.h"
@@ -386,6 +387,36 @@ TEST(MegakernelGen, PerOpLaunchesCoverEveryTaskInProgramOrder) {
 TEST(MegakernelGen, RejectsAnUnscheduledModule) {
   Module m = import_model("tiny", {});
   EXPECT_THROW(generate_megakernel(m), Error);
+}
+
+// Tensor parallel: a wait on an all_ranks event reads every rank's counter (peer 1..N),
+// the others this rank's (peer 0); a trigger of an all_ranks event carries kTrigAllRanks
+// (a system-scope release); the all_reduce tasks run task_all_reduce.
+TEST(MegakernelGen, AllRanksEventsWaitOnEveryRanksCounter) {
+  const Module m = scheduled_preset("tiny", "shard-tp{ranks=2}," + std::string(kDefaultPipeline));
+  const Megakernel k = generate_megakernel(m);
+  int ranked_waits = 0, ranked_trigs = 0;
+  for (const abi::TaskDesc& d : k.tasks) {
+    std::map<EventId, std::set<int32_t>> peers;
+    for (int i = 0; i < d.wait_count; ++i) peers[wait_of(k, d, i).event].insert(wait_of(k, d, i).peer);
+    for (const auto& [e, p] : peers) {
+      const bool all = m.graph.events[e].all_ranks;
+      const std::set<int32_t> expected = all ? std::set<int32_t>{1, 2} : std::set<int32_t>{0};
+      EXPECT_EQ(p, expected) << "event " << e;
+      ranked_waits += all;
+    }
+    for (int i = 0; i < d.trig_count; ++i) {
+      const int32_t t = trigger_of(k, d, i);
+      const EventId e = t & ~abi::kTrigAllRanks;
+      EXPECT_EQ((t & abi::kTrigAllRanks) != 0, m.graph.events.at(e).all_ranks) << "event " << e;
+      ranked_trigs += (t & abi::kTrigAllRanks) != 0;
+    }
+    if (d.task < static_cast<int32_t>(m.graph.tasks.size()) && m.graph.tasks[d.task].kind == TaskKind::kAllReduce) {
+      EXPECT_EQ(k.instantiations.at(d.inst).rfind("task_all_reduce<", 0), 0u) << k.instantiations.at(d.inst);
+    }
+  }
+  EXPECT_GT(ranked_waits, 0);
+  EXPECT_GT(ranked_trigs, 0);
 }
 
 }  // namespace
