@@ -6,9 +6,11 @@
 // (same_step_graph.h); consumers waiting on the same producer set at the same distance
 // share one event. A dependency through a tensor that an all_reduce reads on every rank
 // (docs/ir.md "Tensor parallel") is one between ranks: it gets an all_ranks event, kept
-// apart from the pruning (a local path does not order another rank's copy).
+// apart: never pruned (a local path does not order another rank's copy), though they do
+// imply local edges, since they order the local copies too.
 // docs/passes.md describes it.
 #include <algorithm>
+#include <iterator>
 #include <unordered_map>
 
 #include "ir/error.h"
@@ -250,10 +252,25 @@ class InferDepsPass : public Pass {
     Dependencies deps = scan(m);
     std::vector<std::vector<TaskId>> cross_step;  // per consumer
     if (prune_same_step_ || prune_cross_step_) {
-      SameStepGraph same_step(deps.same_step);
+      // The local edges with the same-step cross-rank ones, which imply local edges too;
+      // of the reduced sets only the local edges are kept (the cross-rank ones all are).
+      std::vector<std::vector<TaskId>> local = deps.same_step, both = deps.same_step;
+      for (size_t c = 0; c < both.size(); ++c) {
+        both[c].insert(both[c].end(), deps.all_ranks[0][c].begin(), deps.all_ranks[0][c].end());
+        sort_unique(both[c]);
+      }
+      SameStepGraph same_step(both);
       if (prune_same_step_) {
         same_step.reduce();
         same_step.write_back(deps.same_step);
+        for (size_t c = 0; c < local.size(); ++c) {
+          std::vector<TaskId> kept;
+          std::set_intersection(deps.same_step[c].begin(), deps.same_step[c].end(), local[c].begin(),
+                                local[c].end(), std::back_inserter(kept));
+          deps.same_step[c] = std::move(kept);
+        }
+      } else {
+        deps.same_step = std::move(local);
       }
       if (prune_cross_step_) cross_step = prune_cross_step(deps.cross_step_consumers, same_step);
     }

@@ -4,7 +4,7 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [driver] [cli] [hf] [bench] [trace] [qtrace]
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [driver] [cli] [hf] [bench] [trace] [qtrace]
 #        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
@@ -15,13 +15,20 @@
 #        their attention time by position; attn: attention of qwen3-8b's shape with little
 #        else running, by position)   (env: GTEST_FILTER for tests; VARIANTS,
 #        QVARIANTS: ';'-separated bench arguments for llama-3.2-1b, qwen3-8b, VREPS their repetitions (default 3);
-#        REPS: bench repetitions, default 7; TINY_STEPS: steps of the tinytraces runs, default 4)
+#        REPS: bench repetitions, default 7; TINY_STEPS: steps of the tinytraces runs, default 4;
+#        tests on a machine of several GPUs run as one gtest shard per GPU, in parallel;
+#        tp: the tensor-parallel tests, then `mpk bench --tp` of both models at every rank
+#        count the GPUs allow)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
 LOG=$OUT/device.log  # every section's output (the device returns at most 8 files)
 export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export MPK_CACHE_DIR=/tmp/mpk-cache
+# NCCL (tensor parallel) comes with PyTorch's nvidia-nccl package there; multicast stays off.
+export NCCL_NVLS_ENABLE=0
+export MPK_NCCL_LIB=${MPK_NCCL_LIB:-$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib", "libnccl.so.2"))' 2>/dev/null)}
+GPUS=$(nvidia-smi -L | wc -l)
 mkdir -p "$MPK_CACHE_DIR"
 [[ -f .carry/cache.tgz ]] && tar xzf .carry/cache.tgz -C "$MPK_CACHE_DIR" --strip-components=1
 BIN=$PWD/.carry/bin
@@ -35,6 +42,7 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
   ldd "$BIN/mpk" | grep -E "not found" || true
   ls "$MPK_CACHE_DIR" | wc -l
+  python3 -m pip show nvidia-nccl-cu13 2>/dev/null | grep -E "^Version" || echo "no nvidia-nccl-cu13"
 } 2>&1 | tee -a "$LOG"
 
 if want smoke; then
@@ -48,10 +56,33 @@ fi
 
 if want tests; then
   {
-    step gpu tests
-    timeout 540 "$BIN/mpk_gpu_tests" --gtest_color=no ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER}
+    step "gpu tests ($GPUS shards, one per GPU)"
+    for ((i = 0; i < GPUS; ++i)); do
+      CUDA_VISIBLE_DEVICES=$i GTEST_TOTAL_SHARDS=$GPUS GTEST_SHARD_INDEX=$i timeout 540 "$BIN/mpk_gpu_tests" \
+        --gtest_color=no --gtest_filter="${GTEST_FILTER:-*}:-*MultiGpu*" > /tmp/shard$i.log 2>&1 &
+    done
+    wait
+    cat /tmp/shard*.log
+    ! grep -q "FAILED TEST" /tmp/shard*.log
     echo "gpu tests rc=$?"
   } 2>&1 | tee -a "$LOG" | grep -E "^\[  |rc=|Failure|error|Expected|Which is|actual|Value of" | head -80
+fi
+
+if want tp; then
+  {
+    step "tensor parallel: the group and the megakernels on $GPUS GPUs"
+    timeout 400 "$BIN/mpk_gpu_tests" --gtest_color=no --gtest_filter='Tp*'
+    echo "tp tests rc=$?"
+  } 2>&1 | tee -a "$LOG" | grep -E "^\[  |rc=|Failure|error|Expected|Which is|actual|watchdog said" | head -60
+  for m in qwen3-8b llama-3.2-1b; do
+    for tp in 0 2 4 8; do
+      ((tp <= GPUS)) || continue
+      {
+        step "bench $m, tp $tp (0: one GPU, unsharded)"
+        timeout 300 "$BIN/mpk" bench --model $m --steps 128 --reps "$REPS" $( ((tp)) && echo --tp $tp)
+      } 2>&1 | tee -a "$LOG" | grep -E "===|^gpu|^tp |^floor|^megakernel|error"
+    done
+  done
 fi
 
 if want driver; then

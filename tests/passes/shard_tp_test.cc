@@ -131,6 +131,21 @@ TEST(ShardTp, InferDepsOrdersThePartialsOnEveryRank) {
   EXPECT_NE(print_module(m).find(" all_ranks producers("), std::string::npos);
 }
 
+// The cross-rank edges imply local ones (they order the local copies too), so the
+// pruning keeps as few local cross-step events as without tensor parallelism; without
+// that, every layer's local order would be cut at its all_reduce and thousands of
+// cross-step edges would stay (and infer-deps would take minutes on qwen3-8b).
+TEST(ShardTp, CrossRankEdgesStillPruneTheLocalOnes) {
+  const Module one = compiled(tiny(), kDefaultPipeline);
+  const Module two = compiled(tiny(), "shard-tp{ranks=2}," + std::string(kDefaultPipeline));
+  auto local_cross_step = [](const Module& m) {
+    return std::count_if(m.graph.events.begin(), m.graph.events.end(),
+                         [](const Event& e) { return e.step_distance == 1 && !e.all_ranks; });
+  };
+  EXPECT_LE(local_cross_step(two), local_cross_step(one));
+  EXPECT_LE(two.graph.events.size(), 2 * one.graph.events.size());
+}
+
 TEST(ShardTp, AVerifierRuleNeedsAllRanksEventsForTheCrossRankOrder) {
   Module m = compiled(tiny(), "shard-tp{ranks=2}," + std::string(kDefaultPipeline));
   for (Event& e : m.graph.events) e.all_ranks = false;
