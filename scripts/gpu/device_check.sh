@@ -4,7 +4,7 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [driver] [cli] [hf] [bench] [trace] [qtrace]
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpbig] [driver] [cli] [hf] [bench] [trace] [qtrace]
 #        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
@@ -18,7 +18,8 @@
 #        REPS: bench repetitions, default 7; TINY_STEPS: steps of the tinytraces runs, default 4;
 #        tests on a machine of several GPUs run as one gtest shard per GPU, in parallel;
 #        tp: the tensor-parallel tests, then `mpk bench --tp` of both models at every rank
-#        count the GPUs allow)
+#        count the GPUs allow; tptrace: rank 0's critical-path table of qwen3-8b at tp 4, or 2;
+#        tpbig: a Llama-3.1-70B shape (scripts/gpu/models/llama-3.1-70b) at tp 4, and 2 on H200s)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
@@ -82,6 +83,30 @@ if want tp; then
         timeout 300 "$BIN/mpk" bench --model $m --steps 128 --reps "$REPS" $( ((tp)) && echo --tp $tp)
       } 2>&1 | tee -a "$LOG" | grep -E "===|^gpu|^tp |^floor|^megakernel|error"
     done
+  done
+fi
+
+if want tptrace; then
+  tp=$((GPUS >= 4 ? 4 : 2))
+  {
+    step "critical path: qwen3-8b at tp $tp, rank 0's trace of 128 steps"
+    timeout 300 "$BIN/mpk" run --backend gpu --model qwen3-8b --tp $tp --steps 128 --max-seq 128 --trace /tmp/tp.db | tail -2
+    "$BIN/mpk" trace path /tmp/tp.db --layers | sed 1,2d
+    rm -f /tmp/tp.db
+  } 2>&1 | tee -a "$LOG"
+fi
+
+if want tpbig; then
+  # 141 GB of random weights: the memory of these machines grows as it is used, so the
+  # budget is given rather than read from MemTotal.
+  for tp in 4 2; do
+    ((tp <= GPUS)) || continue
+    [[ $tp == 2 ]] && ! nvidia-smi -L | grep -q H200 && continue  # 70 GB a GPU: H200 only
+    {
+      step "bench llama-3.1-70b shape, tp $tp"
+      MPK_MEMORY_BUDGET_MIB=400000 timeout 400 "$BIN/mpk" bench --model scripts/gpu/models/llama-3.1-70b/config.json \
+        --steps 128 --reps 3 --tp $tp
+    } 2>&1 | tee -a "$LOG" | grep -E "===|^gpu|^tp |^floor|^megakernel|rror"
   done
 fi
 
