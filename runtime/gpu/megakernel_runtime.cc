@@ -121,8 +121,9 @@ struct GpuMegakernel::Impl {
                k_pack = nullptr;
   std::unique_ptr<Stream> stream;
 
-  DeviceBuffer arena;  // every tensor of the program
+  DeviceBuffer arena;  // every tensor of the program but the stream-only weights
   std::vector<uint64_t> tensor_addr;
+  std::vector<bool> stream_only;  // per tensor: a weight only the weight stream reads
   DeviceBuffer d_stream;  // the weight-stream images (codegen/stream_pack.h)
   DeviceBuffer d_tasks, d_qoff, d_wchunks, d_coff, d_tchunks, d_pools, d_pool_counters, d_waits, d_trig, d_counters,
       d_abort, d_error, d_step, d_stopped;
@@ -174,18 +175,25 @@ struct GpuMegakernel::Impl {
                   " workers");
   }
 
+  // Every tensor but the weights that only the weight stream reads (no descriptor points
+  // at them): those reach the device only to be packed into the stream images
+  // (pack_stream), so a model's weights take their bytes once on the GPU, not twice.
   void allocate(const Weights& weights) {
     const Program& p = module.program;
+    stream_only.assign(p.tensors.size(), false);
+    for (size_t i = 0; i < p.tensors.size(); ++i) stream_only[i] = p.tensors[i].role == TensorRole::kWeight;
+    for (const Relocation& r : kernel.relocations)
+      if (r.rope_table < 0) stream_only.at(r.tensor) = false;
     std::vector<size_t> offset(p.tensors.size());
     size_t total = 0;
     for (size_t i = 0; i < p.tensors.size(); ++i) {
       offset[i] = total;
-      total = align_up(total + static_cast<size_t>(p.tensors[i].num_bytes()));
+      if (!stream_only[i]) total = align_up(total + static_cast<size_t>(p.tensors[i].num_bytes()));
     }
     arena = DeviceBuffer(total, "tensors");
     arena.zero();
     tensor_addr.resize(p.tensors.size());
-    for (size_t i = 0; i < p.tensors.size(); ++i) tensor_addr[i] = arena.address() + offset[i];
+    for (size_t i = 0; i < p.tensors.size(); ++i) tensor_addr[i] = stream_only[i] ? 0 : arena.address() + offset[i];
     if (options.rank.arena) {  // what the other ranks read lives in the symmetric arena
       const TpArenaLayout layout = tp_arena_layout(module);
       for (size_t i = 0; i < p.tensors.size(); ++i)
@@ -197,30 +205,52 @@ struct GpuMegakernel::Impl {
       const Tensor& t = p.tensors[i];
       if (t.role != TensorRole::kWeight) continue;
       if (t.dtype != DType::kBF16) throw Error("weight tensor '" + t.name + "' must be bf16 in the program");
-      const WeightTensor& w = weights.get(t.name);
-      if (w.dtype == DType::kBF16) {
-        arena.upload(w.data, static_cast<size_t>(t.num_bytes()), offset[i]);
-      } else {
-        const std::vector<uint16_t> conv = to_bf16(w);
-        arena.upload(conv.data(), conv.size() * 2, offset[i]);
-      }
+      if (!stream_only[i]) upload_weight(arena, offset[i], t, weights.get(t.name));
+    }
+  }
+
+  static void upload_weight(DeviceBuffer& dst, size_t offset, const Tensor& t, const WeightTensor& w) {
+    if (w.dtype == DType::kBF16) {
+      dst.upload(w.data, static_cast<size_t>(t.num_bytes()), offset);
+    } else {
+      const std::vector<uint16_t> conv = to_bf16(w);
+      dst.upload(conv.data(), conv.size() * 2, offset);
     }
   }
 
   int block_threads() const { return kernel.threads + abi::kControlThreads; }
 
   // Packs every streaming descriptor's chunks into its image on the device; returns the
-  // plan (chunk offsets are relative to d_stream).
-  StreamPlan pack_stream() {
+  // plan (chunk offsets are relative to d_stream). The boxes of the arena's weights go in
+  // one launch; a stream-only weight is uploaded into a buffer of its own, packed, and freed.
+  StreamPlan pack_stream(const Weights& weights) {
     StreamPlan plan = plan_stream(kernel, module.program);
     if (plan.boxes.empty()) return plan;
     d_stream = DeviceBuffer(plan.bytes, "weight-stream images");
+    std::vector<std::vector<const StreamBox*>> by_tensor(module.program.tensors.size());
+    std::vector<const StreamBox*> in_arena;
+    for (const StreamBox& b : plan.boxes) (stream_only.at(b.tensor) ? by_tensor[b.tensor] : in_arena).push_back(&b);
+    pack_boxes(in_arena);
+    for (size_t t = 0; t < by_tensor.size(); ++t) {
+      if (by_tensor[t].empty()) continue;
+      const Tensor& tensor = module.program.tensors[t];
+      DeviceBuffer staged(static_cast<size_t>(tensor.num_bytes()), "a weight being packed");
+      upload_weight(staged, 0, tensor, weights.get(tensor.name));
+      tensor_addr[t] = staged.address();
+      pack_boxes(by_tensor[t]);
+      tensor_addr[t] = 0;  // freed with `staged`: no descriptor points at it
+    }
+    return plan;
+  }
+
+  void pack_boxes(const std::vector<const StreamBox*>& plan_boxes) {
+    if (plan_boxes.empty()) return;
     std::vector<abi::PackBox> boxes;
-    boxes.reserve(plan.boxes.size());
-    for (const StreamBox& b : plan.boxes) {
-      const int64_t K = module.program.tensor(b.tensor).shape[1];
-      boxes.push_back({tensor_addr.at(b.tensor) + static_cast<uint64_t>((b.row * K + b.col) * 2),
-                       d_stream.address() + b.dst, K * 2, b.rows, b.valid_rows});
+    boxes.reserve(plan_boxes.size());
+    for (const StreamBox* b : plan_boxes) {
+      const int64_t K = module.program.tensor(b->tensor).shape[1];
+      boxes.push_back({tensor_addr.at(b->tensor) + static_cast<uint64_t>((b->row * K + b->col) * 2),
+                       d_stream.address() + b->dst, K * 2, b->rows, b->valid_rows});
     }
     DeviceBuffer d_boxes(boxes.size() * sizeof(abi::PackBox), "weight-stream boxes");
     d_boxes.upload(boxes.data(), d_boxes.bytes());
@@ -231,13 +261,12 @@ struct GpuMegakernel::Impl {
     MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(k_pack), dim3(blocks), dim3(256), args, 0,
                               stream->get()));
     MPK_CUDA(cudaStreamSynchronize(stream->get()));
-    return plan;
   }
 
   // The task table in device order (every worker's queue in order, then the descriptors
   // no queue names: linear group members, which per-op mode runs), with pointers
   // resolved and chunk ranges set; the chunk lists; the wait and trigger tables.
-  void upload_table() {
+  void upload_table(const Weights& weights) {
     std::vector<abi::TaskDesc> descs = kernel.tasks;
     for (const std::vector<float>& inv : kernel.rope_inv) {
       const std::vector<float> table = rope_cos_sin_table(inv, kernel.max_seq_len);
@@ -249,7 +278,7 @@ struct GpuMegakernel::Impl {
                                          ? rope_tables.at(r.rope_table).address()
                                          : tensor_addr.at(r.tensor) + static_cast<uint64_t>(r.byte_offset);
     }
-    const StreamPlan plan = pack_stream();
+    const StreamPlan plan = pack_stream(weights);
     std::vector<abi::StreamChunk> task_chunks, wchunks;
     for (const ChunkSpan& c : plan.chunks) task_chunks.push_back({d_stream.address() + c.offset, c.bytes, 0});
     std::vector<abi::PoolDesc> pools;
@@ -469,7 +498,7 @@ GpuMegakernel::GpuMegakernel(const Module& scheduled, const Weights& weights, co
   I.stream = std::make_unique<Stream>();
   I.load_library();
   I.allocate(weights);
-  I.upload_table();
+  I.upload_table(weights);
   MPK_CUDA(cudaDeviceSynchronize());
 }
 

@@ -4,7 +4,7 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpbig] [driver] [cli] [hf] [bench] [trace] [qtrace]
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpbig] [batch] [big1] [driver] [cli] [hf] [bench] [trace] [qtrace]
 #        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
@@ -19,7 +19,8 @@
 #        tests on a machine of several GPUs run as one gtest shard per GPU, in parallel;
 #        tp: the tensor-parallel tests, then `mpk bench --tp` of both models at every rank
 #        count the GPUs allow; tptrace: rank 0's critical-path table of qwen3-8b at tp 4, or 2;
-#        tpbig: a Llama-3.1-70B shape (scripts/gpu/models/llama-3.1-70b) at tp 4, and 2 on H200s)
+#        tpbig: a Llama-3.1-70B shape (scripts/gpu/models/llama-3.1-70b) at tp 4, and 2 on H200s;
+#        batch: issue 15's batch figures; big1: a Qwen3-32B shape on one GPU)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
@@ -108,6 +109,24 @@ if want tpbig; then
         --steps 128 --reps 3 --tp $tp
     } 2>&1 | tee -a "$LOG" | grep -E "===|^gpu|^tp |^floor|^megakernel|rror"
   done
+fi
+
+if want batch; then
+  for a in "llama-3.2-1b --batch 8 --mode both" "llama-3.2-1b --batch 16" "qwen3-8b --batch 8" "llama-3.2-1b"; do
+    {
+      step "bench $a"
+      read -ra args <<< "$a"
+      timeout 200 "$BIN/mpk" bench --model "${args[@]}" --steps 128 --reps "$REPS"
+    } 2>&1 | tee -a "$LOG" | grep -E "===|^gpu|^floor|^megakernel|^per-op|^speedup|rror"
+  done
+fi
+
+if want big1; then
+  {
+    step "bench a Qwen3-32B shape on one GPU (65 GB of weights, packed once)"
+    MPK_MEMORY_BUDGET_MIB=110000 timeout 300 "$BIN/mpk" bench --model scripts/gpu/models/qwen3-32b/config.json \
+      --steps 128 --reps 3
+  } 2>&1 | tee -a "$LOG" | grep -E "===|^gpu|^floor|^megakernel|rror"
 fi
 
 if want driver; then
