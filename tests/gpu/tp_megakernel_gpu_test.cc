@@ -14,20 +14,12 @@
 #include "runtime/gpu/tp_megakernel.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/runtime/fidelity_gate.h"
+#include "tests/runtime/runtime_test_util.h"
 
 namespace mpk {
 namespace {
 
 using namespace gputest;
-
-// tiny with 8 query and 8 KV heads of 32, which 4 and 8 ranks can split.
-Module eight_heads() {
-  ModelConfig c = *find_preset("tiny");
-  c.num_q_heads = 8;
-  c.num_kv_heads = 8;
-  c.head_dim = 32;
-  return build_module(c, ImportOptions{}, "tiny with 8 heads");
-}
 
 Module sharded(const Module& whole, int64_t ranks, const std::string& policy = "critical-path") {
   Module m = whole;
@@ -87,8 +79,8 @@ TEST(TpMegakernelMultiGpu, RanksMatchTheCpuRanksBitForBitAndPassTheGate) {
   };
   std::vector<Case> cases = {{import_model("tiny", ImportOptions{}), 2},
                              {import_model("tiny-qwen3", ImportOptions{}), 2},
-                             {eight_heads(), 2}};
-  if (gpu_count() >= 4) cases.push_back({eight_heads(), 4});
+                             {test::tiny_with_eight_heads(), 2}};
+  if (gpu_count() >= 4) cases.push_back({test::tiny_with_eight_heads(), 4});
   for (const Case& c : cases) {
     SCOPED_TRACE(c.whole.name + " at tp " + std::to_string(c.ranks));
     const Weights w = random_weights(c.whole, 5);

@@ -21,6 +21,16 @@ inline Module preset_module(const std::string& preset, int64_t batch = 1, int64_
   return build_module(*find_preset(preset), o, "preset:" + preset);
 }
 
+// tiny with 8 query and 8 KV heads of 32: what 4 and 8 tensor-parallel ranks can split
+// (tiny's 4 and 2 heads split over 2 ranks at most).
+inline Module tiny_with_eight_heads() {
+  ModelConfig c = *find_preset("tiny");
+  c.num_q_heads = 8;
+  c.num_kv_heads = 8;
+  c.head_dim = 32;
+  return build_module(c, ImportOptions{}, "tiny with 8 heads");
+}
+
 // Runs `pipeline` (verifying after each pass) on a copy of `m`.
 inline Module compile(Module m, const std::string& pipeline) {
   PassManagerConfig cfg;

@@ -16,15 +16,6 @@
 namespace mpk {
 namespace {
 
-// tiny with 8 query and 8 KV heads of 32: what 4 and 8 ranks can split.
-Module eight_head_module() {
-  ModelConfig c = *find_preset("tiny");
-  c.num_q_heads = 8;
-  c.num_kv_heads = 8;
-  c.head_dim = 32;
-  return build_module(c, ImportOptions{}, "tiny with 8 heads");
-}
-
 CpuExecResult run_ranks(const Module& whole, const Weights& full, int64_t ranks, const std::string& policy,
                         const std::vector<int64_t>& prompt, int64_t steps, const std::string& pipeline = "") {
   const Module m = test::compile(whole, "shard-tp{ranks=" + std::to_string(ranks) + "}," +
@@ -73,7 +64,7 @@ TEST(TensorParallel, TwoRanksPassTheFidelityGateAndAgreeAcrossPoliciesAndRuns) {
 }
 
 TEST(TensorParallel, FourAndEightRanksPassTheFidelityGate) {
-  const Module whole = eight_head_module();
+  const Module whole = test::tiny_with_eight_heads();
   const Weights w = random_weights(whole, 3);
   const std::vector<int64_t> prompt = {1, 2, 3, 4};
   for (int64_t ranks : {2, 4, 8}) {
@@ -111,7 +102,7 @@ TEST(TensorParallel, ShardedModulesRefuseTheOneRankRunAndTheWrongRankCount) {
 TEST(TensorParallel, WeightsOfTheWrongShapeAreNamed) {
   const Module whole = test::preset_module("tiny");
   const Module m = test::compile(whole, "shard-tp{ranks=2}," + std::string(kDefaultPipeline));
-  const Weights other = random_weights(eight_head_module(), 1);  // q_proj rows: 256, as tiny's
+  const Weights other = random_weights(test::tiny_with_eight_heads(), 1);  // q_proj rows: 256, as tiny's
   try {
     shard_weights(m, other, 0);
     FAIL() << "weights of another model were sharded";
