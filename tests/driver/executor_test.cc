@@ -9,7 +9,10 @@
 
 #include "driver_test_util.h"
 #include "ir/error.h"
+#include "ir/import/import.h"
+#include "runtime/cpu/executor.h"
 #include "runtime/cpu/run_common.h"
+#include "runtime/weights/weights.h"
 #include "ir/cost_params.h"
 #include "traces/shipped_costs.h"
 #include "traces/simulator.h"
@@ -46,6 +49,37 @@ TEST_F(DriverTest, CpuExecutorDecodesAndRecords) {
   EXPECT_EQ(random->run({3, {1, 2}, false}).tokens, r.tokens);
   EXPECT_EQ(random->describe(), "random order (seed 7), 1 thread");
   EXPECT_THROW(random->run({3, {1, 2}, true}), Error);
+}
+
+// Tensor parallel through the driver: `tp` shards the module, and the cpu executor runs
+// its ranks with slices of the whole model's weights, cut at load from a checkpoint or
+// from the random weights: the tokens of run_cpu_tp with those slices.
+TEST_F(DriverTest, CpuExecutorRunsTheRanksOfAShardedCheckpoint) {
+  const Module whole = import_model("tiny", ImportOptions{});
+  const Weights w = random_weights(whole, 3);
+  write_checkpoint(whole, w, path("ckpt"));
+  for (const bool checkpoint : {true, false}) {
+    SCOPED_TRACE(checkpoint ? "checkpoint" : "random weights");
+    CompileRequest r;
+    r.model = checkpoint ? path("ckpt") : "tiny";
+    r.tp = 2;
+    const Compiled c = compile(r);
+    EXPECT_EQ(c.pipeline.rfind("shard-tp{ranks=2},", 0), 0u) << c.pipeline;
+    ExecutorOptions o;
+    o.threads = 2;
+    o.weights_seed = 3;
+    const std::unique_ptr<Executor> cpu = make_executor("cpu", c.module, o);
+    EXPECT_NE(cpu->weights_note().find("sharded over 2 tensor-parallel ranks"), std::string::npos)
+        << cpu->weights_note();
+    EXPECT_NE(cpu->describe().find("2 ranks of"), std::string::npos) << cpu->describe();
+    const ExecResult got = cpu->run({8, {1, 2}, false});
+    CpuRunOptions ro;
+    ro.steps = 8;
+    ro.prompt = {1, 2};
+    const CpuExecResult want = run_cpu_tp(c.module, {shard_weights(c.module, w, 0), shard_weights(c.module, w, 1)}, ro);
+    EXPECT_EQ(got.tokens, want.tokens);
+    EXPECT_EQ(got.logits, want.logits);
+  }
 }
 
 TEST_F(DriverTest, SimExecutorIsTheSimulator) {

@@ -40,6 +40,16 @@ TEST_F(HostileTest, ExperimentStepsBeyondMaxSeqLenAreRefused) {
                  "option '--steps' (200) exceeds the module's max_seq_len (128)");
 }
 
+TEST_F(HostileTest, TensorParallelRanksAreRefusedByRangeAndByTheModel) {
+  for (const char* v : {"0", "9", "-1"})
+    expect_refused(run("mpk", std::string("run --backend cpu --model tiny --steps 2 --tp ") + v),
+                   std::string("option '--tp' must be in 1..8, got ") + v);
+  expect_refused(run("mpk", "run --backend cpu --model tiny --steps 2 --tp 3"),
+                 "shard-tp: the model's num_q_heads is 4, which 3 ranks cannot split evenly");
+  expect_refused(run("mpk", "bench --model tiny --tp 2 --mode both"),
+                 "--tp above 1 runs the megakernel only (--mode megakernel)");
+}
+
 TEST_F(HostileTest, HugeWatchdogIsRefusedByItsRange) {
   expect_refused(run("mpk", "run --backend cpu --model tiny --steps 2 --watchdog 1e10"),
                  "option '--watchdog' must be a number in 0.001..1e+06, got '1e10'");
