@@ -145,7 +145,7 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   Megakernel k;
   k.threads = opt.threads;
   k.batch = static_cast<int32_t>(attr_int(m.attrs, "batch"));
-  k.vocab = static_cast<int32_t>(attr_int(m.attrs, "vocab"));
+  k.vocab = static_cast<int32_t>(vocab_per_rank(m));  // the logits columns a rank writes
   k.max_seq_len = static_cast<int32_t>(attr_int(m.attrs, "max_seq_len"));
   k.num_events = static_cast<int32_t>(g.events.size());
   if (k.num_events >= abi::kTrigAllRanks) throw Error("codegen: more than 2^30 events");

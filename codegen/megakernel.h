@@ -96,7 +96,7 @@ struct Megakernel {
   int32_t num_events = 0;
   int32_t num_workers = 0;
   int32_t batch = 1;
-  int32_t vocab = 0;
+  int32_t vocab = 0;  // the logits columns (of one rank, where the LM head is split by vocabulary)
   int32_t max_seq_len = 0;
   int threads = 0;  // body threads; a block has threads + abi::kControlThreads
   int stages = 0;

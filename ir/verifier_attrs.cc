@@ -63,6 +63,13 @@ class AttrChecker {
     if (v && *v != value)
       bad(key, "is " + std::to_string(*v) + ", but " + source + " says " + std::to_string(value));
   }
+  // An LM head's or argmax's logits width: one rank's share where it is split by vocabulary.
+  void vocab_width(const Operator& op, int64_t width, const std::string& who) {
+    if (attr_str_or(op.attrs, "parallel", "") == "column")
+      agrees_sharded("vocab", width, who + " (its logits width)");
+    else
+      agrees("vocab", width, who + " (its logits width)");
+  }
   // The same for a size that each rank of a sharded module holds one tp-th of.
   void agrees_sharded(const char* key, int64_t per_rank, const std::string& source) {
     const int64_t tp = tp_ranks(m_);
@@ -101,11 +108,11 @@ class AttrChecker {
           table = op.inputs[0];
           break;
         case OpKind::kLmHead:
-          agrees("vocab", dim(op.outputs[0], 1), who + " (its logits width)");
+          vocab_width(op, dim(op.outputs[0], 1), who);
           head = op.inputs[1];
           break;
         case OpKind::kArgmax:
-          agrees("vocab", dim(op.inputs[0], 1), who + " (its logits width)");
+          vocab_width(op, dim(op.inputs[0], 1), who);
           break;
         case OpKind::kKvAppend:
           agrees("max_seq_len", dim(op.outputs[0], 1), who + " (its cache positions)");
@@ -145,7 +152,8 @@ class AttrChecker {
       const Operator& op = p_.ops[o];
       const TensorId tokens = op.kind == OpKind::kArgmax ? op.outputs[0] : linear_form(op).tokens;
       if (tokens < 0) continue;
-      const int64_t width = op.kind == OpKind::kArgmax ? dim(op.inputs[0], 1) : dim(op.outputs[0], 1);
+      const int64_t width = (op.kind == OpKind::kArgmax ? dim(op.inputs[0], 1) : dim(op.outputs[0], 1)) *
+                            (vocab_parallel(op) ? tp_ranks(m_) : 1);
       if (width > bound[tokens]) bound[tokens] = width, writer[tokens] = static_cast<OpId>(o);
     }
     for (const Operator& op : p_.ops) {

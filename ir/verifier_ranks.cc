@@ -40,7 +40,7 @@ void check_tensor_parallel(const Module& m, DiagnosticSink& sink) {
 
 void check_cross_rank_order(const Module& m, DiagnosticSink& sink) {
   const Program& p = m.program;
-  const std::vector<bool> symmetric = symmetric_tensors(p);
+  const std::vector<bool> symmetric = symmetric_tensors(m);
   std::set<std::tuple<TaskId, TaskId, int32_t>> ordered;  // (producer, consumer, distance)
   for (const Event& e : m.graph.events)
     if (e.all_ranks)

@@ -18,6 +18,7 @@ bool fuse_argmax(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead
     const OpId l = p.writers[logits][0];
     const Operator& head = p.ops[l];
     if (head.kind != OpKind::kLmHead || head.outputs.size() != 1) continue;
+    if (attr_str_or(head.attrs, "parallel", "") != attr_str_or(argmax.attrs, "parallel", "")) continue;
     Operator fused = head;
     fused.outputs.push_back(argmax.outputs[0]);
     changed |= fuse_group(p, {l, a}, std::move(fused), {}, dead_op, dead_tensor);

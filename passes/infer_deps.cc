@@ -79,7 +79,7 @@ Dependencies scan(const Module& m) {
   for (int32_t i = 0; i < n; ++i)
     if (coop_share(g.tasks[i]).cooperative()) coop_op[i] = g.tasks[i].op;
   // Whether task i reads tensor t on every rank.
-  const std::vector<bool> symmetric = symmetric_tensors(m.program);
+  const std::vector<bool> symmetric = symmetric_tensors(m);
   auto every_rank = [&](int32_t i, TensorId t) {
     return symmetric[t] && reads_every_rank(m.program.ops[g.tasks[i].op], t);
   };

@@ -10,9 +10,13 @@
 //   - what lies between them works per head or per feature on the rank's slice: q/k
 //     norm, RoPE, the KV append (and the caches of the rank's KV heads), attention over
 //     the rank's heads, silu_mul.
-// Embedding, norms, the LM head and argmax stay whole on every rank. The module gets
-// attr tp = N; its other attrs keep the whole model's sizes. ranks=1 makes the same
-// structure for one rank (what tests run on one GPU).
+//   - the LM head is split by its vocabulary rows (parallel="column", each rank writes its
+//     slice of the logits) and the argmax finds the largest logit over every rank's
+//     slice (parallel="column"), unless its weight is the embedding table (tied
+//     embeddings), which the embedding reads whole: then both stay whole.
+// Embedding and norms stay whole on every rank. The module gets attr tp = N; its other
+// attrs keep the whole model's sizes. ranks=1 makes the same structure for one rank (what
+// tests run on one GPU).
 #include <algorithm>
 
 #include "ir/attrs.h"
@@ -46,6 +50,8 @@ class ShardTp {
     split_heads();
     for (OpId o : columns) column(o);
     for (OpId o : rows) row(o);
+    for (Operator& op : p_.ops)
+      if (op.kind == OpKind::kLmHead) vocabulary(op);
     propagate();
     m_.attrs["tp"] = n_;
     p_.rebuild_use_lists();
@@ -97,6 +103,17 @@ class ShardTp {
     if (add.inputs[0] == op.outputs[0]) std::swap(add.inputs[0], add.inputs[1]);
   }
 
+  void vocabulary(Operator& head) {
+    const LinearForm f = linear_form(head);
+    if (f.norm >= 0 || head.outputs.size() != 1)
+      fail("operator '" + head.name + "' is fused; shard-tp runs before the fusions");
+    if (p_.readers[f.weight].size() != 1) return;  // tied embeddings: the table stays whole
+    Tensor& w = p_.tensors[f.weight];
+    w.shape[0] = divided(w.shape[0], "the vocabulary rows of '" + w.name + "'");
+    head.attrs["parallel"] = std::string("column");
+    split_last(head.outputs[0]);
+  }
+
   // The last dimension of an activation that each rank now holds a slice of.
   void split_last(TensorId t) {
     if (split_[t]) return;
@@ -108,7 +125,7 @@ class ShardTp {
   // The operators between the column and the row linears follow their inputs' slices, in
   // program order; any other reader of a slice cannot be sharded.
   void propagate() {
-    for (const Operator& op : p_.ops) {
+    for (Operator& op : p_.ops) {
       const bool reads_slice = std::any_of(op.inputs.begin(), op.inputs.end(), [&](TensorId t) { return split_[t]; });
       if (!reads_slice) continue;
       switch (op.kind) {
@@ -117,6 +134,9 @@ class ShardTp {
         case OpKind::kAttention:
         case OpKind::kSiluMul:
           split_last(op.outputs[0]);
+          break;
+        case OpKind::kArgmax:  // of the split logits: over every rank's
+          op.attrs["parallel"] = std::string("column");
           break;
         case OpKind::kKvAppend:
           for (TensorId cache : op.outputs) {

@@ -1,7 +1,9 @@
 // codegen, argmax family: task_argmax_partial<COLS, B, VSTRIDE, NP> over a vocabulary
 // tile and task_argmax_reduce<NP, B> (of an argmax, or of an lm_head fused with its
-// argmax) (runtime/device/tasks_argmax.cuh).
+// argmax; over every rank's partials where the vocabulary is split) (runtime/device/
+// tasks_argmax.cuh).
 #include "codegen/ops/desc_builder.h"
+#include "ir/ops/tensor_parallel.h"
 
 namespace mpk::codegen {
 
@@ -16,7 +18,11 @@ void describe_argmax(DescBuilder& b, TaskId t, TaskDescription& out) {
     b.reloc(t, Slot::kVal, vr.tensor, 0);
     b.reloc(t, Slot::kIdx, ir.tensor, 0);
     b.reloc(t, Slot::kTokens, op.kind == OpKind::kLmHead ? linear_form(op).tokens : b.output(t, 0), 0);
-    out.call = "task_argmax_reduce" + DescBuilder::targs({b.tensor(vr.tensor).shape[1], b.batch});
+    const TensorId logits = op.kind == OpKind::kArgmax ? op.inputs[0] : op.outputs[0];
+    const int64_t shard = vocab_parallel(op) ? b.tensor(logits).shape[1] : 0;  // every rank's partials
+    const int64_t np = b.tensor(vr.tensor).shape[1];
+    out.call = "task_argmax_reduce" +
+               (shard > 0 ? DescBuilder::targs({np, b.batch, shard}) : DescBuilder::targs({np, b.batch}));
     return;
   }
   using Slot = abi::slots::ArgmaxPartial;

@@ -12,6 +12,8 @@ void argmax_signature(OpSignature& s) {
   s.floating(s.in(0), "logits");
   s.dtype(s.out(0), "tokens", DType::kI32);
   s.dim(t[0], l[0], "tokens length (batch)");
+  if (s.op().attrs.count("parallel") && attr_str(s.op().attrs, "parallel") != "column")
+    s.bad("attribute 'parallel' of an argmax must be \"column\" (its logits split by vocabulary)");
 }
 
 bool argmax_owns_task(const Operator&, TaskKind k) {

@@ -73,7 +73,8 @@ void linear_signature(OpSignature& s) {
   }
   if (op.attrs.count("parallel")) {
     const std::string how = attr_str(op.attrs, "parallel");
-    if (lm_head) s.bad("an lm_head takes no attribute 'parallel' (every rank computes all logits)");
+    if (lm_head && how != "column")
+      s.bad("an lm_head is split by its vocabulary rows only: attribute 'parallel' must be \"column\"");
     if (how != "column" && how != "row")
       s.bad("attribute 'parallel' = \"" + how + "\" is neither \"column\" nor \"row\"");
     if (how == "row" && (f.bias >= 0 || f.residual >= 0 || f.norm >= 0 || f.swiglu()))

@@ -399,6 +399,12 @@ CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& ra
   for (int r = 1; r < ranks; ++r)
     if (results[r].tokens != results[0].tokens)
       throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
+  if (vocab_per_rank(scheduled) != attr_int(scheduled.attrs, "vocab")) {  // each rank holds a slice of the logits
+    std::vector<std::vector<float>> slices;
+    for (CpuExecResult& r : results) slices.push_back(std::move(r.logits));
+    results[0].logits = gather_vocab_slices(slices, results[0].batch);
+    results[0].logits_shape = {results[0].batch, attr_int(scheduled.attrs, "vocab")};
+  }
   return std::move(results[0]);
 }
 

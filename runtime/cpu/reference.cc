@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/verifier.h"
 #include "runtime/cpu/ops/cpu_ops.h"
 
@@ -32,6 +33,9 @@ void run_op(const Program& p, OpId id, TensorStore& st, const StepContext& ctx) 
 CpuRunResult run_reference(const Module& m, const Weights& w, int64_t steps,
                            const std::vector<int64_t>& prompt, int64_t prompt_rows) {
   const Program& p = m.program;
+  if (tp_ranks(m) > 1)
+    throw Error("the reference runs one rank; the module is sharded for " + std::to_string(tp_ranks(m)) +
+                " tensor-parallel ranks");
   for (OpId id = 0; id < static_cast<OpId>(p.ops.size()); ++id) check_op(p, id);
   const RunTensors rt = find_run_tensors(p);
   check_run_inputs(rt, steps, prompt, prompt_rows);

@@ -17,8 +17,9 @@ std::vector<int32_t> generated_tokens(const CpuRunResult& r, size_t prompt_len, 
 
 RunTensors find_run_tensors(const Program& p) {
   RunTensors rt;
+  TensorId table = -1;
   for (const Operator& op : p.ops) {
-    if (op.kind == OpKind::kEmbedding && op.inputs.size() == 2) rt.tokens = op.inputs[1];
+    if (op.kind == OpKind::kEmbedding && op.inputs.size() == 2) rt.tokens = op.inputs[1], table = op.inputs[0];
     if (op.kind == OpKind::kArgmax && op.inputs.size() == 1) rt.logits = op.inputs[0];
     if (linear_form(op).tokens >= 0) rt.logits = linear_form(op).y;  // an lm_head with argmax
     TensorId kc = -1;  // the k cache of a kv_append or a fused attention
@@ -39,7 +40,7 @@ RunTensors find_run_tensors(const Program& p) {
   if (logits.shape.size() != 2 || logits.shape[0] != tok.shape[0])
     throw Error("tensor '" + logits.name + "' must be [B, V]");
   rt.batch = tok.shape[0];
-  rt.vocab = logits.shape[1];
+  rt.vocab = p.tensors[table].shape.empty() ? logits.shape[1] : p.tensors[table].shape[0];
   return rt;
 }
 
@@ -59,6 +60,16 @@ void check_run_inputs(const RunTensors& rt, int64_t steps, const std::vector<int
     if (t < 0 || t >= rt.vocab)
       throw Error("prompt token " + std::to_string(t) + " is outside the vocabulary [0, " +
                   std::to_string(rt.vocab) + ")");
+}
+
+std::vector<float> gather_vocab_slices(const std::vector<std::vector<float>>& slices, int64_t rows) {
+  std::vector<float> out;
+  if (slices.empty() || rows <= 0) return out;
+  const size_t w = slices[0].size() / static_cast<size_t>(rows);
+  out.reserve(w * slices.size() * static_cast<size_t>(rows));
+  for (int64_t b = 0; b < rows; ++b)
+    for (const std::vector<float>& s : slices) out.insert(out.end(), s.begin() + b * w, s.begin() + (b + 1) * w);
+  return out;
 }
 
 Error non_finite_logits_error(int64_t step, int64_t row) {

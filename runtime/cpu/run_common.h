@@ -35,7 +35,8 @@ struct RunTensors {
   TensorId tokens = -1;
   TensorId logits = -1;
   int64_t batch = 0;
-  int64_t vocab = 0;
+  int64_t vocab = 0;        // the embedding table's rows: the tokens a prompt may hold (the
+                            // logits' width, or, split over tensor-parallel ranks, tp times it)
   int64_t max_seq_len = 0;  // smallest sequence dimension of any kv cache
 };
 RunTensors find_run_tensors(const Program& p);
@@ -55,6 +56,10 @@ inline int64_t prompt_length(const std::vector<int64_t>& prompt, int64_t rows) {
 inline int64_t prompt_token(const std::vector<int64_t>& prompt, int64_t rows, int64_t b, int64_t s) {
   return prompt[(rows == 1 ? 0 : b) * prompt_length(prompt, rows) + s];
 }
+
+// The logits [rows, N * w] of a module whose LM head is split over N tensor-parallel ranks
+// by vocabulary, from each rank's slice [rows, w], rank order = vocabulary order.
+std::vector<float> gather_vocab_slices(const std::vector<std::vector<float>>& slices, int64_t rows);
 
 // The error for a step whose logits hold a NaN or an infinity in batch row `row`.
 Error non_finite_logits_error(int64_t step, int64_t row);

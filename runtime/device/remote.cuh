@@ -28,5 +28,13 @@ __device__ __forceinline__ void red_relaxed_sys_add(unsigned long long* p, unsig
   asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// A word of a peer's memory, read at system scope: its writer ran on another GPU (the
+// reader acquired the writer's counter first).
+__device__ __forceinline__ uint32_t ld_relaxed_sys_u32(const void* p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 }  // namespace dev
 }  // namespace mpk

@@ -8,6 +8,7 @@
 
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
+#include "runtime/device/remote.cuh"
 
 namespace mpk {
 namespace dev {
@@ -58,8 +59,10 @@ __device__ void task_argmax_partial(const TaskDesc& d, TaskCtx& c) {
 }
 
 // slots::ArgmaxReduce: argmax_val, argmax_idx ([B, NP]), tokens [B]. Also writes
-// token_history[step].
-template <int NP, int B>
+// token_history[step]. VSHARD > 0: a vocab-parallel argmax (docs/ir.md "Tensor
+// parallel"): every rank's partials, read at system scope through the peer deltas, rank
+// q's indices offset by q * VSHARD (the logits columns of one rank).
+template <int NP, int B, int VSHARD = 0>
 __device__ void task_argmax_reduce(const TaskDesc& d, TaskCtx& c) {
   using Slot = slots::ArgmaxReduce;
   const float* val = dptr<const float>(d, Slot::kVal);
@@ -70,8 +73,18 @@ __device__ void task_argmax_reduce(const TaskDesc& d, TaskCtx& c) {
   for (int b = 0; b < B; ++b) {
     float bv = -INFINITY;
     int32_t bi = 0x7fffffff;
-    for (int j = threadIdx.x; j < NP; j += kThreads)
-      argmax_combine(bv, bi, ld_cg_f32(&val[b * NP + j]), ld_cg_i32(&idx[b * NP + j]));
+    if constexpr (VSHARD > 0) {
+      for (int q = 0; q < p.ranks; ++q)
+        for (int j = threadIdx.x; j < NP; j += kThreads) {
+          const int64_t at = static_cast<int64_t>(b) * NP + j;
+          const float v = __uint_as_float(ld_relaxed_sys_u32(reinterpret_cast<const char*>(&val[at]) + p.peer_delta[q]));
+          const auto i = static_cast<int32_t>(ld_relaxed_sys_u32(reinterpret_cast<const char*>(&idx[at]) + p.peer_delta[q]));
+          argmax_combine(bv, bi, v, i + q * VSHARD);
+        }
+    } else {
+      for (int j = threadIdx.x; j < NP; j += kThreads)
+        argmax_combine(bv, bi, ld_cg_f32(&val[b * NP + j]), ld_cg_i32(&idx[b * NP + j]));
+    }
     block_argmax(bv, bi, c.scratch);
     if (threadIdx.x == 0) {
       tokens[b] = bi;

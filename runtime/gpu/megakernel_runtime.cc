@@ -86,7 +86,7 @@ class EventPair {
 TpArenaLayout tp_arena_layout(const Module& m) {
   TpArenaLayout l;
   l.bytes = align_up(std::max<size_t>(m.graph.events.size(), 1) * 8);
-  const std::vector<bool> symmetric = symmetric_tensors(m.program);
+  const std::vector<bool> symmetric = symmetric_tensors(m);
   l.tensor_offset.assign(symmetric.size(), -1);
   for (size_t t = 0; t < symmetric.size(); ++t) {
     if (!symmetric[t]) continue;

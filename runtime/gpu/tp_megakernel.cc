@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "ir/ops/tensor_parallel.h"
+#include "runtime/cpu/run_common.h"
 #include "runtime/gpu/tp_group.h"
 
 namespace mpk {
@@ -97,6 +98,16 @@ GpuRunResult GpuTpMegakernel::run(const GpuRunOptions& o) {
     if (results[r].tokens != results[0].tokens)
       throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
   for (int r = 1; r < n; ++r) results[0].kernel_ms = std::max(results[0].kernel_ms, results[r].kernel_ms);
+  const Module& m = ranks_[0]->module();
+  if (vocab_per_rank(m) != attr_int(m.attrs, "vocab")) {  // each rank wrote its slice of the logits
+    std::vector<std::vector<float>> last, history;
+    for (GpuRunResult& r : results) {
+      last.push_back(std::move(r.logits));
+      history.push_back(std::move(r.logits_history));
+    }
+    results[0].logits = gather_vocab_slices(last, results[0].batch);
+    results[0].logits_history = gather_vocab_slices(history, results[0].steps * results[0].batch);
+  }
   return std::move(results[0]);
 }
 

@@ -25,8 +25,9 @@ class GpuTpMegakernel {
   GpuTpMegakernel& operator=(const GpuTpMegakernel&) = delete;
 
   // Every rank's kernel at once. Returns rank 0's result with kernel_ms the slowest
-  // rank's; throws mpk::Error when a rank computed other tokens than rank 0. Streaming
-  // and stopping (on_step, stop_ids) are rank 0's; traces are rank 0's.
+  // rank's, and, where the LM head is split by vocabulary, every rank's logits gathered;
+  // throws mpk::Error when a rank computed other tokens than rank 0. Streaming and
+  // stopping (on_step, stop_ids) are rank 0's; traces are rank 0's.
   GpuRunResult run(const GpuRunOptions& o);
 
   int ranks() const;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "ir/import/import.h"
 #include "ir/ops/tensor_parallel.h"
@@ -62,7 +63,11 @@ TEST(ShardTp, SplitsALayerAsMegatronDoes) {
   EXPECT_EQ(tensor(m, W + "mlp.down_proj.weight").shape, (Shape{256, 256}));
   EXPECT_EQ(tensor(m, W + "self_attn.q_norm.weight").shape, (Shape{64}));  // per head: whole
   EXPECT_EQ(tensor(m, "k_cache.1").shape, (Shape{1, 128, 1, 64}));
-  EXPECT_EQ(tensor(m, "lm_head.weight").shape, (Shape{512, 256}));
+  EXPECT_EQ(tensor(m, "lm_head.weight").shape, (Shape{256, 256}));  // half the vocabulary
+  EXPECT_EQ(tensor(m, "logits").shape, (Shape{1, 256}));
+  EXPECT_EQ(attr_str(op(m, "lm_head").attrs, "parallel"), "column");
+  EXPECT_EQ(attr_str(op(m, "argmax").attrs, "parallel"), "column");
+  EXPECT_EQ(vocab_per_rank(m), 256);
   EXPECT_EQ(attr_int(op(m, "L1.attention").attrs, "num_q_heads"), 2);
   EXPECT_EQ(attr_int(op(m, "L1.attention").attrs, "num_kv_heads"), 1);
   EXPECT_EQ(attr_str(op(m, "L1.q_proj").attrs, "parallel"), "column");
@@ -73,8 +78,19 @@ TEST(ShardTp, SplitsALayerAsMegatronDoes) {
   const Operator& add = op(m, "L1.mlp_residual");
   EXPECT_EQ(add.kind, OpKind::kAllReduce);
   EXPECT_EQ(m.program.tensors[add.inputs[1]].name, "down.1");
-  const std::vector<bool> symmetric = symmetric_tensors(m.program);
+  const std::vector<bool> symmetric = symmetric_tensors(m);
   EXPECT_EQ(std::count(symmetric.begin(), symmetric.end(), true), 4);  // o and down of 2 layers
+  EXPECT_TRUE(verify_module(m).empty());
+}
+
+// With tied embeddings the embedding reads the LM head's weight whole: the LM head and the
+// argmax stay whole on every rank.
+TEST(ShardTp, ATiedLmHeadStaysWhole) {
+  const Module m = compiled(tiny("tiny-qwen2"), "shard-tp{ranks=2}");
+  EXPECT_EQ(tensor(m, "logits").shape, (std::vector<int64_t>{1, 512}));
+  EXPECT_EQ(op(m, "lm_head").attrs.count("parallel"), 0u);
+  EXPECT_EQ(op(m, "argmax").attrs.count("parallel"), 0u);
+  EXPECT_EQ(vocab_per_rank(m), 512);
   EXPECT_TRUE(verify_module(m).empty());
 }
 
@@ -101,7 +117,8 @@ TEST(ShardTp, TheFusionsKeepTheSplit) {
 
 // Every all_reduce task waits, through an all_ranks event, for the tasks that write the
 // partial columns it reads on every rank; each of those waits, through an all_ranks event
-// of distance 1, for the previous step's all_reduce tasks that read them.
+// of distance 1, for the previous step's all_reduce tasks that read them. Likewise the
+// argmax_reduce for the LM head tasks' argmax partials of every rank's vocabulary slice.
 TEST(ShardTp, InferDepsOrdersThePartialsOnEveryRank) {
   const Module m = compiled(tiny(), "shard-tp{ranks=2}," + std::string(kDefaultPipeline));
   const auto& tasks = m.graph.tasks;
@@ -109,15 +126,15 @@ TEST(ShardTp, InferDepsOrdersThePartialsOnEveryRank) {
   for (const Event& e : m.graph.events) {
     if (!e.all_ranks) continue;
     ++ranked[e.step_distance];
-    const TaskKind producer = e.step_distance == 0 ? TaskKind::kLinear : TaskKind::kAllReduce;
-    const TaskKind consumer = e.step_distance == 0 ? TaskKind::kAllReduce : TaskKind::kLinear;
-    for (TaskId t : e.producers) EXPECT_EQ(tasks[t].kind, producer);
-    for (TaskId t : e.consumers) EXPECT_EQ(tasks[t].kind, consumer);
+    const std::set<TaskKind> writers = {TaskKind::kLinear, TaskKind::kLmHead};
+    const std::set<TaskKind> readers = {TaskKind::kAllReduce, TaskKind::kArgmaxReduce};
+    for (TaskId t : e.producers) EXPECT_TRUE((e.step_distance == 0 ? writers : readers).count(tasks[t].kind));
+    for (TaskId t : e.consumers) EXPECT_TRUE((e.step_distance == 0 ? readers : writers).count(tasks[t].kind));
   }
   EXPECT_GT(ranked[0], 0);
   EXPECT_GT(ranked[1], 0);
   for (size_t t = 0; t < tasks.size(); ++t) {
-    if (tasks[t].kind != TaskKind::kAllReduce) continue;
+    if (tasks[t].kind != TaskKind::kAllReduce && tasks[t].kind != TaskKind::kArgmaxReduce) continue;
     const bool waits = std::any_of(m.graph.events.begin(), m.graph.events.end(), [&](const Event& e) {
       return e.all_ranks && e.step_distance == 0 &&
              std::binary_search(e.consumers.begin(), e.consumers.end(), static_cast<TaskId>(t));

@@ -1,7 +1,9 @@
 // CPU, argmax family: the index of the largest logit per row, lowest on ties
 // (numerics.h argmax_row), as argmax_partial tasks over vocabulary tiles and one
 // argmax_reduce over the partials in order (which also ends an lm_head fused with its
-// argmax).
+// argmax). A vocab-parallel argmax (docs/ir.md "Tensor parallel") reduces every rank's
+// partials, rank r's indices offset by r times the rank's logits width.
+#include "ir/ops/tensor_parallel.h"
 #include "runtime/cpu/ops/cpu_ops.h"
 
 namespace mpk::cpu {
@@ -24,21 +26,29 @@ void run_argmax_op(const Program&, const Operator& op, TensorStore& st, const St
 
 namespace {
 
+// One rank's argmax partials and the offset of its indices in the whole vocabulary.
+struct Partials {
+  const TensorBuffer* val;
+  const TensorBuffer* idx;
+  int64_t offset;
+};
+
 // The largest partial value of each row and its lowest index, scanning in order.
-void reduce_partials(const TensorBuffer& val, const TensorBuffer& idx, TensorBuffer& tokens, int64_t b0, int64_t b1,
+void reduce_partials(const std::vector<Partials>& ranks, TensorBuffer& tokens, int64_t b0, int64_t b1,
                      const StepContext& ctx) {
-  const int64_t parts = val.shape[1];
+  const int64_t parts = ranks[0].val->shape[1];
   for (int64_t b = b0; b < b1; ++b) {
-    float best = val.load(b * parts);
-    int32_t bi = idx.load_i32(b * parts);
-    for (int64_t q = 1; q < parts; ++q) {
-      const float v = val.load(b * parts + q);
-      const int32_t i = idx.load_i32(b * parts + q);
-      if (v > best || (v == best && i < bi)) {
-        best = v;
-        bi = i;
+    float best = ranks[0].val->load(b * parts);
+    int32_t bi = ranks[0].idx->load_i32(b * parts);
+    for (const Partials& r : ranks)
+      for (int64_t q = 0; q < parts; ++q) {
+        const float v = r.val->load(b * parts + q);
+        const auto i = static_cast<int32_t>(r.idx->load_i32(b * parts + q) + r.offset);
+        if (v > best || (v == best && i < bi)) {
+          best = v;
+          bi = i;
+        }
       }
-    }
     tokens.store_i32(b, bi);
     if (ctx.recorder) ctx.recorder->record(ctx.step, b, bi, best);
   }
@@ -66,8 +76,16 @@ TaskRun plan_reduce(const TaskResolver& r) {
             "argmax partial tensors must both be [B, P]");
   const RowsCols rc = rows_cols(r.write_on(tokens));
   for (TensorId t : {val, idx}) r.need(box(t, {{rc.b0, rc.b1}, {0, vs[1]}}));
+  const int64_t width = r.tensor(op.kind == OpKind::kArgmax ? op.inputs[0] : op.outputs[0]).shape[1];
+  const bool every_rank = vocab_parallel(op);
   return [=](TensorStore& st, const StepContext& ctx) {
-    reduce_partials(st.at(val), st.at(idx), st.at(tokens), rc.b0, rc.b1, ctx);
+    std::vector<Partials> ranks;
+    if (every_rank && ctx.rank_stores)
+      for (const TensorStore* rank : *ctx.rank_stores)
+        ranks.push_back({&rank->at(val), &rank->at(idx), static_cast<int64_t>(ranks.size()) * width});
+    else
+      ranks.push_back({&st.at(val), &st.at(idx), 0});
+    reduce_partials(ranks, st.at(tokens), rc.b0, rc.b1, ctx);
   };
 }
 
