@@ -36,6 +36,24 @@ TEST(CostParams, ValuesOutOfBoundsAreRefusedNamingTheField) {
   EXPECT_EQ(parse_error("{\"kinds\": {\"attention\": {\"flops_per_ns\": 1e12}}}"),
             "c.json: kinds.attention.flops_per_ns must be in 0..1e+09, got 1e+12");
   EXPECT_EQ(parse_error("{\"mem_bandwidth\": 2e12}"), "");
+  EXPECT_EQ(parse_error("{\"link_bandwidth\": -1}"), "c.json: link_bandwidth: expected a finite number >= 0");
+  EXPECT_EQ(parse_error("{\"link_bandwidth\": 1e30}"),
+            "c.json: link_bandwidth (bytes/s, 0: one GPU) must be in 0..1e+15, got 1e+30");
+  EXPECT_EQ(parse_error("{\"link_latency_ns\": 1e12}"), "c.json: link_latency_ns must be in 0..1e+09, got 1e+12");
+}
+
+// The tensor-parallel links' parameters go through a cost file and back.
+TEST(CostParams, LinkParametersRoundTrip) {
+  const CostParams base = CostParams::from_machine(MachineModel{});
+  EXPECT_GT(base.link_latency_ns, 0);
+  EXPECT_GT(base.link_bandwidth, 0);
+  const CostParams c =
+      parse_cost_params("{\"link_latency_ns\": 1234, \"link_bandwidth\": 5e11}", "c.json", base);
+  EXPECT_EQ(c.link_latency_ns, 1234);
+  EXPECT_EQ(c.link_bandwidth, 5e11);
+  const CostParams back = parse_cost_params(format_cost_params(c), "again.json", base);
+  EXPECT_EQ(back.link_latency_ns, 1234);
+  EXPECT_EQ(back.link_bandwidth, 5e11);
 }
 
 TEST(CostParams, MachineModelOutOfBoundsIsRefused) {

@@ -84,6 +84,41 @@ TEST(Simulator, EventLatencyAndDispatchDelayTheConsumer) {
   EXPECT_EQ(ec.end_ns, 230);
 }
 
+// Tensor parallel (docs/simulator.md): a release other ranks wait on reaches the waiter
+// link_latency_ns later than a local one.
+TEST(Simulator, AllRanksEventsPayTheLinkLatency) {
+  GraphBuilder g;
+  OpId op = g.op("op");
+  TaskId a = g.task(op, 100), b = g.task(op, 100);
+  g.event({a}, {b});
+  Module m = g.schedule({{a}, {b}});
+  m.graph.events[0].all_ranks = true;
+  m.attrs["tp"] = int64_t{2};
+  CostParams c = unit_costs();
+  c.event_latency_ns = 700;
+  c.link_latency_ns = 2000;
+  EXPECT_EQ(find(simulate(m, c, 1), b, 0).start_ns, 2800);  // a ends at 100, then 700 + 2000
+  m.graph.events[0].all_ranks = false;
+  EXPECT_EQ(find(simulate(m, c, 1), b, 0).start_ns, 800);
+}
+
+// An all_reduce task reads its partial columns of the other tp - 1 ranks over the links.
+TEST(Simulator, AllReduceReadsThePeersPartialsAtTheLinkBandwidth) {
+  GraphBuilder g;
+  OpId op = g.op("reduce", OpKind::kAllReduce);
+  TaskId t = g.task(op, 0, TaskKind::kAllReduce);
+  Module m = g.schedule({{t}});
+  const TensorId h = m.program.add_tensor({"h", DType::kBF16, {1, 64}, TensorRole::kActivation});
+  const TensorId p = m.program.add_tensor({"p", DType::kBF16, {1, 64}, TensorRole::kActivation});
+  m.graph.tasks[t].reads = {{h, {{0, 1}, {0, 64}}}, {p, {{0, 1}, {0, 64}}}};  // 128 bytes of p
+  m.attrs["tp"] = int64_t{4};
+  CostParams c = unit_costs();
+  c.link_bandwidth = 1e9;  // 1 byte/ns
+  EXPECT_EQ(find(simulate(m, c, 1), t, 0).end_ns, 3 * 128);
+  m.attrs["tp"] = int64_t{1};
+  EXPECT_EQ(find(simulate(m, c, 1), t, 0).end_ns, 0);
+}
+
 TEST(Simulator, StepsRepeatAndCrossStepEventsGateTheNextStep) {
   // A chain a -> b on two workers; b of step k-1 gates a of step k (distance 1).
   GraphBuilder g;
