@@ -30,6 +30,15 @@ TraceModel::TraceModel(const TraceReader& reader, int64_t run) {
   const auto t0 = std::chrono::steady_clock::now();
   run_ = reader.run(run);
   graph_ = reader.load_graph(run);
+  // Above batch 1 the tasks' regions say which batch rows each serves (attention tasks
+  // serve blocks of rows); the graph rows carry no regions, the stored module does (the
+  // reader checked that it matches them).
+  if (attr_int_or(graph_.attrs, "batch", 1) > 1)
+    if (std::optional<Module> stored = reader.stored_module(run); stored && stored->graph.tasks.size() == graph_.graph.tasks.size())
+      for (size_t t = 0; t < graph_.graph.tasks.size(); ++t) {
+        graph_.graph.tasks[t].reads = std::move(stored->graph.tasks[t].reads);
+        graph_.graph.tasks[t].writes = std::move(stored->graph.tasks[t].writes);
+      }
   execs_ = reader.executions(run);
   bubbles_ = reader.bubbles(run);
   steps_ = reader.steps(run);

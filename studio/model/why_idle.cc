@@ -71,6 +71,12 @@ std::string explain_execution(const TraceModel& m, int64_t exec) {
   s += "operator kind " + std::string(name_of(op.kind)) + ", task kind " +
        std::string(name_of(m.task(e.task).kind));
   s += op.layer >= 0 ? ", layer " + std::to_string(op.layer) : std::string(", outside the layers");
+  const int64_t batch = attr_int_or(m.graph().attrs, "batch", 1);
+  const Task& task = m.task(e.task);
+  if (batch > 1 && !task.writes.empty() && !task.writes[0].dims.empty()) {  // dimension 0 of a written tensor: the batch
+    const Range rows = task.writes[0].dims[0];
+    s += "\nbatch rows " + std::to_string(rows.lo) + ".." + std::to_string(rows.hi - 1) + " of " + std::to_string(batch);
+  }
   s += "\nstep " + std::to_string(e.step) + ", " + m.row_label(e.worker) + "\n";
   s += "wait  " + t(e.wait_begin_ns) + "\nstart " + t(e.start_ns) + "  (waited " +
        t(e.start_ns - e.wait_begin_ns) + ")\nend   " + t(e.end_ns) + "\nduration " +

@@ -188,5 +188,36 @@ TEST(WhyIdle, TextsNameWhatTheWorkerWaitedFor) {
   EXPECT_NE(task.find("duration 200 ns"), std::string::npos) << task;
 }
 
+// Above batch 1 a task's tooltip names the batch rows it serves, from the regions of the
+// module stored with the run: an attention task a block of rows, a linear all of them.
+TEST(WhyIdle, ATasksTextNamesItsBatchRows) {
+  ImportOptions o;
+  o.batch = 4;
+  Module mod = import_model("tiny", o);
+  PassManager(parse_pipeline("decompose{attention-rows=2},infer-deps,assign-sm")).run(mod);
+  TempPath path("studio_why_batch_rows.db");
+  const int64_t run = mpk::testing::store_run(path.str(), mod, CostParams::from_machine(mod.machine), 1, "tiny");
+  const TraceReader reader(path.str());
+  const TraceModel m(reader, run);
+  std::set<std::string> attention, linear;
+  for (int64_t i = 0; i < static_cast<int64_t>(m.executions().size()); ++i) {
+    const std::string text = explain_execution(m, i);
+    const size_t at = text.find("batch rows ");
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string rows = text.substr(at, text.find('\n', at) - at);
+    const TaskKind k = m.task(m.execution(i).task).kind;
+    if (k == TaskKind::kAttention) attention.insert(rows);
+    if (k == TaskKind::kLinear) linear.insert(rows);
+  }
+  EXPECT_EQ(attention, (std::set<std::string>{"batch rows 0..1 of 4", "batch rows 2..3 of 4"}));
+  EXPECT_EQ(linear, std::set<std::string>{"batch rows 0..3 of 4"});
+
+  TempPath one("studio_why_batch_one.db");  // at batch 1 there is nothing to say
+  const int64_t run1 = mpk::testing::store_tiny(one.str(), 1);
+  const TraceReader reader1(one.str());
+  const TraceModel m1(reader1, run1);
+  EXPECT_EQ(explain_execution(m1, 0).find("batch rows"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mpk::studio
