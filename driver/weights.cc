@@ -28,8 +28,9 @@ RunWeights load_run_weights(const Module& m, uint64_t seed) {
   RunWeights out;
   const auto t0 = std::chrono::steady_clock::now();
   const std::string dir = checkpoint_dir_of(m);
-  const Module whole = m.attrs.count("tp") ? with_whole_weights(m) : Module{};
-  const Module& model = m.attrs.count("tp") ? whole : m;
+  const bool sharded = m.attrs.count("tp") > 0;
+  const Module whole = sharded ? with_whole_weights(m) : Module{};
+  const Module& model = sharded ? whole : m;
   if (has_safetensors(dir)) {
     out.weights = load_weights(model, dir);
     out.note = "checkpoint " + dir;
@@ -37,7 +38,7 @@ RunWeights load_run_weights(const Module& m, uint64_t seed) {
     out.weights = random_weights(model, seed);
     out.note = out.weights.source() + (dir.empty() ? "" : " (no *.safetensors in " + dir + ")");
   }
-  if (m.attrs.count("tp")) {
+  if (sharded) {
     for (int64_t r = 0; r < tp_ranks(m); ++r) out.ranks.push_back(shard_weights(m, out.weights, r));
     out.note += ", sharded over " + std::to_string(tp_ranks(m)) + " tensor-parallel ranks";
   }

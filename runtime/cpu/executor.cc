@@ -368,8 +368,8 @@ CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& ra
   RankGroup group;
   std::vector<std::unique_ptr<Engine>> engines;
   CpuRunOptions rank_options = o;
+  rank_options.on_step = nullptr;  // rank 0 reports the tokens
   for (int r = 0; r < ranks; ++r) {
-    if (r == 1) rank_options.on_step = nullptr;  // rank 0 reports the tokens
     try {
       engines.push_back(std::make_unique<Engine>(scheduled, rank_weights[r], r == 0 ? o : rank_options, &group, r));
     } catch (const Error& e) {
