@@ -64,7 +64,7 @@ class CpuExecutor : public Executor {
     out.executions.reserve(r.task_records.size());
     for (const CpuTaskRecord& t : r.task_records)
       out.executions.push_back({t.task, static_cast<int32_t>(t.step), t.worker, t.thread, t.wait_ns,
-                                t.start_ns, t.end_ns});
+                                t.start_ns, t.end_ns, t.rank});
     return out;
   }
 

@@ -15,6 +15,7 @@
 #include "runtime/cpu/run_common.h"
 #include "runtime/gpu/megakernel_runtime.h"
 #include "runtime/gpu/tp_megakernel.h"
+#include "traces/rank_clocks.h"
 
 namespace mpk {
 namespace {
@@ -87,10 +88,14 @@ class GpuExecutor : public Executor {
     out.dropped = r.trace_overflow;
     out.stopped_at = r.stopped_at;
     out.streamed = streams;
-    out.executions.reserve(r.trace.size());
-    for (const abi::TraceRecord& t : r.trace)
-      out.executions.push_back({t.task, t.step, t.worker, t.sm, static_cast<int64_t>(t.wait_begin_ns),
-                                static_cast<int64_t>(t.start_ns), static_cast<int64_t>(t.end_ns)});
+    auto add_trace = [&](const std::vector<abi::TraceRecord>& trace, int32_t rank) {
+      for (const abi::TraceRecord& t : trace)
+        out.executions.push_back({t.task, t.step, t.worker, t.sm, static_cast<int64_t>(t.wait_begin_ns),
+                                  static_cast<int64_t>(t.start_ns), static_cast<int64_t>(t.end_ns), rank});
+    };
+    add_trace(r.trace, 0);
+    for (size_t p = 0; p < r.peer_traces.size(); ++p) add_trace(r.peer_traces[p], static_cast<int32_t>(p + 1));
+    if (!r.peer_traces.empty()) rank_clocks_ = align_rank_clocks(module_, out.executions);
     return out;
   }
 
@@ -102,6 +107,10 @@ class GpuExecutor : public Executor {
                    " slot_bytes=" + std::to_string(k.slot_bytes) + " inflight=" + std::to_string(k.inflight) +
                    " cubin=" + kernel().compiled().hash + " weights=" + weights_.note;
     if (tp_) info.options += " tp=" + std::to_string(tp_->ranks());
+    if (!r.executions.empty() && !rank_clocks_.empty()) {  // how the ranks' clocks were aligned
+      info.options += " rank_clock_ns=";
+      for (const RankClock& c : rank_clocks_) info.options += (c.rank ? "," : "") + std::to_string(c.offset_ns);
+    }
     if (r.dropped) info.options += " trace_overflow=" + std::to_string(r.dropped);
     info.batch = r.batch;
     info.steps = r.steps;
@@ -123,6 +132,7 @@ class GpuExecutor : public Executor {
   RunWeights weights_;
   std::unique_ptr<GpuMegakernel> one_;
   std::unique_ptr<GpuTpMegakernel> tp_;  // a module sharded over several ranks
+  std::vector<RankClock> rank_clocks_;   // of the last traced tensor-parallel run
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 // print (tools/run_report.h), record the run (driver/record.h). `--graph FILE` runs a
 // saved schedule (e.g. one edited in mpk-studio) as it is. Text in and out (--prompt TEXT,
 // --chat, the generated text as it is generated): tools/run_text.h, docs/text.md.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "tools/run_report.h"
 #include "tools/run_text.h"
 #include "tools/subcommands.h"
+#include "traces/text_table.h"
 
 namespace mpk {
 namespace {
@@ -169,11 +171,16 @@ void save_run(const RunRequest& req, const Module& m, const Executor& ex, const 
   }
   if (req.exec.record) {
     const int64_t id = record_run(req.trace, m, ex, r, {req.compile.model, "", ""});
+    int32_t ranks = 1;  // a tensor-parallel launch is stored as one run per rank, ids in a row
+    for (const Execution& x : r.executions) ranks = std::max(ranks, x.rank + 1);
+    const std::string runs = ranks > 1 ? strf("runs %lld..%lld (one per rank)", static_cast<long long>(id),
+                                              static_cast<long long>(id + ranks - 1))
+                                       : strf("run %lld", static_cast<long long>(id));
     if (std::string(ex.kind()) == "gpu")
-      std::fprintf(out, "trace: run %lld (%zu executions%s) -> %s\n", static_cast<long long>(id),
-                   r.executions.size(), r.dropped ? ", some dropped: buffer full" : "", req.trace.c_str());
+      std::fprintf(out, "trace: %s (%zu executions%s) -> %s\n", runs.c_str(), r.executions.size(),
+                   r.dropped ? ", some dropped: buffer full" : "", req.trace.c_str());
     else
-      std::fprintf(out, "trace: run %lld -> %s\n", static_cast<long long>(id), req.trace.c_str());
+      std::fprintf(out, "trace: %s -> %s\n", runs.c_str(), req.trace.c_str());
   }
 }
 

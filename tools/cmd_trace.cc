@@ -85,9 +85,10 @@ std::string when(int64_t ns) {
 int trace_runs(int argc, char** argv) {
   const Args args(argc, argv, {}, {});
   const TraceReader r(db_path(args));
-  TextTable t({"run", "kind", "model", "policy", "batch", "steps", "ms/step", "options", "started"});
+  TextTable t({"run", "rank", "kind", "model", "policy", "batch", "steps", "ms/step", "options", "started"});
   for (const RunRecord& run : r.runs())
-    t.add({std::to_string(run.id), run.kind, run.model, run.policy, std::to_string(run.batch),
+    t.add({std::to_string(run.id), run.ranks > 1 ? strf("%d/%d", run.rank, run.ranks) : "", run.kind,
+           run.model, run.policy, std::to_string(run.batch),
            std::to_string(run.steps),
            strf("%.3f", run.steps ? run.duration_ns * 1e-6 / static_cast<double>(run.steps) : 0.0),
            run.options, when(run.started_at_ns)});

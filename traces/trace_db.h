@@ -17,9 +17,10 @@
 namespace mpk {
 
 // The schema this build writes. Schema 2 added the stored module of each graph
-// (graph_module); files of schema 1 are read (their runs have no stored module), and a
-// writer upgrades one in place before it appends.
-inline constexpr int kTraceSchemaVersion = 2;
+// (graph_module), schema 3 the ranks of a tensor-parallel launch (run.rank, ranks,
+// rank0_run, rank_offset_ns); older files are read as they are (their runs have no stored
+// module, or are single-rank), and a writer upgrades one in place before it appends.
+inline constexpr int kTraceSchemaVersion = 3;
 inline constexpr int kOldestTraceSchemaVersion = 1;
 
 // One task execution as a backend records it. Times are integer nanoseconds on any
@@ -32,6 +33,8 @@ struct Execution {
   int64_t wait_begin_ns = 0;  // began waiting for the task's events
   int64_t start_ns = 0;       // events satisfied, task body started
   int64_t end_ns = 0;         // task body done (its events released after this)
+  int32_t rank = 0;           // tensor-parallel rank (GPU) that ran it; clocks of all ranks
+                              // must agree (traces/rank_clocks.h aligns GPU clocks)
 };
 
 struct DeviceInfo {
@@ -81,7 +84,10 @@ struct Bubble {
 struct StoredRun;
 
 // Opens or creates `db_path` and appends runs. Each write_run is one transaction; a
-// crash while writing leaves the earlier runs intact. Throws mpk::Error for a file
+// crash while writing leaves the earlier runs intact. Executions of several ranks (a
+// tensor-parallel launch) are stored as one run per rank 0..max rank, in the same
+// transaction: each run holds its rank's executions from its own start, and says where
+// that start lies on rank 0's time axis (RunRecord::rank_offset_ns). Throws mpk::Error for a file
 // that is not a trace.db, a newer schema, or executions that do not match the module.
 // The module is stored exactly as given (ir/serialize.h binary form), once per graph.
 class TraceWriter {
@@ -91,7 +97,7 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
-  // `scheduled` must carry a schedule. Returns the new run's id. `stored`, when given,
+  // `scheduled` must carry a schedule. Returns the new run's id (rank 0's). `stored`, when given,
   // receives the run as a reader would read it back (so a caller can analyse it without
   // reading the file again).
   int64_t write_run(const Module& scheduled, const RunInfo& info,
@@ -122,6 +128,12 @@ struct RunRecord {
   int64_t duration_ns = 0;    // end of the last execution
   int64_t max_task_ns = 0;    // longest single execution (bounds window queries)
   DeviceInfo device;
+  // A tensor-parallel launch is one run per rank: this run is rank `rank` of `ranks`;
+  // rank0_run is rank 0's run (0 for rank 0 itself), and this run's time 0 lies at
+  // rank_offset_ns on rank 0's time axis.
+  int32_t rank = 0, ranks = 1;
+  int64_t rank0_run = 0;
+  int64_t rank_offset_ns = 0;
 };
 
 // Executions read back: times relative to the run's start.
@@ -186,6 +198,10 @@ class TraceReader {
   std::vector<RunRecord> runs() const;
   RunRecord run(int64_t id) const;  // throws mpk::Error for an unknown id
   int64_t last_run() const;         // the newest run's id; throws when there is none
+  // The runs of `run`'s launch, rank 0 first, one per rank (just `run` for a single-rank
+  // run). Throws mpk::Error naming the file when the launch's runs disagree (a rank
+  // missing or twice, another graph or rank count).
+  std::vector<RunRecord> rank_runs(int64_t run) const;
 
   // All executions, ordered by (worker, start).
   std::vector<ExecutionRecord> executions(int64_t run) const;

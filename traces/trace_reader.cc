@@ -23,11 +23,10 @@ SqliteDb open_for_reading(const std::string& path) {
 
 // Graphs and runs are checked once, when first used (runs are never changed once written).
 struct TraceReader::Impl {
-  explicit Impl(const std::string& p) : path(p), db(open_for_reading(p)) {
-    prepare_trace_db(db, false);
-  }
+  explicit Impl(const std::string& p) : path(p), db(open_for_reading(p)), schema(prepare_trace_db(db, false)) {}
   std::string path;
   SqliteDb db;
+  int schema;
   std::map<int64_t, std::shared_ptr<const CheckedGraph>> graphs;
   std::map<int64_t, CheckedRun> runs;
 
@@ -40,10 +39,10 @@ struct TraceReader::Impl {
   const CheckedRun& run(int64_t id) {
     auto it = runs.find(id);
     if (it != runs.end()) return it->second;
-    const std::vector<RunRecord> rows = read_run_rows(db, id);
+    const std::vector<RunRecord> rows = read_run_rows(db, id, schema);
     if (rows.empty()) {
       std::string known;
-      for (const RunRecord& r : read_run_rows(db)) known += (known.empty() ? "" : ", ") + std::to_string(r.id);
+      for (const RunRecord& r : read_run_rows(db, -1, schema)) known += (known.empty() ? "" : ", ") + std::to_string(r.id);
       throw Error(path + ": no run " + std::to_string(id) +
                   (known.empty() ? " (the file holds no runs)" : " (runs: " + known + ")"));
     }
@@ -57,7 +56,7 @@ TraceReader::~TraceReader() = default;
 
 const std::string& TraceReader::path() const { return impl_->path; }
 
-std::vector<RunRecord> TraceReader::runs() const { return read_run_rows(impl_->db); }
+std::vector<RunRecord> TraceReader::runs() const { return read_run_rows(impl_->db, -1, impl_->schema); }
 
 RunRecord TraceReader::run(int64_t id) const { return impl_->run(id).run; }
 
@@ -65,6 +64,32 @@ int64_t TraceReader::last_run() const {
   SqliteStmt q(impl_->db, "SELECT max(id) FROM run");
   if (!q.step() || q.col_null(0)) throw Error(impl_->path + ": the file holds no runs");
   return q.col_int(0);
+}
+
+std::vector<RunRecord> TraceReader::rank_runs(int64_t id) const {
+  const RunRecord first = run(id);
+  if (first.ranks == 1) return {first};
+  const int64_t rank0 = first.rank == 0 ? first.id : first.rank0_run;
+  std::vector<RunRecord> out{run(rank0)};
+  SqliteStmt q(impl_->db, "SELECT id FROM run WHERE rank0_run = ? ORDER BY rank");
+  q.bind(1, rank0);
+  std::vector<int64_t> ids;
+  while (q.step()) ids.push_back(q.col_int(0));
+  for (int64_t i : ids) out.push_back(run(i));
+  const std::string where = impl_->path + ": the ranks of run " + std::to_string(rank0);
+  for (size_t r = 0; r < out.size(); ++r) {
+    const RunRecord& x = out[r];
+    if (x.rank != static_cast<int32_t>(r))
+      throw Error(where + ": rank " + std::to_string(r) + " is " +
+                  (x.rank < static_cast<int32_t>(r) ? "stored twice" : "missing"));
+    if (x.ranks != first.ranks || x.graph != out[0].graph)
+      throw Error(where + ": run " + std::to_string(x.id) + " has another " +
+                  (x.graph != out[0].graph ? "graph" : "rank count"));
+  }
+  if (static_cast<int32_t>(out.size()) != first.ranks)
+    throw Error(where + ": " + std::to_string(out.size()) + " of its " + std::to_string(first.ranks) +
+                " ranks are stored");
+  return out;
 }
 
 std::vector<ExecutionRecord> TraceReader::executions(int64_t run) const {

@@ -8,6 +8,7 @@
 
 #include "ir/checked.h"
 #include "ir/error.h"
+#include "ir/ops/tensor_parallel.h"
 #include "traces/trace_limits.h"
 
 namespace mpk {
@@ -27,15 +28,19 @@ namespace {
 
 constexpr int64_t kAnyInt = std::numeric_limits<int64_t>::max();
 
-const char* kRunQuery =
-    "SELECT r.id, r.kind, m.value, p.value, r.policy_params, pl.value, r.options, tv.value, "
-    "r.batch, r.steps, r.started_at_ns, r.graph, r.num_workers, r.num_executions, "
-    "r.duration_ns, r.max_task_ns, d.id, dn.value, d.sm_count, d.clock_khz, d.mem_clock_khz, "
-    "d.mem_bandwidth, d.smem_per_sm "
-    "FROM run r LEFT JOIN string m ON m.id = r.model LEFT JOIN string p ON p.id = r.policy "
+// Files of schema 2 and older have no rank columns: their runs are single-rank.
+std::string run_query(int schema) {
+  return std::string(
+             "SELECT r.id, r.kind, m.value, p.value, r.policy_params, pl.value, r.options, tv.value, "
+             "r.batch, r.steps, r.started_at_ns, r.graph, r.num_workers, r.num_executions, "
+             "r.duration_ns, r.max_task_ns, d.id, dn.value, d.sm_count, d.clock_khz, d.mem_clock_khz, "
+             "d.mem_bandwidth, d.smem_per_sm, ") +
+         (schema >= 3 ? "r.rank, r.ranks, r.rank0_run, r.rank_offset_ns " : "0, 1, NULL, 0 ") +
+         "FROM run r LEFT JOIN string m ON m.id = r.model LEFT JOIN string p ON p.id = r.policy "
     "LEFT JOIN graph g ON g.id = r.graph LEFT JOIN string pl ON pl.id = g.pipeline "
     "LEFT JOIN string tv ON tv.id = r.tool_version LEFT JOIN device d ON d.id = r.device "
     "LEFT JOIN string dn ON dn.id = d.name ";
+}
 
 RunRecord run_from_row(const SqliteStmt& q, const std::string& path, int64_t row) {
   RunRecord r;
@@ -71,6 +76,14 @@ RunRecord run_from_row(const SqliteStmt& q, const std::string& path, int64_t row
   r.device.mem_bandwidth =
       f.get(21, "device mem_bandwidth", 0, static_cast<int64_t>(kMaxBandwidth));
   r.device.smem_per_sm = f.get(22, "device smem_per_sm", 0, kMaxSmemPerSm);
+  r.ranks = static_cast<int32_t>(f.get(24, "ranks", 1, kMaxTpRanks));
+  r.rank = static_cast<int32_t>(f.get(23, "rank", 0, r.ranks - 1));
+  if (r.rank == 0 && !q.col_null(25)) f.fail("rank0_run is set for rank 0");
+  if (r.rank > 0) {
+    if (q.col_null(25)) f.fail("rank " + std::to_string(r.rank) + " has no rank0_run");
+    r.rank0_run = f.get(25, "rank0_run", 0, kAnyInt);
+  }
+  r.rank_offset_ns = f.get(26, "rank_offset_ns", -kMaxTraceNs, kMaxTraceNs);
   return r;
 }
 
@@ -102,8 +115,8 @@ void for_each_row(SqliteDb& db, const CheckedRun& r, const std::string& sql, Dec
 
 }  // namespace
 
-std::vector<RunRecord> read_run_rows(SqliteDb& db, int64_t id) {
-  SqliteStmt q(db, (std::string(kRunQuery) + (id >= 0 ? "WHERE r.id = ?" : "ORDER BY r.id")).c_str());
+std::vector<RunRecord> read_run_rows(SqliteDb& db, int64_t id, int schema) {
+  SqliteStmt q(db, (run_query(schema) + (id >= 0 ? "WHERE r.id = ?" : "ORDER BY r.id")).c_str());
   if (id >= 0) q.bind(1, id);
   std::vector<RunRecord> out;
   for (int64_t row = 0; q.step(); ++row) out.push_back(run_from_row(q, db.path(), row));

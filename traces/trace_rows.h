@@ -43,8 +43,9 @@ struct CheckedRun {
   std::string where;  // "<path>: run <id>", the start of every message about the run
 };
 
-// The run rows (all, or the one with id `id` when id >= 0), each with its device, checked.
-std::vector<RunRecord> read_run_rows(SqliteDb& db, int64_t id = -1);
+// The run rows (all, or the one with id `id` when id >= 0), each with its device, checked;
+// `schema`: the file's schema version.
+std::vector<RunRecord> read_run_rows(SqliteDb& db, int64_t id = -1, int schema = kTraceSchemaVersion);
 
 // Graph `id` with all its rows, checked: ids dense from 0 in every table, references in
 // range, known kinds, each task at one place of one worker's list with no holes, events

@@ -75,7 +75,10 @@ CREATE TABLE run(
   steps INTEGER NOT NULL, started_at_ns INTEGER NOT NULL,
   tool_version INTEGER NOT NULL REFERENCES string(id), num_workers INTEGER NOT NULL,
   num_executions INTEGER NOT NULL, duration_ns INTEGER NOT NULL,
-  max_task_ns INTEGER NOT NULL, time_origin_ns INTEGER NOT NULL) STRICT;
+  max_task_ns INTEGER NOT NULL, time_origin_ns INTEGER NOT NULL,
+  rank INTEGER NOT NULL DEFAULT 0, ranks INTEGER NOT NULL DEFAULT 1,
+  rank0_run INTEGER, rank_offset_ns INTEGER NOT NULL DEFAULT 0) STRICT;
+CREATE INDEX run_by_rank0_run ON run(rank0_run) WHERE rank0_run IS NOT NULL;
 
 CREATE TABLE execution(
   run INTEGER NOT NULL, worker INTEGER NOT NULL, start_ns INTEGER NOT NULL,
@@ -126,6 +129,16 @@ const char* kUpgradeFrom1 = R"sql(
 CREATE TABLE graph_module(
   graph INTEGER PRIMARY KEY REFERENCES graph(id), module BLOB NOT NULL) STRICT;
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
+)sql";
+
+// Schema 2 -> 3: a tensor-parallel launch stores one run per rank (docs/trace-schema.md).
+const char* kUpgradeFrom2 = R"sql(
+ALTER TABLE run ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE run ADD COLUMN rank0_run INTEGER;
+ALTER TABLE run ADD COLUMN rank_offset_ns INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX run_by_rank0_run ON run(rank0_run) WHERE rank0_run IS NOT NULL;
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
 )sql";
 
 uint32_t be32(const unsigned char* p) {
@@ -227,11 +240,14 @@ int prepare_trace_db(SqliteDb& db, bool create) {
     throw Error(path + ": trace schema " + std::to_string(version) +
                 " is older than this build reads (" + std::to_string(kOldestTraceSchemaVersion) +
                 ".." + std::to_string(kTraceSchemaVersion) + ")");
-  if (version == 1 && create) {  // a writer appends in the current schema
-    db.exec("BEGIN IMMEDIATE", "upgrade trace schema 1 to 2");
+  if (version < kTraceSchemaVersion && create) {  // a writer appends in the current schema
+    const std::string what = "upgrade trace schema " + std::to_string(version) + " to " +
+                             std::to_string(kTraceSchemaVersion);
+    db.exec("BEGIN IMMEDIATE", what.c_str());
     try {
-      db.exec(kUpgradeFrom1, "upgrade trace schema 1 to 2");
-      db.exec("COMMIT", "upgrade trace schema 1 to 2");
+      if (version == 1) db.exec(kUpgradeFrom1, what.c_str());
+      db.exec(kUpgradeFrom2, what.c_str());
+      db.exec("COMMIT", what.c_str());
     } catch (...) {
       sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
       throw;

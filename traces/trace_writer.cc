@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "ir/fnv1a.h"
 #include "ir/machine_check.h"
+#include "ir/ops/tensor_parallel.h"
 #include "ir/serialize.h"
 #include "traces/run_derive.h"
 #include "traces/sqlite_db.h"
@@ -96,6 +97,35 @@ int64_t now_ns() {
       .count();
 }
 
+// One rank's executions, validated and moved to its own start (validate_and_normalize).
+struct RankExecutions {
+  std::vector<Execution> execs;
+  int64_t origin = 0;  // its clock's value at its time 0
+};
+
+std::vector<RankExecutions> split_by_rank(const Module& m, const std::vector<Execution>& input, int32_t steps) {
+  int32_t ranks = 1;
+  for (const Execution& x : input) {
+    if (x.rank < 0 || x.rank >= tp_ranks(m))
+      throw Error("trace: execution of task " + std::to_string(x.task) + " at step " + std::to_string(x.step) +
+                  " on rank " + std::to_string(x.rank) + ": the module has " + std::to_string(tp_ranks(m)) +
+                  " tensor-parallel rank(s)");
+    ranks = std::max(ranks, x.rank + 1);
+  }
+  std::vector<RankExecutions> out(static_cast<size_t>(ranks));
+  for (const Execution& x : input) out[static_cast<size_t>(x.rank)].execs.push_back(x);
+  for (RankExecutions& r : out) {
+    r.origin = validate_and_normalize(m, r.execs, steps);
+    std::sort(r.execs.begin(), r.execs.end(), [](const Execution& a, const Execution& b) {
+      if (a.worker != b.worker) return a.worker < b.worker;
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      if (a.task != b.task) return a.task < b.task;
+      return a.step < b.step;
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
 struct TraceWriter::Impl {
@@ -128,6 +158,16 @@ struct TraceWriter::Impl {
                    const std::vector<SchedulePlace>& places);
   int64_t write(const Module& m, const RunInfo& info, const std::vector<Execution>& input,
                 StoredRun* stored);
+  // What the runs of one launch share, and the rank being stored.
+  struct RunRows {
+    int64_t device = 0, graph = 0, started_at = 0, batch = 0;
+    std::string model, policy, params;
+    int32_t steps = 0, rank = 0, ranks = 1;
+    int64_t offset = 0;  // the rank's time 0 on rank 0's axis
+  };
+  // One rank's run row and rows, inside the launch's transaction.
+  int64_t write_rank(const Module& m, const RunInfo& info, const RunRows& rows, int64_t rank0_run,
+                     const RankExecutions& rank, DerivedRun& derived);
 
   std::unique_ptr<SqliteStmt> insert_string;
   std::function<void()> before_commit;
@@ -217,23 +257,10 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
   checked_range(static_cast<int64_t>(m.graph.schedule.workers.size()), 1, kMaxWorkers,
                 "trace: module '" + m.name + "': workers");
   checked_range(info.steps, 0, kMaxSteps, "trace: steps");
-  std::vector<Execution> execs = input;
   int32_t steps = static_cast<int32_t>(info.steps);
   if (steps <= 0)
-    for (const Execution& x : execs) steps = std::max(steps, x.step + 1);
-  const int64_t origin = validate_and_normalize(m, execs, steps);
-  std::sort(execs.begin(), execs.end(), [](const Execution& a, const Execution& b) {
-    if (a.worker != b.worker) return a.worker < b.worker;
-    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-    if (a.task != b.task) return a.task < b.task;
-    return a.step < b.step;
-  });
-  // Bubbles, steps and operator statistics are derived on a second thread while this one
-  // serializes the module and stores the graph, the run row and the executions (all only
-  // read `m` and `execs`); the run row needs the extent only.
-  std::future<DerivedRun> deriving =
-      std::async(std::launch::async, [&] { return derive_run(m, execs, steps); });
-  const RunExtent extent = run_extent(m, execs);
+    for (const Execution& x : input) steps = std::max(steps, x.step + 1);
+  std::vector<RankExecutions> ranks = split_by_rank(m, input, steps);
   const std::string module_bytes = module_to_binary(m);
   if (static_cast<int64_t>(module_bytes.size()) > kMaxModuleBytes)
     throw Error("trace: module '" + m.name + "' is " + std::to_string(module_bytes.size()) +
@@ -244,101 +271,130 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
   try {
     const DeviceInfo device_info =
         info.device.name.empty() ? device_from_machine(m.machine) : info.device;
-    const int64_t device = device_id(device_info);
-    const int64_t started_at = info.started_at_ns ? info.started_at_ns : now_ns();
-    const int64_t graph = graph_id(m, module_bytes, places);
-    const std::string model = info.model.empty() ? m.provenance.source : info.model;
-    const std::string policy = info.policy.empty() ? m.graph.schedule.policy : info.policy;
-    const std::string params =
-        info.policy_params.empty() ? format_attrs(m.graph.schedule.params) : info.policy_params;
-    const int64_t batch = info.batch > 0 ? info.batch : attr_int_or(m.attrs, "batch", 1);
-    SqliteStmt r(db,
-                 "INSERT INTO run(kind, graph, device, model, policy, policy_params, options, "
-                 "batch, steps, started_at_ns, tool_version, num_workers, num_executions, "
-                 "duration_ns, max_task_ns, time_origin_ns) "
-                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
-    r.bind(1, std::string_view(info.kind)).bind(2, graph).bind(3, device).bind(4, intern(model))
-        .bind(5, intern(policy)).bind(6, std::string_view(params))
-        .bind(7, std::string_view(info.options)).bind(8, batch).bind(9, int64_t{steps})
-        .bind(10, started_at)
-        .bind(11, intern(tool_version())).bind(12, int64_t{extent.num_workers})
-        .bind(13, static_cast<int64_t>(execs.size())).bind(14, extent.duration_ns)
-        .bind(15, extent.max_task_ns).bind(16, origin);
-    if (!r.step()) db.fail("store the run");
-    const int64_t run = r.col_int(0);
-    r.reset();
-
-    BatchInsert x(db,
-                  "INSERT INTO execution(run, worker, start_ns, task, step, sm, wait_begin_ns, "
-                  "end_ns)",
-                  8);
-    for (const Execution& e : execs)
-      x.value(run).value(e.worker).value(e.start_ns).value(e.task).value(e.step).value(e.sm)
-          .value(e.wait_begin_ns).value(e.end_ns);
-    x.finish();
-
-    DerivedRun derived = deriving.get();
-    BatchInsert b(db,
-                  "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "
-                  "producer, producer_worker)",
-                  10);
-    for (const Bubble& e : derived.bubbles) {
-      b.value(run).value(e.worker).value(e.start_ns).value(e.end_ns).text(name_of(e.cause))
-          .value(e.step);
-      if (e.task >= 0) b.value(e.task);
-      else b.null();
-      if (e.event >= 0) b.value(e.event).value(e.producer).value(e.producer_worker);
-      else b.null().null().null();
-    }
-    b.finish();
-    SqliteStmt s(db,
-                 "INSERT INTO step(run, step, start_ns, end_ns, busy_ns) VALUES(?, ?, ?, ?, ?)");
-    for (const StepRecord& e : derived.steps)
-      s.bind(1, run).bind(2, int64_t{e.step}).bind(3, e.start_ns).bind(4, e.end_ns)
-          .bind(5, e.busy_ns).run();
-    SqliteStmt o(db,
-                 "INSERT INTO operator_stat(run, op, executions, total_ns, max_ns, wait_ns) "
-                 "VALUES(?, ?, ?, ?, ?, ?)");
-    for (const OperatorStat& e : derived.op_stats)
-      o.bind(1, run).bind(2, int64_t{e.op}).bind(3, e.executions).bind(4, e.total_ns)
-          .bind(5, e.max_ns).bind(6, e.wait_ns).run();
-    try {
-      check_stored_run(db, run, execs, derived.bubbles);
-    } catch (const Error& e) {
-      throw Error(std::string(e.what()) + " (the new run does not read back; nothing was written)");
+    RunRows rows;
+    rows.device = device_id(device_info);
+    rows.started_at = info.started_at_ns ? info.started_at_ns : now_ns();
+    rows.graph = graph_id(m, module_bytes, places);
+    rows.model = info.model.empty() ? m.provenance.source : info.model;
+    rows.policy = info.policy.empty() ? m.graph.schedule.policy : info.policy;
+    rows.params = info.policy_params.empty() ? format_attrs(m.graph.schedule.params) : info.policy_params;
+    rows.batch = info.batch > 0 ? info.batch : attr_int_or(m.attrs, "batch", 1);
+    rows.steps = steps;
+    rows.ranks = static_cast<int32_t>(ranks.size());
+    DerivedRun rank0;
+    int64_t rank0_run = 0;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      rows.rank = static_cast<int32_t>(r);
+      rows.offset = ranks[r].execs.empty() ? 0 : ranks[r].origin - ranks[0].origin;
+      DerivedRun derived;
+      const int64_t run = write_rank(m, info, rows, rank0_run, ranks[r], derived);
+      if (r == 0) {
+        rank0_run = run;
+        rank0 = std::move(derived);
+      }
     }
     if (before_commit) before_commit();
     db.exec("COMMIT", "commit the run");
     if (stored) {
       RunRecord& rec = stored->run;
       rec = RunRecord{};
-      rec.id = run;
+      rec.id = rank0_run;
       rec.kind = info.kind;
-      rec.model = model;
-      rec.policy = policy;
-      rec.policy_params = params;
+      rec.model = rows.model;
+      rec.policy = rows.policy;
+      rec.policy_params = rows.params;
       rec.pipeline = m.provenance.pipeline;
       rec.options = info.options;
       rec.tool_version = tool_version();
-      rec.batch = batch;
+      rec.batch = rows.batch;
       rec.steps = steps;
-      rec.started_at_ns = started_at;
-      rec.graph = graph;
-      rec.num_workers = derived.num_workers;
-      rec.num_executions = static_cast<int64_t>(execs.size());
-      rec.duration_ns = derived.duration_ns;
-      rec.max_task_ns = derived.max_task_ns;
+      rec.started_at_ns = rows.started_at;
+      rec.graph = rows.graph;
+      rec.num_workers = rank0.num_workers;
+      rec.num_executions = static_cast<int64_t>(ranks[0].execs.size());
+      rec.duration_ns = rank0.duration_ns;
+      rec.max_task_ns = rank0.max_task_ns;
       rec.device = device_info;
-      stored->steps = std::move(derived.steps);
-      stored->executions = std::move(execs);
-      stored->bubbles = std::move(derived.bubbles);
+      rec.ranks = rows.ranks;
+      stored->steps = std::move(rank0.steps);
+      stored->executions = std::move(ranks[0].execs);
+      stored->bubbles = std::move(rank0.bubbles);
     }
-    return run;
+    return rank0_run;
   } catch (...) {
     sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
     strings.clear();
     throw;
   }
+}
+
+int64_t TraceWriter::Impl::write_rank(const Module& m, const RunInfo& info, const RunRows& rows,
+                                      int64_t rank0_run, const RankExecutions& rank, DerivedRun& derived) {
+  const std::vector<Execution>& execs = rank.execs;
+  // Bubbles, steps and operator statistics are derived on a second thread while this one
+  // stores the run row and the executions (both only read `m` and `execs`); the run row
+  // needs the extent only.
+  std::future<DerivedRun> deriving =
+      std::async(std::launch::async, [&] { return derive_run(m, execs, rows.steps); });
+  const RunExtent extent = run_extent(m, execs);
+  SqliteStmt r(db,
+               "INSERT INTO run(kind, graph, device, model, policy, policy_params, options, "
+               "batch, steps, started_at_ns, tool_version, num_workers, num_executions, "
+               "duration_ns, max_task_ns, time_origin_ns, rank, ranks, rank0_run, rank_offset_ns) "
+               "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+  r.bind(1, std::string_view(info.kind)).bind(2, rows.graph).bind(3, rows.device).bind(4, intern(rows.model))
+      .bind(5, intern(rows.policy)).bind(6, std::string_view(rows.params))
+      .bind(7, std::string_view(info.options)).bind(8, rows.batch).bind(9, int64_t{rows.steps})
+      .bind(10, rows.started_at)
+      .bind(11, intern(tool_version())).bind(12, int64_t{extent.num_workers})
+      .bind(13, static_cast<int64_t>(execs.size())).bind(14, extent.duration_ns)
+      .bind(15, extent.max_task_ns).bind(16, rank.origin).bind(17, int64_t{rows.rank})
+      .bind(18, int64_t{rows.ranks}).bind(20, rows.offset);
+  if (rows.rank > 0) r.bind(19, rank0_run);
+  if (!r.step()) db.fail("store the run");
+  const int64_t run = r.col_int(0);
+  r.reset();
+
+  BatchInsert x(db,
+                "INSERT INTO execution(run, worker, start_ns, task, step, sm, wait_begin_ns, "
+                "end_ns)",
+                8);
+  for (const Execution& e : execs)
+    x.value(run).value(e.worker).value(e.start_ns).value(e.task).value(e.step).value(e.sm)
+        .value(e.wait_begin_ns).value(e.end_ns);
+  x.finish();
+
+  derived = deriving.get();
+  BatchInsert b(db,
+                "INSERT INTO bubble(run, worker, start_ns, end_ns, cause, step, task, event, "
+                "producer, producer_worker)",
+                10);
+  for (const Bubble& e : derived.bubbles) {
+    b.value(run).value(e.worker).value(e.start_ns).value(e.end_ns).text(name_of(e.cause))
+        .value(e.step);
+    if (e.task >= 0) b.value(e.task);
+    else b.null();
+    if (e.event >= 0) b.value(e.event).value(e.producer).value(e.producer_worker);
+    else b.null().null().null();
+  }
+  b.finish();
+  SqliteStmt s(db,
+               "INSERT INTO step(run, step, start_ns, end_ns, busy_ns) VALUES(?, ?, ?, ?, ?)");
+  for (const StepRecord& e : derived.steps)
+    s.bind(1, run).bind(2, int64_t{e.step}).bind(3, e.start_ns).bind(4, e.end_ns)
+        .bind(5, e.busy_ns).run();
+  SqliteStmt o(db,
+               "INSERT INTO operator_stat(run, op, executions, total_ns, max_ns, wait_ns) "
+               "VALUES(?, ?, ?, ?, ?, ?)");
+  for (const OperatorStat& e : derived.op_stats)
+    o.bind(1, run).bind(2, int64_t{e.op}).bind(3, e.executions).bind(4, e.total_ns)
+        .bind(5, e.max_ns).bind(6, e.wait_ns).run();
+  try {
+    check_stored_run(db, run, execs, derived.bubbles);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (the new run does not read back; nothing was written)");
+  }
+  return run;
 }
 
 TraceWriter::TraceWriter(const std::string& db_path) : impl_(std::make_unique<Impl>(db_path)) {}

@@ -32,6 +32,7 @@ class Engine;
 
 // The engines of a tensor-parallel run, by rank, and their stores (StepContext::rank_stores).
 struct RankGroup {
+  Clock::time_point start;  // the ranks' common time 0, for their task records
   std::vector<Engine*> engines;
   std::vector<const TensorStore*> stores;
 };
@@ -50,7 +51,7 @@ class Engine {
   }
 
   CpuExecResult run() {
-    start_ = Clock::now();
+    start_ = group_ ? group_->start : Clock::now();
     last_progress_ns_ = 0;
     if (o_.order == CpuOrder::kRandom) {
       run_random();
@@ -159,7 +160,7 @@ class Engine {
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
     const int64_t end = now_ns();
     last_progress_ns_.store(end);
-    if (recs && o_.record_tasks) recs->push_back({t, step, worker, thread, wait_ns, begin, end});
+    if (recs && o_.record_tasks) recs->push_back({t, step, worker, thread, wait_ns, begin, end, rank_});
     if (!group_) return wake();
     for (Engine* rank : group_->engines) rank->wake();  // their all_ranks waits read these counters
   }
@@ -392,6 +393,7 @@ CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& ra
     }
   };
   std::vector<std::thread> threads;
+  group.start = Clock::now();
   for (int r = 1; r < ranks; ++r) threads.emplace_back(body, r);
   body(0);
   for (std::thread& t : threads) t.join();
@@ -399,6 +401,9 @@ CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& ra
   for (int r = 1; r < ranks; ++r)
     if (results[r].tokens != results[0].tokens)
       throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
+  for (int r = 1; r < ranks; ++r)
+    results[0].task_records.insert(results[0].task_records.end(), results[r].task_records.begin(),
+                                   results[r].task_records.end());
   if (vocab_per_rank(scheduled) != attr_int(scheduled.attrs, "vocab")) {  // each rank holds a slice of the logits
     std::vector<std::vector<float>> slices;
     for (CpuExecResult& r : results) slices.push_back(std::move(r.logits));

@@ -57,6 +57,7 @@ struct CpuTaskRecord {
   int64_t wait_ns = 0;   // when the worker started waiting for it (ns from the run's start)
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  int32_t rank = 0;      // tensor-parallel rank (run_cpu_tp: the ranks' times share one start)
 };
 
 struct CpuExecResult : CpuRunResult {

@@ -79,8 +79,11 @@ struct GpuRunResult {
   std::vector<float> logits;                 // the last step's logits [batch, vocab]
   std::vector<float> logits_history;         // [steps][batch][vocab] when asked
   double kernel_ms = 0;                      // device time of the launch(es), CUDA events
-  std::vector<abi::TraceRecord> trace;       // every recorded task execution
-  uint64_t trace_overflow = 0;               // executions not recorded (buffer full)
+  std::vector<abi::TraceRecord> trace;       // every recorded task execution (tensor
+                                             // parallel: rank 0's, on its GPU's clock)
+  std::vector<std::vector<abi::TraceRecord>> peer_traces;  // tensor parallel: ranks 1.., each on
+                                                           // its own GPU's clock
+  uint64_t trace_overflow = 0;               // executions not recorded (buffer full; all ranks)
 };
 
 class GpuMegakernel {

@@ -82,10 +82,7 @@ GpuRunResult GpuTpMegakernel::run(const GpuRunOptions& o) {
   LaunchBarrier reset(n);
   run_on_ranks(n, [&](int r) {
     GpuRunOptions mine = o;  // every rank stops at the same step: it computes the same tokens
-    if (r > 0) {
-      mine.on_step = nullptr;
-      mine.trace = false;
-    }
+    if (r > 0) mine.on_step = nullptr;
     mine.before_launch = [&] { reset.arrive_and_wait(); };
     try {
       results[r] = ranks_[r]->run(mine);
@@ -97,7 +94,11 @@ GpuRunResult GpuTpMegakernel::run(const GpuRunOptions& o) {
   for (int r = 1; r < n; ++r)
     if (results[r].tokens != results[0].tokens)
       throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
-  for (int r = 1; r < n; ++r) results[0].kernel_ms = std::max(results[0].kernel_ms, results[r].kernel_ms);
+  for (int r = 1; r < n; ++r) {
+    results[0].kernel_ms = std::max(results[0].kernel_ms, results[r].kernel_ms);
+    results[0].trace_overflow += results[r].trace_overflow;
+    results[0].peer_traces.push_back(std::move(results[r].trace));
+  }
   const Module& m = ranks_[0]->module();
   if (vocab_per_rank(m) != attr_int(m.attrs, "vocab")) {  // each rank wrote its slice of the logits
     std::vector<std::vector<float>> last, history;

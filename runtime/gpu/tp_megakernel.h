@@ -27,7 +27,8 @@ class GpuTpMegakernel {
   // Every rank's kernel at once. Returns rank 0's result with kernel_ms the slowest
   // rank's, and, where the LM head is split by vocabulary, every rank's logits gathered;
   // throws mpk::Error when a rank computed other tokens than rank 0. Streaming and
-  // stopping (on_step, stop_ids) are rank 0's; traces are rank 0's.
+  // stopping (on_step, stop_ids) are rank 0's; with o.trace every rank records its trace
+  // (rank 0's in trace, the others' in peer_traces, each on its GPU's clock).
   GpuRunResult run(const GpuRunOptions& o);
 
   int ranks() const;

@@ -15,6 +15,7 @@
 #include "driver_test_util.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
+#include "tests/traces/aged_trace.h"
 
 namespace mpk {
 namespace {
@@ -89,9 +90,7 @@ TEST_F(DriverTest, OldSchemaTraceOpensAndRebuildsSayingSo) {
   const Compiled c = testing::tiny("locality");
   const std::string trace = path("old.db");
   const int64_t run = record_sim(trace, c.module, {"tiny", "", ""});
-  testing::sql(trace, "DROP TABLE graph_module");
-  testing::sql(trace, "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
-  testing::sql(trace, "UPDATE graph SET digest = 'schema 1'");  // its digest had no module
+  mpk::testing::age_to_schema(trace, 1);
   EXPECT_FALSE(TraceReader(trace).stored_module(run));
   const RunModule rebuilt = load_run_module(trace, run);
   EXPECT_EQ(rebuilt.module.graph.schedule.workers, c.module.graph.schedule.workers);
@@ -99,9 +98,9 @@ TEST_F(DriverTest, OldSchemaTraceOpensAndRebuildsSayingSo) {
   EXPECT_NE(rebuilt.note.find("re-imported"), std::string::npos) << rebuilt.note;
   EXPECT_NE(rebuilt.note.find(trace), std::string::npos) << rebuilt.note;
 
-  // A writer appends in schema 2: the old run still has no module, the new one has.
+  // A writer appends in schema 3: the old run still has no module, the new one has.
   const int64_t next = record_sim(trace, c.module, {"tiny", "", ""});
-  EXPECT_EQ(testing::scalar(trace, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(testing::scalar(trace, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
   const TraceReader upgraded(trace);
   EXPECT_FALSE(upgraded.stored_module(run));
   ASSERT_TRUE(upgraded.stored_module(next));
@@ -139,10 +138,10 @@ TEST_F(DriverTest, DamagedStoredModuleIsRefusedWithOneMessage) {
   testing::sql(trace, "INSERT INTO graph_module VALUES(1, 'text')");
   EXPECT_EQ(stored_module_error(trace, run), where + " is text, not a blob");
 
-  // Schema 2 without its table of modules is not a schema-1 file.
+  // Schema 3 without its table of modules is not a schema-1 file.
   testing::sql(trace, "DROP TABLE graph_module");
   EXPECT_EQ(stored_module_error(trace, run),
-            trace + ": corrupt trace.db (schema 2 without its graph_module table)");
+            trace + ": corrupt trace.db (schema 3 without its graph_module table)");
 }
 
 // mpk run's simulator path: the verifier runs while the run is simulated and stored, and

@@ -16,6 +16,7 @@
 #include <future>
 #include <thread>
 
+#include "tests/traces/aged_trace.h"
 #include "driver/calibrate_run.h"
 #include "ir/error.h"
 #include "ir/serialize.h"
@@ -211,14 +212,7 @@ TEST_F(PipelineRunnerTest, RunOfAnOldTraceIsRebuiltSayingSo) {
   const std::string trace = path("old.db");
   ASSERT_EQ(run_tool("mpk", "run --backend sim --model tiny --policy locality --steps 2 "
                             "--trace '" + trace + "'").status, 0);
-  for (const char* sql : {"DROP TABLE graph_module",
-                          "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
-                          "UPDATE graph SET digest = 'schema 1'"}) {  // its digest had no module
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(trace.c_str(), &db), SQLITE_OK);
-    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
-    sqlite3_close(db);
-  }
+  mpk::testing::age_to_schema(trace, 1);
   PipelineRunner runner;
   PipelineRequest req;
   req.source = {"", trace, 1, nullptr};

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "tests/traces/aged_trace.h"
 #include "tests/studio/ui/app_test_fixture.h"
 #include "ir/serialize.h"
 #include "ir/task_graph_index.h"
@@ -174,14 +175,7 @@ class OldTracePipeline : public testing::AppOnTinyRun {};
 
 TEST_F(OldTracePipeline, RunsWithoutAStoredModuleAreRebuiltSayingSoOnce) {
   // The trace as schema 1 wrote it: no stored modules.
-  for (const char* sql : {"DROP TABLE graph_module",
-                          "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
-                          "UPDATE graph SET digest = 'schema 1'"}) {  // its digest had no module
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(trace_.c_str(), &db), SQLITE_OK);
-    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
-    sqlite3_close(db);
-  }
+  mpk::testing::age_to_schema(trace_, 1);
   ASSERT_TRUE(open_trace(s_, trace_)) << s_.status;
   s_.view = View::kPipeline;
   s_.view_changed = true;
