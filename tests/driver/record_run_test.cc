@@ -61,7 +61,7 @@ TEST_F(DriverTest, RecordedRunKeepsItsExactModule) {
   EXPECT_EQ(module_to_binary(reopened.module), bytes);
   EXPECT_EQ(reopened.model, "tiny");
   EXPECT_EQ(reopened.note, "");
-  EXPECT_EQ(testing::scalar(trace, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(testing::scalar(trace, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
 
   // The same module again shares the graph row; another schedule gets its own.
   const int64_t again = record_sim(trace, back.value(), {"tiny", "", ""});
