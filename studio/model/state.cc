@@ -57,6 +57,7 @@ std::string temporary_trace_path() {
 
 // Closes whatever is open.
 void close_input(StudioState& s) {
+  s.other_ranks.clear();
   s.model.reset();
   remove_temporary(s);
   s.reader.reset();
@@ -157,11 +158,23 @@ bool select_run(StudioState& s, int64_t run) {
   try {
     auto model = std::make_unique<TraceModel>(*s.reader, run);
     if (!s.model || s.model->run().graph != model->run().graph) s.highlighted_tasks.clear();
+    // Another rank of the same launch: the window moves onto its axis, over the same moments.
+    if (s.model && launch_of(s.model->run()) == launch_of(model->run())) {
+      const double shift = static_cast<double>(s.model->run().rank_offset_ns - model->run().rank_offset_ns);
+      s.window = {s.window.t0_ns + shift, s.window.t1_ns + shift};
+    }
     keep_window = s.model && s.window.t1_ns > 0 && s.window.t0_ns < static_cast<double>(model->duration_ns());
+    s.other_ranks.clear();
     s.model = std::move(model);
   } catch (const Error& e) {
     set_status(s, e.what(), true);
     return false;
+  }
+  std::string ranks_error;
+  try {
+    s.other_ranks = load_other_ranks(*s.reader, s.model->run());
+  } catch (const Error& e) {
+    ranks_error = e.what();
   }
   s.run = run;
   if (s.compare_run == run) s.compare_run = -1;
@@ -169,13 +182,20 @@ bool select_run(StudioState& s, int64_t run) {
   s.selection = {};
   s.timeline.hovered_exec = -1;
   s.timeline.hovered_bubble = -1;
+  s.timeline.hovered_rank = -1;
   if (!keep_window) fit_window(s);
+  double seconds = s.model->load_seconds();
+  for (const OtherRank& r : s.other_ranks) seconds += r.model->load_seconds();
   char line[256];
   std::snprintf(line, sizeof line, "run %lld: %lld executions on %d workers, loaded in %.2f s",
                 static_cast<long long>(run),
-                static_cast<long long>(s.model->executions().size()), s.model->num_workers(),
-                s.model->load_seconds());
-  set_status(s, line, false);
+                static_cast<long long>(s.model->executions().size()), s.model->num_workers(), seconds);
+  std::string status = line;
+  if (!s.other_ranks.empty())
+    status += "; rank " + std::to_string(s.model->run().rank) + " of " + std::to_string(s.model->run().ranks) +
+              ", the other ranks' rows below";
+  if (!ranks_error.empty()) status += "; opened alone: " + ranks_error;
+  set_status(s, status, !ranks_error.empty());
   return true;
 }
 
@@ -194,10 +214,20 @@ const RunRecord* find_run(const StudioState& s, int64_t id) {
   return nullptr;
 }
 
+TimeWindow launch_extent(const StudioState& s) {
+  TimeWindow w{0, s.model ? static_cast<double>(s.model->duration_ns()) : 0.0};
+  for (const OtherRank& r : s.other_ranks) {
+    w.t0_ns = std::min(w.t0_ns, static_cast<double>(r.shift_ns));
+    w.t1_ns = std::max(w.t1_ns, static_cast<double>(r.shift_ns + r.model->duration_ns()));
+  }
+  return w;
+}
+
 void fit_window(StudioState& s) {
-  const double d = s.model ? static_cast<double>(std::max<int64_t>(s.model->duration_ns(), 1)) : 1.0;
-  s.window.t0_ns = -0.01 * d;
-  s.window.t1_ns = 1.01 * d;
+  const TimeWindow e = launch_extent(s);
+  const double d = std::max(e.span(), 1.0);
+  s.window.t0_ns = e.t0_ns - 0.01 * d;
+  s.window.t1_ns = e.t0_ns + 1.01 * d;
 }
 
 void show_execution(StudioState& s, int64_t exec) {

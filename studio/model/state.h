@@ -1,7 +1,8 @@
 // StudioState: everything the studio's panels share, as one plain struct — the open
-// trace.db, its runs, the current run's TraceModel, the selection, the visible time
-// window, the compare run, which view is shown and a status line. Panels read and
-// write it directly; a panel keeps its own UI state in a struct of its own, here or in
+// trace.db, its runs, the current run's TraceModel (and those of the other ranks of its
+// tensor-parallel launch), the selection, the visible time window, the compare run, which
+// view is shown and a status line. Panels read and write it directly; a panel keeps its
+// own UI state in a struct of its own, here or in
 // panel_state<T>(), so that frames are reproducible from the state alone (tests drive the
 // app headless). Add fields freely; keep them plain data.
 //
@@ -21,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "studio/model/other_ranks.h"
 #include "studio/model/pipeline_state.h"
 #include "studio/model/trace_model.h"
 #include "studio/model/view_states.h"
@@ -91,8 +93,10 @@ struct TimelineState {
   // of the visible rows, canvas_height their visible height.
   float canvas_x0 = 0, canvas_width = 0, canvas_y0 = 0, canvas_height = 0, view_y0 = 0;
   std::vector<float> row_y;
+  std::vector<std::vector<float>> rank_row_y;  // the same for each of s.other_ranks
   // What the mouse is over in the last frame (-1 / empty when nothing).
   int64_t hovered_exec = -1;
+  int32_t hovered_rank = -1;            // the other rank (index into s.other_ranks) whose row it is over
   int32_t hovered_bubble_worker = -1;
   int64_t hovered_bubble = -1;          // index into model->bubbles(worker)
   std::string hover_text;               // the tooltip shown, as plain text
@@ -147,9 +151,11 @@ struct StudioState {
   std::vector<RunRecord> runs;
   std::vector<float> run_row_y;         // screen y of each run's row in the run list, last frame
 
-  // The current run.
+  // The current run, and the other ranks of its launch when it is a tensor-parallel
+  // one (other_ranks.h; empty when it is not, or when the launch's rows are damaged).
   int64_t run = -1;
   std::unique_ptr<TraceModel> model;
+  std::vector<OtherRank> other_ranks;
   int64_t compare_run = -1;             // -1: none chosen
   // The compare view shows the current run as A and compare_run as B, unless this is
   // set (by Apply and stored hand edits: the old run is A, the new one, current, B).
@@ -209,17 +215,22 @@ bool open_input(StudioState& s, const std::string& path, int64_t run = -1,
                 int32_t sim_steps = 8);
 // Opens a trace.db only.
 bool open_trace(StudioState& s, const std::string& path, int64_t run = -1);
-// Makes `run` the current run: loads its TraceModel, clears the selection; keeps the
-// window when another run was shown and the window still overlaps the new one (switching
-// runs, and every hand edit, keep the zoom), else fits the run. Returns false (the
-// previous run stays) for an unknown run.
+// Makes `run` the current run: loads its TraceModel and the other ranks of its launch,
+// clears the selection; keeps the window when another run was shown and the window still
+// overlaps the new one (switching runs, and every hand edit, keep the zoom; another rank of
+// the same launch keeps the same moments in view), else fits the run. Returns false (the
+// previous run stays) for an unknown run. When the launch's other ranks cannot be loaded,
+// the run opens alone and the status says why.
 bool select_run(StudioState& s, int64_t run);
 // Re-reads the run list of the open trace (after a run was appended to it).
 void refresh_runs(StudioState& s);
 // The record of run `id` among s.runs; nullptr when absent.
 const RunRecord* find_run(const StudioState& s, int64_t id);
 
-// Sets the window to the whole run (with a small margin).
+// The time the current run and its other ranks span on its axis: [0, its duration] for a
+// single-rank run.
+TimeWindow launch_extent(const StudioState& s);
+// Sets the window to the whole run, every rank of it (with a small margin).
 void fit_window(StudioState& s);
 // Selects execution `exec` (-1: none) and drops a why-idle walk of another execution.
 void select_execution(StudioState& s, int64_t exec);

@@ -41,6 +41,11 @@ TimeAxis::TimeAxis(const TimeWindow& w, float x0_, float width_)
   ns_per_px = std::max(w.span(), 1e-3) / static_cast<double>(width);
 }
 
+TimeAxis shifted_axis(TimeAxis a, double shift_ns) {
+  a.t0_ns -= shift_ns;
+  return a;
+}
+
 TimeWindow zoom_at(const TimeWindow& w, double t_cursor, double factor, double run_ns) {
   const double span = w.span();
   const double max_span = std::max(4.0 * run_ns, kMinSpan);
@@ -128,6 +133,22 @@ std::vector<Row> layout_rows(int32_t num_workers, int32_t group_size,
     }
   }
   return rows;
+}
+
+void append_rank_rows(std::vector<Row>& rows, const std::vector<OtherRank>& ranks, int32_t first_group,
+                      const std::vector<bool>& collapsed, float row_height, float header_height) {
+  float y = rows.empty() ? 0.0f : rows.back().y + rows.back().height;
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const int32_t group = first_group + static_cast<int32_t>(k);
+    const int32_t rank = static_cast<int32_t>(k);
+    rows.push_back({Row::kGroupHeader, group, -1, y, header_height, rank});
+    y += header_height;
+    if (static_cast<size_t>(group) < collapsed.size() && collapsed[static_cast<size_t>(group)]) continue;
+    for (int32_t w = 0; w < ranks[k].model->num_workers(); ++w) {
+      rows.push_back({Row::kWorker, group, w, y, row_height, rank});
+      y += row_height;
+    }
+  }
 }
 
 int32_t row_at(const std::vector<Row>& rows, float y) {

@@ -1,10 +1,11 @@
 // The timeline's geometry without ImGui: the time axis (ns <-> pixels, zoom at a point,
-// pan, fit), the ruler's ticks in nice units, the rows (workers in collapsible groups)
-// and, per row, the boxes to draw. Tasks narrower than a few pixels merge into one
-// counted box per run of small tasks, found by binary search, so a row costs O(boxes
-// on screen * log n) whatever the trace's size; merged boxes are filled with how busy
-// each slice of pixels was, so idle time shows at every zoom. Bubbles come from a per-worker level of
-// detail: at a zoom where a pixel covers P ns only bubbles of at least ~P ns are visited.
+// pan, fit), the ruler's ticks in nice units, the rows (workers in collapsible groups, then
+// one group per other rank of a tensor-parallel launch) and, per row, the boxes to draw.
+// Tasks narrower than a few pixels merge into one counted box per run of small tasks,
+// found by binary search, so a row costs O(boxes on screen * log n) whatever the trace's
+// size; merged boxes are filled with how busy each slice of pixels was, so idle time shows
+// at every zoom. Bubbles come from a per-worker level of detail: at a zoom where a pixel
+// covers P ns only bubbles of at least ~P ns are visited.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,9 @@ struct TimeAxis {
   double t_of(double x) const { return t0_ns + (x - x0) * ns_per_px; }
   double t1_ns() const { return t0_ns + width * ns_per_px; }
 };
+// The axis on which times `shift_ns` earlier are drawn where they are on `a`: another
+// rank's row (OtherRank::shift_ns) is laid out on it.
+TimeAxis shifted_axis(TimeAxis a, double shift_ns);
 
 // Window operations. The smallest span is 100 ns; the largest is 4x the run.
 // Zooms by `factor` (< 1: in) keeping the time under the cursor where it is.
@@ -58,11 +62,16 @@ struct Row {
   int32_t worker = -1;  // kWorker
   float y = 0;          // top, relative to the top of the rows
   float height = 0;
+  int32_t other_rank = -1;  // index into StudioState::other_ranks; -1: the opened run's row
 };
 // Group headers and, for groups not collapsed, one row per worker.
 std::vector<Row> layout_rows(int32_t num_workers, int32_t group_size,
                              const std::vector<bool>& collapsed, float row_height,
                              float header_height);
+// Appends below `rows` one group per other rank: its header (group first_group + k) and,
+// unless collapsed[first_group + k], a row per worker of that rank.
+void append_rank_rows(std::vector<Row>& rows, const std::vector<OtherRank>& ranks, int32_t first_group,
+                      const std::vector<bool>& collapsed, float row_height, float header_height);
 // The row at y (relative to the top of the rows); -1 when none.
 int32_t row_at(const std::vector<Row>& rows, float y);
 

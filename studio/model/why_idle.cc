@@ -60,10 +60,11 @@ std::string describe(const TraceModel& m, const WhyIdleLink& link) {
   return s;
 }
 
-std::string explain_execution(const TraceModel& m, int64_t exec) {
+std::string explain_execution(const TraceModel& m, int64_t exec, int64_t shift_ns) {
   const Execution& e = m.execution(exec);
   const Operator& op = m.op_of(e.task);
   const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
+  const auto at = [&](int64_t ns) { return t(ns + shift_ns); };
   std::string s;
   if (m.group_of(exec).size() > 1)
     s = m.label(exec) + "\nrun as one unit (a linear group); this one:\n";
@@ -78,20 +79,21 @@ std::string explain_execution(const TraceModel& m, int64_t exec) {
     s += "\nbatch rows " + std::to_string(rows.lo) + ".." + std::to_string(rows.hi - 1) + " of " + std::to_string(batch);
   }
   s += "\nstep " + std::to_string(e.step) + ", " + m.row_label(e.worker) + "\n";
-  s += "wait  " + t(e.wait_begin_ns) + "\nstart " + t(e.start_ns) + "  (waited " +
-       t(e.start_ns - e.wait_begin_ns) + ")\nend   " + t(e.end_ns) + "\nduration " +
+  s += "wait  " + at(e.wait_begin_ns) + "\nstart " + at(e.start_ns) + "  (waited " +
+       t(e.start_ns - e.wait_begin_ns) + ")\nend   " + at(e.end_ns) + "\nduration " +
        t(e.end_ns - e.start_ns);
   return s;
 }
 
-std::string explain_merged(const TraceModel& m, const TaskBox& box) {
+std::string explain_merged(const TraceModel& m, const TaskBox& box, int64_t shift_ns) {
   const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
+  const auto at = [&](int64_t ns) { return t(ns + shift_ns); };
   const int32_t worker = m.execution(box.exec).worker;
   const int64_t span = box.t1_ns - box.t0_ns;
   char busy[64];
   std::snprintf(busy, sizeof busy, "busy %.1f %%", 100.0 * box_busy_fraction(m, box));
-  std::string s = std::to_string(box.count) + " tasks on " + m.row_label(worker) + " from " + t(box.t0_ns) + " to " +
-                  t(box.t1_ns) + " (" + t(span) + "), " + busy;
+  std::string s = std::to_string(box.count) + " tasks on " + m.row_label(worker) + " from " + at(box.t0_ns) + " to " +
+                  at(box.t1_ns) + " (" + t(span) + "), " + busy;
   // Its idle time by cause.
   std::array<int64_t, 4> idle{};
   const IndexRange r = m.bubbles_in(worker, box.t0_ns, box.t1_ns);
@@ -109,11 +111,12 @@ std::string explain_merged(const TraceModel& m, const TaskBox& box) {
   return s + "\nclick or zoom in to see them";
 }
 
-std::string explain_bubble(const TraceModel& m, const Bubble& b) {
+std::string explain_bubble(const TraceModel& m, const Bubble& b, int64_t shift_ns) {
   const auto t = [](int64_t ns) { return format_duration(static_cast<double>(ns)); };
+  const auto at = [&](int64_t ns) { return t(ns + shift_ns); };
   std::string s = "idle " + t(b.end_ns - b.start_ns) + ": " + name_of(b.cause) + " (step " +
                   std::to_string(b.step) + ", " + m.row_label(b.worker) + ", " +
-                  t(b.start_ns) + " to " + t(b.end_ns) + ")\n";
+                  at(b.start_ns) + " to " + at(b.end_ns) + ")\n";
   const auto task_name = [&](TaskId task) {
     return task >= 0 ? m.op_of(task).name + " [task " + std::to_string(task) + "]" : std::string("?");
   };
@@ -125,7 +128,7 @@ std::string explain_bubble(const TraceModel& m, const Bubble& b) {
       const int64_t p = b.producer >= 0 ? m.find(b.producer, b.step - dist) : -1;
       if (p >= 0) {
         const int64_t end = m.execution(p).end_ns;
-        s += ",\nwhich finished at " + t(end);
+        s += ",\nwhich finished at " + at(end);
         // After that, the wait was the release reaching this SM (the runtime, not the schedule).
         const int64_t after = b.end_ns - std::max(b.start_ns, end);
         if (after > 0) s += "; the wait went on " + t(after) + " after it";

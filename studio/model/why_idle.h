@@ -34,11 +34,13 @@ WhyIdle why_idle(const TraceModel& m, int64_t exec);
 // Tooltip texts, several lines each. A task execution: for a linear group's member, the
 // group's members first; id, operator, kinds, layer, step, worker, wait/start/end and
 // duration. A bubble: its cause and length and, for a wait,
-// the event, the producer task, its worker and when it finished.
-std::string explain_execution(const TraceModel& m, int64_t exec);
-std::string explain_bubble(const TraceModel& m, const Bubble& b);
+// the event, the producer task, its worker and when it finished. Points in time are said
+// `shift_ns` later than the model's (another rank's row on the opened run's axis,
+// other_ranks.h).
+std::string explain_execution(const TraceModel& m, int64_t exec, int64_t shift_ns = 0);
+std::string explain_bubble(const TraceModel& m, const Bubble& b, int64_t shift_ns = 0);
 // A merged box: its tasks, worker and span, how busy it was and its idle time by cause.
-std::string explain_merged(const TraceModel& m, const TaskBox& box);
+std::string explain_merged(const TraceModel& m, const TaskBox& box, int64_t shift_ns = 0);
 
 // One line for the list: "L3.q_proj [task 812] on SM 17, ran 12.40 us, waited
 // 1.000 us for event 40".

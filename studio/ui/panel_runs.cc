@@ -1,6 +1,8 @@
 // The run list: one table row per run of the open trace.db (id, kind, model, policy,
-// steps, makespan per step, executions, device). Clicking a row makes it the current
-// run; the context menu (right click) picks it as the run to compare against.
+// steps, makespan per step, executions, device; where the file holds a tensor-parallel
+// launch, each run's rank: "1/4"). Clicking a row makes it the current run (one rank of a
+// launch: the interactive one, the others shown under it); the context menu (right click)
+// picks it as the run to compare against, or opens another rank of its launch.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -21,10 +23,13 @@ void draw_runs_panel(StudioState& s) {
                                 ImGuiTableFlags_SizingStretchProp;
   const float row_h = ImGui::GetTextLineHeightWithSpacing();
   const float height = row_h * static_cast<float>(std::min<size_t>(s.runs.size(), 5) + 1) + 6;
-  if (!ImGui::BeginTable("runs", 8, flags, ImVec2(0, height))) return;
+  // The rank column only where there are ranks: a file of single-rank runs looks as it did.
+  const bool ranked = std::any_of(s.runs.begin(), s.runs.end(), [](const RunRecord& r) { return r.ranks > 1; });
+  if (!ImGui::BeginTable("runs", ranked ? 9 : 8, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("run", ImGuiTableColumnFlags_WidthFixed, 48);
   ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthFixed, 40);
+  if (ranked) ImGui::TableSetupColumn("rank", ImGuiTableColumnFlags_WidthFixed, 40);
   ImGui::TableSetupColumn("model", ImGuiTableColumnFlags_WidthStretch, 3);
   ImGui::TableSetupColumn("policy", ImGuiTableColumnFlags_WidthStretch, 2);
   ImGui::TableSetupColumn("steps", ImGuiTableColumnFlags_WidthFixed, 48);
@@ -49,10 +54,20 @@ void draw_runs_panel(StudioState& s) {
         s.compare_run = r.id;
         s.compare_current_is_b = false;
       }
+      for (const RunRecord& other : s.runs)
+        if (other.ranks > 1 && other.id != r.id && launch_of(other) == launch_of(r)) {
+          const std::string item = "Open rank " + std::to_string(other.rank) + " of this launch (run " +
+                                   std::to_string(other.id) + ")";
+          if (ImGui::MenuItem(item.c_str(), nullptr, false, other.id != s.run)) clicked = other.id;
+        }
       ImGui::EndPopup();
     }
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(r.kind.c_str());
+    if (ranked) {
+      ImGui::TableNextColumn();
+      if (r.ranks > 1) ImGui::Text("%d/%d", r.rank, r.ranks);
+    }
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(r.model.c_str());
     ImGui::TableNextColumn();

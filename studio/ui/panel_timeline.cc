@@ -3,7 +3,10 @@
 // boundaries, a ruler; wheel zooms at the cursor, drag pans, keys move; hover explains,
 // click selects (arrows to producers and consumers), "Why idle?" walks back the
 // critical path; Alt+drag (and Alt+arrows) move a task, a hand edit of the schedule
-// (studio/model/pipeline_state.h). The selection's details pane is in timeline_details.cc.
+// (studio/model/pipeline_state.h). The other ranks of a tensor-parallel launch follow the
+// opened run's rows, one group each, on its time axis (studio/model/other_ranks.h): laid
+// out and drawn as its rows are, hovered alike, never selected or edited. The selection's
+// details pane is in timeline_details.cc.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -26,6 +29,7 @@ namespace mpk::studio {
 namespace {
 
 constexpr float kLabelWidth = 80.0f;  // "w131 SM 131"
+constexpr float kRankLabelWidth = 112.0f;  // "r1 w131 SM 131", when other ranks are shown
 constexpr float kRulerHeight = 34.0f;  // time labels, then a lane of step marks
 constexpr float kHeaderHeight = 16.0f;
 constexpr float kMinBoxPx = 3.0f;     // narrower tasks merge
@@ -51,15 +55,36 @@ struct Frame {
   std::vector<std::vector<BubbleBox>> bubbles;
 };
 
+// The opened run's groups of workers (the other ranks' groups follow them).
+int32_t opened_groups(const StudioState& s) {
+  return (s.model->num_workers() + s.timeline.group_size - 1) / std::max(s.timeline.group_size, 1);
+}
+
+// The model a row's boxes come from, and how far its times are moved on the axis.
+const TraceModel& model_of(const StudioState& s, int32_t other_rank) {
+  return other_rank < 0 ? *s.model : *s.other_ranks[static_cast<size_t>(other_rank)].model;
+}
+int64_t shift_of(const StudioState& s, int32_t other_rank) {
+  return other_rank < 0 ? 0 : s.other_ranks[static_cast<size_t>(other_rank)].shift_ns;
+}
+
+// Every row: the opened run's, then each other rank's group.
+std::vector<Row> all_rows(const StudioState& s) {
+  const TimelineState& tl = s.timeline;
+  std::vector<Row> rows = layout_rows(s.model->num_workers(), tl.group_size, tl.collapsed, tl.row_height, kHeaderHeight);
+  append_rank_rows(rows, s.other_ranks, opened_groups(s), tl.collapsed, tl.row_height, kHeaderHeight);
+  return rows;
+}
+
 void setup_for_model(StudioState& s, float rows_h) {
   TimelineState& tl = s.timeline;
-  const TraceModel& m = *s.model;
   if (tl.laid_out_for == s.model.get()) return;
   tl.laid_out_for = s.model.get();
-  const int32_t groups = (m.num_workers() + tl.group_size - 1) / std::max(tl.group_size, 1);
+  const int32_t groups = opened_groups(s) + static_cast<int32_t>(s.other_ranks.size());
+  int32_t workers = s.model->num_workers();
+  for (const OtherRank& r : s.other_ranks) workers += r.model->num_workers();
   tl.collapsed.assign(static_cast<size_t>(groups), false);
-  const float fit = (rows_h - static_cast<float>(groups) * kHeaderHeight) /
-                    static_cast<float>(std::max(m.num_workers(), 1));
+  const float fit = (rows_h - static_cast<float>(groups) * kHeaderHeight) / static_cast<float>(std::max(workers, 1));
   tl.row_height = std::clamp(std::floor(fit), 8.0f, 20.0f);
 }
 
@@ -100,12 +125,13 @@ void handle_keys(StudioState& s, float row_h) {
   if (io.WantTextInput) return;
   handle_edit_keys(s);
   if (io.KeyCtrl || io.KeyAlt) return;
-  const double run_ns = static_cast<double>(s.model->duration_ns());
+  const TimeWindow extent = launch_extent(s);  // every rank's rows
+  const double run_ns = extent.t1_ns;
   const double span = s.window.span();
   const double mid = s.window.t0_ns + span / 2;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) s.window = pan_by(s.window, -0.1 * span, run_ns);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) s.window = pan_by(s.window, 0.1 * span, run_ns);
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) s.window = {-0.01 * span, 0.99 * span};
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) s.window = {extent.t0_ns - 0.01 * span, extent.t0_ns + 0.99 * span};
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End))) s.window = {run_ns + 0.01 * span - span, run_ns + 0.01 * span};
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
     if (s.selection.exec >= 0)
@@ -133,12 +159,13 @@ bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
   TimelineState& tl = s.timeline;
   const ImGuiIO& io = ImGui::GetIO();
   const double run_ns = static_cast<double>(s.model->duration_ns());
+  const double end_ns = launch_extent(s).t1_ns;  // zoom and pan cover every rank's rows
   if (hovered && io.MouseWheel != 0) {
     if (io.KeyShift) {
       ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseWheel * 3 * tl.row_height);
     } else {
       const double x = std::max<double>(io.MousePos.x, f.axis.x0);
-      s.window = zoom_at(s.window, f.axis.t_of(x), std::pow(0.8, io.MouseWheel), run_ns);
+      s.window = zoom_at(s.window, f.axis.t_of(x), std::pow(0.8, io.MouseWheel), end_ns);
     }
   }
   if (ImGui::IsItemActivated()) {
@@ -148,7 +175,7 @@ bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
     tl.drag_active = true;
     if (tl.move_task < 0) {  // a drag that grabbed a task moves it instead (handle_move_drag)
-      s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, run_ns);
+      s.window = pan_by(s.window, -static_cast<double>(io.MouseDelta.x) * f.axis.ns_per_px, end_ns);
       ImGui::SetScrollY(ImGui::GetScrollY() - io.MouseDelta.y);
     }
   }
@@ -168,30 +195,33 @@ bool handle_mouse(StudioState& s, const Frame& f, bool hovered) {
 }
 
 void layout_frame(const StudioState& s, Frame& f) {
-  const TraceModel& m = *s.model;
-  const TimelineState& tl = s.timeline;
-  f.rows = layout_rows(m.num_workers(), tl.group_size, tl.collapsed, tl.row_height, kHeaderHeight);
-  f.row_of_worker.assign(static_cast<size_t>(m.num_workers()), -1);
+  f.rows = all_rows(s);
+  f.row_of_worker.assign(static_cast<size_t>(s.model->num_workers()), -1);
   for (size_t i = 0; i < f.rows.size(); ++i)
-    if (f.rows[i].kind == Row::kWorker) f.row_of_worker[static_cast<size_t>(f.rows[i].worker)] = static_cast<int32_t>(i);
+    if (f.rows[i].kind == Row::kWorker && f.rows[i].other_rank < 0)
+      f.row_of_worker[static_cast<size_t>(f.rows[i].worker)] = static_cast<int32_t>(i);
   for (size_t i = 0; i < f.rows.size(); ++i) {
     const Row& r = f.rows[i];
     if (r.kind != Row::kWorker || r.y + r.height < f.scroll_y || r.y > f.scroll_y + f.view_h) continue;
     f.visible_rows.push_back(static_cast<int32_t>(i));
     f.tasks.emplace_back();
     f.bubbles.emplace_back();
-    layout_tasks(m, r.worker, f.axis, kMinBoxPx, f.tasks.back());
-    layout_bubbles(m, r.worker, f.axis, kMinBubblePx, f.bubbles.back());
+    const TraceModel& m = model_of(s, r.other_rank);
+    const TimeAxis axis = shifted_axis(f.axis, static_cast<double>(shift_of(s, r.other_rank)));
+    layout_tasks(m, r.worker, axis, kMinBoxPx, f.tasks.back());
+    layout_bubbles(m, r.worker, axis, kMinBubblePx, f.bubbles.back());
   }
 }
 
-// What is under the mouse: a header (toggle), a task box, a merged box, a bubble.
+// What is under the mouse: a header (toggle), a task box, a merged box, a bubble; of the
+// opened run, or of another rank (its model's indices).
 struct Hit {
   int32_t header_group = -1;
   int64_t exec = -1;
   std::optional<TaskBox> merged;
   int32_t worker = -1;
   int64_t bubble = -1;
+  int32_t other_rank = -1;  // index into s.other_ranks; -1: the opened run
 };
 
 Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
@@ -199,6 +229,7 @@ Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
   const int32_t ri = row_at(f.rows, mouse.y - f.origin.y);
   if (ri < 0) return h;
   const Row& row = f.rows[static_cast<size_t>(ri)];
+  h.other_rank = row.other_rank;
   if (row.kind == Row::kGroupHeader) {
     h.header_group = row.group;
     return h;
@@ -221,8 +252,9 @@ Hit hit_test(const StudioState& s, const Frame& f, ImVec2 mouse) {
       h.exec = best->exec;
     return h;
   }
-  const Bubble* b = s.model->bubble_at(row.worker, static_cast<int64_t>(f.axis.t_of(mouse.x)));
-  if (b) h.bubble = b - s.model->bubbles(row.worker).data();
+  const TraceModel& m = model_of(s, row.other_rank);
+  const Bubble* b = m.bubble_at(row.worker, static_cast<int64_t>(f.axis.t_of(mouse.x)) - shift_of(s, row.other_rank));
+  if (b) h.bubble = b - m.bubbles(row.worker).data();
   return h;
 }
 
@@ -261,7 +293,7 @@ void set_drop(StudioState& s, const Frame& f, int32_t worker) {
 void handle_move_drag(StudioState& s, const Frame& f, const Hit& hit, bool hovered) {
   TimelineState& tl = s.timeline;
   const ImGuiIO& io = ImGui::GetIO();
-  if (ImGui::IsItemActivated() && (io.KeyAlt || io.KeyCtrl || tl.edit_mode) && hit.exec >= 0) {
+  if (ImGui::IsItemActivated() && (io.KeyAlt || io.KeyCtrl || tl.edit_mode) && hit.exec >= 0 && hit.other_rank < 0) {
     const Execution& e = s.model->execution(hit.exec);
     select_execution(s, hit.exec);
     tl.move_task = e.task;
@@ -272,7 +304,7 @@ void handle_move_drag(StudioState& s, const Frame& f, const Hit& hit, bool hover
   }
   if (tl.move_task < 0) return;
   if (ImGui::IsItemActive()) {
-    if (tl.drag_active) set_drop(s, f, hovered ? hit.worker : -1);
+    if (tl.drag_active) set_drop(s, f, hovered && hit.other_rank < 0 ? hit.worker : -1);
     return;
   }
   const TaskId t = tl.move_task;
@@ -361,7 +393,6 @@ void draw_hatched(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color) {
 }
 
 void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
-  const TraceModel& m = *s.model;
   TimelineState& tl = s.timeline;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float right = f.axis.x0 + f.axis.width;
@@ -375,27 +406,36 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
     if (r.kind != Row::kGroupHeader || r.y + r.height < f.scroll_y || r.y > f.scroll_y + f.view_h) continue;
     const ImVec2 a(f.origin.x, f.origin.y + r.y), b(right, f.origin.y + r.y + r.height);
     dl->AddRectFilled(a, b, hit.header_group == r.group ? IM_COL32(55, 62, 74, 255) : IM_COL32(40, 44, 52, 255));
-    const int32_t first = r.group * tl.group_size;
-    const int32_t last = std::min(first + tl.group_size, m.num_workers()) - 1;
     const bool closed = tl.collapsed[static_cast<size_t>(r.group)];
-    char label[64];
-    std::snprintf(label, sizeof label, "%s w%d-%d", closed ? "+" : "-", first, last);
-    dl->AddText(ImVec2(a.x + 4, a.y + (r.height - text_h) * 0.5f), IM_COL32(200, 200, 200, 255), label);
+    std::string label = closed ? "+ " : "- ";
+    if (r.other_rank >= 0) {
+      label += rank_title(s.other_ranks[static_cast<size_t>(r.other_rank)].run());
+    } else {
+      const int32_t first = r.group * tl.group_size;
+      const int32_t last = std::min(first + tl.group_size, s.model->num_workers()) - 1;
+      if (!s.other_ranks.empty()) label += rank_title(s.model->run()) + ": ";  // which rank is the opened one
+      label += "w" + std::to_string(first) + "-" + std::to_string(last);
+    }
+    dl->AddText(ImVec2(a.x + 4, a.y + (r.height - text_h) * 0.5f), IM_COL32(200, 200, 200, 255), label.c_str());
   }
   const int label_every = std::max(1, static_cast<int>(std::ceil((text_h + 1) / tl.row_height)));
   for (size_t v = 0; v < f.visible_rows.size(); ++v) {
     const Row& r = f.rows[static_cast<size_t>(f.visible_rows[v])];
+    const TraceModel& m = model_of(s, r.other_rank);
+    const TimeAxis axis = shifted_axis(f.axis, static_cast<double>(shift_of(s, r.other_rank)));
+    const bool hit_row = hit.other_rank == r.other_rank;  // hit's indices are of this row's model
     const float y0 = f.origin.y + r.y, y1 = y0 + r.height;
     if (r.worker % 2) dl->AddRectFilled(ImVec2(f.origin.x, y0), ImVec2(right, y1), IM_COL32(255, 255, 255, 8));
     if (r.worker % label_every == 0) {
-      const std::string label = m.row_label(r.worker);
+      const std::string label = r.other_rank < 0 ? m.row_label(r.worker)
+                                                 : rank_row_label(s.other_ranks[static_cast<size_t>(r.other_rank)], r.worker);
       dl->AddText(ImVec2(f.origin.x + 8, y0 + (r.height - text_h) * 0.5f), IM_COL32(170, 170, 170, 255), label.c_str());
     }
     dl->PushClipRect(ImVec2(f.axis.x0, y0), ImVec2(right, y1), true);
     const float pad = r.height >= 12 ? 2.0f : 1.0f;
     for (const BubbleBox& b : f.bubbles[v]) {
       const Bubble& bb = m.bubbles(r.worker)[static_cast<size_t>(b.index)];
-      const bool hot = hit.worker == r.worker && hit.bubble == b.index;
+      const bool hot = hit_row && hit.worker == r.worker && hit.bubble == b.index;
       draw_hatched(dl, ImVec2(b.x0, y0 + pad + 2), ImVec2(b.x1, y1 - pad - 2),
                    hot ? IM_COL32(255, 255, 255, 255) : bubble_color(bb.cause));
     }
@@ -415,7 +455,7 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
       if (b.merged) {
         ++tl.merged_boxes;
         slices.clear();
-        merged_slices(m, b, f.axis, kSlicePx, slices);
+        merged_slices(m, b, axis, kSlicePx, slices);
         paint_slices(dl, slices, a.y, z.y, dimmed);
         if (x1 - b.x0 > 34 && r.height >= text_h) {
           const std::string n = std::to_string(b.count);
@@ -439,13 +479,13 @@ void draw_rows(StudioState& s, const Frame& f, const Hit& hit) {
         dl->AddText(ImVec2(b.x0 + 3, y0 + (r.height - text_h) * 0.5f), IM_COL32(15, 15, 15, 255), name.c_str());
         dl->PopClipRect();
       }
-      if (hit.exec >= b.exec && hit.exec < b.exec + b.count) dl->AddRect(a, z, IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
+      if (hit_row && hit.exec >= b.exec && hit.exec < b.exec + b.count) dl->AddRect(a, z, IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
     }
     dl->PopClipRect();
   }
-  // Step boundaries across the rows.
+  // The opened run's step boundaries across the rows.
   float last_x = -1e9f;
-  for (const StepRecord& st : m.steps()) {
+  for (const StepRecord& st : s.model->steps()) {
     const float x = static_cast<float>(f.axis.x_of(static_cast<double>(st.end_ns)));
     if (x < f.axis.x0 || x > right || x - last_x < 4) continue;
     last_x = x;
@@ -573,16 +613,21 @@ void draw_selection(StudioState& s, const Frame& f) {
 void show_tooltip(StudioState& s, const Hit& hit) {
   TimelineState& tl = s.timeline;
   tl.hover_text.clear();
+  const TraceModel& m = model_of(s, hit.other_rank);
+  const int64_t shift = shift_of(s, hit.other_rank);
   if (hit.exec >= 0) {
-    tl.hover_text = explain_execution(*s.model, hit.exec);
+    tl.hover_text = explain_execution(m, hit.exec, shift);
   } else if (hit.merged) {
-    tl.hover_text = explain_merged(*s.model, *hit.merged);
+    tl.hover_text = explain_merged(m, *hit.merged, shift);
   } else if (hit.bubble >= 0) {
-    tl.hover_text = explain_bubble(*s.model, s.model->bubbles(hit.worker)[static_cast<size_t>(hit.bubble)]);
+    tl.hover_text = explain_bubble(m, m.bubbles(hit.worker)[static_cast<size_t>(hit.bubble)], shift);
   } else if (hit.header_group >= 0) {
     tl.hover_text = tl.collapsed[static_cast<size_t>(hit.header_group)] ? "click to expand" : "click to collapse";
+    if (hit.other_rank >= 0)
+      tl.hover_text += "; open run " + std::to_string(m.run().id) + " in the run list to work on this rank";
   }
   if (tl.hover_text.empty()) return;
+  if (hit.other_rank >= 0) tl.hover_text = rank_caption(s.other_ranks[static_cast<size_t>(hit.other_rank)]) + "\n" + tl.hover_text;
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(tl.hover_text.c_str());
   ImGui::EndTooltip();
@@ -593,10 +638,11 @@ void handle_click(StudioState& s, const Hit& hit) {
   if (hit.header_group >= 0) {
     tl.collapsed[static_cast<size_t>(hit.header_group)] = !tl.collapsed[static_cast<size_t>(hit.header_group)];
   } else if (hit.exec >= 0) {
-    select_execution(s, hit.exec);
+    if (hit.other_rank < 0) select_execution(s, hit.exec);  // another rank's tasks are shown, not worked on
   } else if (hit.merged) {
     const double pad = 0.05 * static_cast<double>(hit.merged->t1_ns - hit.merged->t0_ns);
-    s.window = {static_cast<double>(hit.merged->t0_ns) - pad, static_cast<double>(hit.merged->t1_ns) + pad};
+    const double shift = static_cast<double>(shift_of(s, hit.other_rank));
+    s.window = {static_cast<double>(hit.merged->t0_ns) + shift - pad, static_cast<double>(hit.merged->t1_ns) + shift + pad};
   } else {
     select_execution(s, -1);
   }
@@ -656,7 +702,8 @@ static void draw_timeline_panel(StudioState& s) {
   // Ruler above the rows, aligned with the rows' canvas (the rows always show a scrollbar).
   const ImVec2 ruler_p = ImGui::GetCursorScreenPos();
   const float scrollbar = ImGui::GetStyle().ScrollbarSize;
-  const float canvas_w = std::max(10.0f, avail.x - kLabelWidth - scrollbar);
+  const float label_w = s.other_ranks.empty() ? kLabelWidth : kRankLabelWidth;
+  const float canvas_w = std::max(10.0f, avail.x - label_w - scrollbar);
   ImGui::Dummy(ImVec2(avail.x, kRulerHeight + kLanesHeight));
 
   ImGui::BeginChild("rows", ImVec2(0, rows_h), false,
@@ -666,22 +713,26 @@ static void draw_timeline_panel(StudioState& s) {
   f.scroll_y = ImGui::GetScrollY();
   f.view_h = ImGui::GetWindowHeight();
   handle_keys(s, tl.row_height);
-  const std::vector<Row> rows = layout_rows(s.model->num_workers(), tl.group_size, tl.collapsed,
-                                            tl.row_height, kHeaderHeight);
+  const std::vector<Row> rows = all_rows(s);
   const float content_h = rows.empty() ? 0.0f : rows.back().y + rows.back().height;
-  ImGui::InvisibleButton("canvas", ImVec2(kLabelWidth + canvas_w, std::max(content_h, f.view_h - 1)));
+  ImGui::InvisibleButton("canvas", ImVec2(label_w + canvas_w, std::max(content_h, f.view_h - 1)));
   const bool hovered = ImGui::IsItemHovered();
-  f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);
+  f.axis = TimeAxis(s.window, f.origin.x + label_w, canvas_w);
   const bool clicked = handle_mouse(s, f, hovered);
-  f.axis = TimeAxis(s.window, f.origin.x + kLabelWidth, canvas_w);  // after zoom and pan
+  f.axis = TimeAxis(s.window, f.origin.x + label_w, canvas_w);  // after zoom and pan
   layout_frame(s, f);
   scroll_to_requested_row(tl, f, s.model->num_workers());
 
   const Hit hit = hovered ? hit_test(s, f, ImGui::GetIO().MousePos) : Hit{};
-  tl.hovered_exec = hit.exec;
-  tl.hovered_bubble_worker = hit.bubble >= 0 ? hit.worker : -1;
-  tl.hovered_bubble = hit.bubble;
-  if (hit.exec >= 0) s.hovered_kind = static_cast<int>(s.model->kind_of(s.model->execution(hit.exec).task));
+  const bool opened_row = hit.other_rank < 0;
+  tl.hovered_exec = opened_row ? hit.exec : -1;
+  tl.hovered_bubble_worker = opened_row && hit.bubble >= 0 ? hit.worker : -1;
+  tl.hovered_bubble = opened_row ? hit.bubble : -1;
+  tl.hovered_rank = hit.other_rank;
+  if (hit.exec >= 0) {
+    const TraceModel& m = model_of(s, hit.other_rank);
+    s.hovered_kind = static_cast<int>(m.kind_of(m.execution(hit.exec).task));
+  }
   if (clicked && hovered) handle_click(s, hit);
   handle_move_drag(s, f, hit, hovered);
 
@@ -700,9 +751,13 @@ static void draw_timeline_panel(StudioState& s) {
   tl.view_y0 = f.origin.y + f.scroll_y;
   tl.canvas_height = f.view_h;
   tl.row_y.assign(static_cast<size_t>(s.model->num_workers()), -1.0f);
+  tl.rank_row_y.resize(s.other_ranks.size());
+  for (size_t k = 0; k < s.other_ranks.size(); ++k)
+    tl.rank_row_y[k].assign(static_cast<size_t>(s.other_ranks[k].model->num_workers()), -1.0f);
   for (int32_t ri : f.visible_rows) {
     const Row& r = f.rows[static_cast<size_t>(ri)];
-    tl.row_y[static_cast<size_t>(r.worker)] = f.origin.y + r.y;
+    std::vector<float>& ys = r.other_rank < 0 ? tl.row_y : tl.rank_row_y[static_cast<size_t>(r.other_rank)];
+    ys[static_cast<size_t>(r.worker)] = f.origin.y + r.y;
   }
   ImGui::EndChild();
   draw_ruler(s, f.axis, ruler_p, avail.x - scrollbar);

@@ -1,7 +1,8 @@
 // `mpk-studio --screenshot` under Xvfb: renders a real trace into a PNG, which is read
 // back (stb_image) and checked: the requested size, not blank, and the timeline's rows
 // show the operator kinds' colours; in a Fit view of a GPU-shaped run, where small tasks
-// merge, the share of idle pixels in the rows matches the run's idle share. Bad input
+// merge, the share of idle pixels in the rows matches the run's idle share; a
+// tensor-parallel launch shows its other rank's rows in the kinds' colours. Bad input
 // exits non-zero with a message. Skips, saying so, where xvfb-run is not installed.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include "studio/ui/app.h"
 #include "studio/ui/colors.h"
 #include "studio/ui/headless_frame.h"
+#include "tests/studio/rank_test_runs.h"
 #include "tests/studio/studio_test_runs.h"
 
 namespace mpk::studio {
@@ -147,6 +149,41 @@ TEST(StudioScreenshot, FitViewShowsTheIdleShare) {
   const double pixel_idle = static_cast<double>(idle) / static_cast<double>(busy + idle);
   EXPECT_GT(trace_idle, 0.1);
   EXPECT_NEAR(pixel_idle, trace_idle, 0.05) << busy << " busy and " << idle << " idle pixels";
+}
+
+// A 2-rank CPU launch of tiny opened on rank 0: every row of rank 1 (under rank 0's, where
+// the same frame drawn headless at the same size puts them) has pixels of the kinds' colours.
+TEST(StudioScreenshot, EveryRankOfATensorParallelLaunch) {
+  if (!have_xvfb()) GTEST_SKIP() << "xvfb-run is not installed (apt-get install xvfb xauth)";
+  TempPath trace("studio_shot_ranks.db");
+  TempPath png("studio_shot_ranks.png");
+  const int64_t run = mpk::testing::store_tiny_tp2(trace.str());
+  std::string err;
+  ASSERT_EQ(run_studio("--screenshot " + png.str() + " --size 1280x800 --run " + std::to_string(run) + " " + trace.str(), &err),
+            0)
+      << err;
+  const Image img = load_png(png.str());
+  ASSERT_EQ(img.w, 1280);
+  ASSERT_EQ(img.h, 800);
+
+  StudioState s;
+  ASSERT_TRUE(open_trace(s, trace.str(), run)) << s.status;
+  HeadlessFrame h(1280, 800);
+  h.run([&] { draw_app_frame(s); }, 4);
+  const TimelineState& tl = s.timeline;
+  ASSERT_EQ(tl.rank_row_y.size(), 1u);
+  std::set<uint32_t> busy_colours;
+  for (int k = 0; k < kNumOpKinds; ++k)
+    for (float f : {1.0f, 0.85f, 0.55f, 0.4f}) busy_colours.insert(darken(kind_color(static_cast<OpKind>(k)), f));
+  const int x0 = static_cast<int>(std::ceil(tl.canvas_x0)), x1 = static_cast<int>(std::floor(tl.canvas_x0 + tl.canvas_width));
+  for (size_t w = 0; w < tl.rank_row_y[0].size(); ++w) {
+    const float top = tl.rank_row_y[0][w];
+    ASSERT_GE(top, 0) << "rank 1's worker " << w << " is not on screen";
+    int64_t busy = 0;
+    for (int y = static_cast<int>(std::round(top)) + 1; y < static_cast<int>(std::round(top + tl.row_height)) - 1; ++y)
+      for (int x = x0; x < x1; ++x) busy += busy_colours.count(img.at(x, y));
+    EXPECT_GT(busy, 0) << "rank 1's worker " << w << " shows no task";
+  }
 }
 
 TEST(StudioScreenshot, BadInputExitsNonZeroWithAMessage) {
