@@ -4,7 +4,7 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpbig] [batch] [big1] [driver] [cli] [hf] [bench] [trace] [qtrace]
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpab] [tpbig] [batch] [big1] [driver] [cli] [hf] [bench] [trace] [qtrace]
 #        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
@@ -18,7 +18,9 @@
 #        REPS: bench repetitions, default 7; TINY_STEPS: steps of the tinytraces runs, default 4;
 #        tests on a machine of several GPUs run as one gtest shard per GPU, in parallel;
 #        tp: the tensor-parallel tests, then `mpk bench --tp` of both models at every rank
-#        count the GPUs allow; tptrace: rank 0's critical-path table of qwen3-8b at tp 4, or 2;
+#        count the GPUs allow; tptrace: every rank's trace of qwen3-8b at tp 4, or 2, with
+#        rank 0's and the last rank's critical-path tables, and tiny's at tp 2 into $OUT/tiny-tp.db; tpab: qwen3-8b at
+#        tp 2 and 4 by .carry/bin/mpk-old and mpk, alternated;
 #        tpbig: a Llama-3.1-70B shape (scripts/gpu/models/llama-3.1-70b) at tp 4, and 2 on H200s;
 #        batch: issue 15's batch figures; big1: a Qwen3-32B shape on one GPU)
 set -u
@@ -90,11 +92,32 @@ fi
 if want tptrace; then
   tp=$((GPUS >= 4 ? 4 : 2))
   {
-    step "critical path: qwen3-8b at tp $tp, rank 0's trace of 128 steps"
+    step "critical path: qwen3-8b at tp $tp, every rank's trace of 128 steps"
     timeout 300 "$BIN/mpk" run --backend gpu --model qwen3-8b --tp $tp --steps 128 --max-seq 128 --trace /tmp/tp.db | tail -2
-    "$BIN/mpk" trace path /tmp/tp.db --layers | sed 1,2d
-    rm -f /tmp/tp.db
+    "$BIN/mpk" trace runs /tmp/tp.db | cut -c1-60
+    sqlite3 /tmp/tp.db "SELECT id, rank, rank_offset_ns, substr(options, instr(options, 'rank_clock_ns')) FROM run" 2>/dev/null ||
+      python3 -c "import sqlite3; [print(r) for r in sqlite3.connect('/tmp/tp.db').execute(\"SELECT id, rank, rank_offset_ns, substr(options, instr(options, 'rank_clock_ns')) FROM run\")]"
+    for run in 1 $tp; do
+      echo "--- rank $((run - 1))"
+      "$BIN/mpk" trace path /tmp/tp.db --run $run --layers | sed 1,2d
+    done
+    rm -f /tmp/tp.db "$OUT/tiny-tp.db"
+    step "tiny at tp 2 (its 2 kv heads), every rank's trace of 8 steps -> \$OUT/tiny-tp.db"
+    timeout 120 "$BIN/mpk" run --backend gpu --model tiny --tp 2 --steps 8 --trace "$OUT/tiny-tp.db" | tail -1
   } 2>&1 | tee -a "$LOG"
+fi
+
+if want tpab; then
+  # .carry/bin/mpk-old against mpk, alternated, on the same GPUs: qwen3-8b at tp 2 and 4.
+  for tp in 2 4 2 4; do
+    ((tp <= GPUS)) || continue
+    for b in mpk-old mpk; do
+      {
+        step "A/B $b qwen3-8b tp $tp"
+        timeout 200 "$BIN/$b" bench --model qwen3-8b --steps 128 --reps "$REPS" --tp $tp
+      } 2>&1 | tee -a "$LOG" | grep -E "===|^tp |^megakernel|rror"
+    done
+  done
 fi
 
 if want tpbig; then

@@ -6,8 +6,14 @@
 // GPU: all_ranks waits and system-scope triggers in plain memory, and, through a one-rank
 // TpGroup, in NCCL's symmetric memory. TpMegakernelMultiGpu needs 2 GPUs (and 4 for its
 // 4-rank case); a peer that stops early leaves the other rank to its watchdog, which
-// names the rank (and the peer, when the wait it stopped was one on a peer's counter).
+// names the rank (and the peer, when the wait it stopped was one on a peer's counter);
+// traced, every rank's trace lands on one time axis, one run per rank in trace.db.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <tuple>
 
 #include "ir/ops/tensor_parallel.h"
 #include "runtime/gpu/tp_group.h"
@@ -15,6 +21,8 @@
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/runtime/fidelity_gate.h"
 #include "tests/runtime/runtime_test_util.h"
+#include "traces/rank_clocks.h"
+#include "traces/trace_db.h"
 
 namespace mpk {
 namespace {
@@ -105,6 +113,58 @@ TEST(TpMegakernelMultiGpu, RanksMatchTheCpuRanksBitForBitAndPassTheGate) {
       }
     }
   }
+}
+
+// With tracing on, every rank records its trace; on one time axis (traces/rank_clocks.h)
+// every task that waits on an all_ranks event starts after every rank's producers of it
+// end, and trace.db stores one run per rank.
+TEST(TpMegakernelMultiGpu, EveryRankRecordsItsTraceOnOneTimeAxis) {
+  MPK_REQUIRE_GPUS(2);
+  const Module whole = import_model("tiny", ImportOptions{});
+  const Module m = sharded(whole, 2);
+  GpuTpMegakernel g(m, rank_weights(m, random_weights(whole, 2)));
+  GpuRunOptions o = gpu_run(8, {1, 2});
+  o.trace = true;
+  const GpuRunResult r = g.run(o);
+  ASSERT_EQ(r.trace_overflow, 0u);
+  ASSERT_EQ(r.peer_traces.size(), 1u);
+  std::vector<Execution> execs;
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    const std::vector<abi::TraceRecord>& t = rank == 0 ? r.trace : r.peer_traces[0];
+    EXPECT_EQ(t.size(), 8 * m.graph.tasks.size()) << "rank " << rank;
+    for (const abi::TraceRecord& x : t)
+      execs.push_back({x.task, x.step, x.worker, x.sm, static_cast<int64_t>(x.wait_begin_ns),
+                       static_cast<int64_t>(x.start_ns), static_cast<int64_t>(x.end_ns), rank});
+  }
+  const std::vector<RankClock> clocks = align_rank_clocks(m, execs);
+  std::printf("rank 1's clock: offsets allowed [%lld, %lld] ns, applied %lld\n", static_cast<long long>(clocks[1].lo_ns),
+              static_cast<long long>(clocks[1].hi_ns), static_cast<long long>(clocks[1].offset_ns));
+  ASSERT_TRUE(clocks[1].bounded);
+  EXPECT_LE(clocks[1].lo_ns, clocks[1].hi_ns) << "the ranks' traces contradict each other";
+  std::map<std::tuple<int32_t, TaskId, int32_t>, const Execution*> at;
+  for (const Execution& x : execs) at[{x.rank, x.task, x.step}] = &x;
+  int64_t pairs = 0;
+  for (const Event& e : m.graph.events) {
+    if (!e.all_ranks) continue;
+    for (const Execution& c : execs) {
+      if (c.step < e.step_distance || !std::binary_search(e.consumers.begin(), e.consumers.end(), c.task)) continue;
+      for (int32_t q = 0; q < 2; ++q)
+        for (TaskId p : e.producers) {
+          EXPECT_LE(at.at({q, p, c.step - e.step_distance})->end_ns, c.start_ns);
+          ++pairs;
+        }
+    }
+  }
+  EXPECT_GT(pairs, 0);
+  const std::string path = ::testing::TempDir() + "tp_trace.db";
+  std::remove(path.c_str());
+  RunInfo info;
+  info.kind = "gpu";
+  const int64_t id = write_run(path, m, info, execs);
+  const std::vector<RunRecord> runs = TraceReader(path).rank_runs(id);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].num_executions, static_cast<int64_t>(8 * m.graph.tasks.size()));
+  std::remove(path.c_str());
 }
 
 // Rank 1 runs 2 steps and stops; rank 0, running 16, waits at step 2 for rank 1's partials
