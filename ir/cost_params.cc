@@ -29,8 +29,8 @@ CostParams CostParams::from_machine(const MachineModel& m) {
   p.dispatch_ns = 0;
   p.defaults.fixed_ns = m.task_overhead_ns;
   p.defaults.bytes_scale = 1.0;
-  // H100 SXM's NVLink 4: 450 GB/s each way per GPU; a remote poll's round trip, not yet
-  // calibrated from a trace.
+  // NVLink 4: 450 GB/s each way per GPU; mpk calibrate fitted the latency beyond a local
+  // release at 1.98 to 2.03 us from tp 2 and 4 traces on 4 H200s (docs/benchmarks.md).
   p.link_latency_ns = 2000;
   p.link_bandwidth = 4.5e11;
   p.defaults.flops_per_ns = 256.0 * m.clock_ghz;

@@ -84,6 +84,9 @@ void print_latencies(const Calibration& cal) {
   std::printf("dispatch gap   %s  (%lld gaps); step boundary +%s  (%lld)\n",
               format_ns(p.dispatch_ns).c_str(), static_cast<long long>(cal.dispatch_samples),
               format_ns(p.step_ns).c_str(), static_cast<long long>(cal.step_samples));
+  if (cal.link_samples > 0)
+    std::printf("link latency   +%s beyond a local release  (%lld cross-GPU waits)\n",
+                format_ns(p.link_latency_ns).c_str(), static_cast<long long>(cal.link_samples));
   std::printf("SM bandwidth   %.1f GB/s  (%s; device %.0f GB/s shared)\n", p.sm_bandwidth * 1e-9,
               cal.sm_bandwidth_fitted ? "fitted" : "kept from the base", p.mem_bandwidth * 1e-9);
   std::printf("ring           %s; KV-cache reads %s\n\n",

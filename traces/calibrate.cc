@@ -451,6 +451,17 @@ CalibrationRun load_calibration_run(const TraceReader& reader, int64_t id) {
   }
   r.executions = reader.executions(id);
   r.steps = static_cast<int32_t>(rec.steps);
+  for (const RunRecord& peer : rec.ranks > 1 ? reader.rank_runs(id) : std::vector<RunRecord>{}) {
+    if (peer.id == id) continue;
+    for (Execution x : reader.executions(peer.id)) {
+      const int64_t shift = peer.rank_offset_ns - rec.rank_offset_ns;
+      x.wait_begin_ns += shift;
+      x.start_ns += shift;
+      x.end_ns += shift;
+      x.rank = peer.rank;
+      r.peers.push_back(x);
+    }
+  }
   if (r.executions.empty()) throw Error(r.label + " has no executions");
   return r;
 }
@@ -469,6 +480,8 @@ Calibration calibrate(const std::vector<CalibrationRun>& runs, const CostParams&
   cal.params.fanout_ns = lf.fanout_ns;
   cal.params.dispatch_ns = lf.dispatch_ns;
   cal.params.step_ns = lf.step_ns;
+  if (lf.link_samples > 0) cal.params.link_latency_ns = lf.link_latency_ns;
+  cal.link_samples = lf.link_samples;
   cal.latency_samples = lf.latency_samples;
   cal.dispatch_samples = lf.dispatch_samples;
   cal.step_samples = lf.step_samples;

@@ -27,9 +27,13 @@ struct CalibrationRun {
                        // module: positional KV-cache reads need them)
   std::vector<Execution> executions;  // times from the run's start
   int32_t steps = 0;
+  // A rank of a tensor-parallel launch: the other ranks' executions on this run's time
+  // axis (Execution::rank set), which decide its waits on all_ranks events.
+  std::vector<Execution> peers;
 };
 
-// A run of trace.db: its stored module (else the graph rows), executions and labels.
+// A run of trace.db: its stored module (else the graph rows), executions and labels, and
+// for a rank of a tensor-parallel launch its peers' executions.
 // Throws mpk::Error naming the file and run.
 CalibrationRun load_calibration_run(const TraceReader& reader, int64_t run);
 
@@ -45,6 +49,7 @@ struct Calibration {
   CostParams params;
   std::vector<KindFit> fits;  // kinds with samples, in TaskKind order
   int64_t latency_samples = 0, dispatch_samples = 0, step_samples = 0;
+  int64_t link_samples = 0;  // waits an all_ranks event decided (tensor-parallel runs)
   bool sm_bandwidth_fitted = false;  // else the base's value was kept
 };
 

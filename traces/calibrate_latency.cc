@@ -54,12 +54,46 @@ struct Gap {
   bool step_start;
 };
 
-// The waits and gaps of one run, the readiness estimated with `p`'s latency terms.
-void observe(const CalibrationRun& run, const CostParams& p, std::vector<Wait>& waits,
+// A rank's view of its launch's all_ranks events: the last end, over every rank, of the
+// producers of such an event at a step (empty for a run without peers).
+class CrossRankEnds {
+ public:
+  CrossRankEnds(const CalibrationRun& run, const TaskGraphIndex& g) : g_(g), steps_(run.steps) {
+    if (run.peers.empty()) return;
+    end_.assign(run.module.graph.tasks.size() * static_cast<size_t>(steps_), -1);
+    for (const auto* list : {&run.executions, &run.peers})
+      for (const Execution& x : *list)
+        if (x.task >= 0 && static_cast<size_t>(x.task) < run.module.graph.tasks.size() && x.step >= 0 && x.step < steps_) {
+          int64_t& e = end_[static_cast<size_t>(x.task) * steps_ + x.step];
+          e = std::max(e, x.end_ns);
+        }
+  }
+  // The last end of the all_ranks events `x` waited on, -1 for none.
+  int64_t last_end(const Module& m, const Execution& x) const {
+    int64_t last = -1;
+    if (end_.empty()) return last;
+    for (EventId e : g_.waits(x.task)) {
+      const int32_t k = x.step - g_.distance(e);
+      if (!m.graph.events[static_cast<size_t>(e)].all_ranks || k < 0) continue;
+      for (TaskId t : g_.producers(e)) last = std::max(last, end_[static_cast<size_t>(t) * steps_ + k]);
+    }
+    return last;
+  }
+
+ private:
+  const TaskGraphIndex& g_;
+  int32_t steps_;
+  std::vector<int64_t> end_;
+};
+
+// The waits and gaps of one run, the readiness estimated with `p`'s latency terms; the
+// waits an all_ranks event decided go to `link` (start - the last end over every rank).
+void observe(const CalibrationRun& run, const CostParams& p, std::vector<Wait>& waits, std::vector<double>& link,
              std::vector<Gap>& gaps, bool event_bound_only, double worker_gap) {
   const auto& execs = run.executions;
   const BlameIndex blames(run.module, execs, run.steps);
   const TaskGraphIndex& g = blames.graph();
+  const CrossRankEnds cross(run, g);
   std::vector<std::vector<size_t>> per_worker(run.module.graph.schedule.workers.size());
   for (size_t i = 0; i < execs.size(); ++i)
     if (execs[i].worker >= 0 && static_cast<size_t>(execs[i].worker) < per_worker.size())
@@ -81,15 +115,23 @@ void observe(const CalibrationRun& run, const CostParams& p, std::vector<Wait>& 
       const double prev_end = j > 0 ? static_cast<double>(execs[list[j - 1]].end_ns) : 0.0;
       const bool step_start = j > 0 && execs[list[j - 1]].step != e.step;
       const double latency = p.event_latency_ns + p.trigger_ns * trigger + p.fanout_ns * fanout;
-      const double ready = b.event >= 0 ? static_cast<double>(b.producer_end_ns) + latency : 0.0;
+      const int64_t link_end = cross.last_end(run.module, e);
+      // An all_ranks event that ended with the last local one decides: its release is later.
+      const bool by_link = link_end >= 0 && (b.event < 0 || link_end >= b.producer_end_ns);
+      const double ready = by_link       ? static_cast<double>(link_end) + p.event_latency_ns + p.link_latency_ns
+                           : b.event >= 0 ? static_cast<double>(b.producer_end_ns) + latency
+                                          : 0.0;
       if (j > 0)
         gaps.push_back({start - prev_end, ready - prev_end,
                         static_cast<double>(e.wait_begin_ns) - prev_end, step_start});
       // A wait the event decided: the task started after the worker was free.
       const double free_at = j > 0 ? prev_end + (event_bound_only ? worker_gap : 0.0) : 0.0;
-      if (b.event >= 0 && e.start_ns > e.wait_begin_ns && start > free_at + 0.5 &&
-          e.start_ns >= b.producer_end_ns)
+      if (!(e.start_ns > e.wait_begin_ns && start > free_at + 0.5)) continue;
+      if (by_link) {
+        if (e.start_ns >= link_end) link.push_back(start - static_cast<double>(link_end));
+      } else if (b.event >= 0 && e.start_ns >= b.producer_end_ns) {
         waits.push_back({start - static_cast<double>(b.producer_end_ns), trigger, fanout});
+      }
     }
   }
 }
@@ -196,8 +238,9 @@ LatencyFit fit_latencies(const std::vector<CalibrationRun>& runs, const CostPara
   constexpr size_t kMaxWaits = 40000;
   // 1. Latency from the waits that started after their worker was free.
   std::vector<Wait> waits;
+  std::vector<double> link;
   std::vector<Gap> gaps;
-  for (const CalibrationRun& r : runs) observe(r, base, waits, gaps, false, 0);
+  for (const CalibrationRun& r : runs) observe(r, base, waits, link, gaps, false, 0);
   CostParams p = base;
   if (!waits.empty()) {
     const std::vector<double> c = fit_latency(thin(waits, kMaxWaits));
@@ -207,8 +250,9 @@ LatencyFit fit_latencies(const std::vector<CalibrationRun>& runs, const CostPara
   // latency again from the waits the events decided beyond that gap.
   for (int round = 0; round < 2; ++round) {
     waits.clear();
+    link.clear();
     gaps.clear();
-    for (const CalibrationRun& r : runs) observe(r, p, waits, gaps, round == 1, p.dispatch_ns);
+    for (const CalibrationRun& r : runs) observe(r, p, waits, link, gaps, round == 1, p.dispatch_ns);
     std::vector<double> within, at_step;
     for (const Gap& g : gaps)
       if (g.ready_after <= 0 && g.gap >= 0) (g.step_start ? at_step : within).push_back(g.gap);
@@ -231,6 +275,8 @@ LatencyFit fit_latencies(const std::vector<CalibrationRun>& runs, const CostPara
     }
   }
   out.latency_samples = static_cast<int64_t>(waits.size());
+  out.link_samples = static_cast<int64_t>(link.size());
+  out.link_latency_ns = link.empty() ? base.link_latency_ns : std::max(0.0, median(link) - p.event_latency_ns);
   out.event_latency_ns = p.event_latency_ns;
   out.trigger_ns = p.trigger_ns;
   out.fanout_ns = p.fanout_ns;

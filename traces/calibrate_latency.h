@@ -8,7 +8,12 @@
 //   - dispatch_ns: the median of start - the worker's previous end over tasks whose
 //     events were ready by then (so the worker, not an event, set the start), within a
 //     step (where every task waited: of wait_begin - the previous end); step_ns: the same
-//     over each worker's first task of a step, less dispatch_ns.
+//     over each worker's first task of a step, less dispatch_ns;
+//   - link_latency_ns (tensor parallel): where a task's start was decided by an all_ranks
+//     event, whose last producer is the last over every rank (CalibrationRun::peers), the
+//     median of its start minus that end, less event_latency_ns: what a cross-GPU release
+//     costs beyond a local one (with the ranks' skew, which one rank's simulation cannot
+//     see otherwise). Those waits are left out of the event latency's fit.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +27,8 @@ namespace mpk {
 struct LatencyFit {
   double event_latency_ns = 0, trigger_ns = 0, fanout_ns = 0;
   double dispatch_ns = 0, step_ns = 0;
-  int64_t latency_samples = 0, dispatch_samples = 0, step_samples = 0;
+  double link_latency_ns = 0;
+  int64_t latency_samples = 0, dispatch_samples = 0, step_samples = 0, link_samples = 0;
 };
 
 // Fields without samples keep `base`'s values.

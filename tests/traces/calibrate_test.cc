@@ -96,6 +96,38 @@ TEST(Calibrate, RecoversOneSmsBandwidthLimit) {
   EXPECT_NEAR(cal.params.cost_of(TaskKind::kLinear).fixed_ns, 300, 300 * 0.03);
 }
 
+// A tensor-parallel rank: the events into the odd layers' linears are all_ranks, released
+// link_latency_ns later than a local one. Its peer (the same schedule, so the same times)
+// decides those waits; calibration recovers both latencies from them.
+TEST(Calibrate, RecoversTheLinkLatencyOfCrossRankEvents) {
+  Module m = layered_graph();
+  for (size_t e = 0; e < m.graph.events.size(); e += 4) m.graph.events[e].all_ranks = true;
+  CostParams known = truth();
+  known.link_latency_ns = 3000;
+  CalibrationRun run;
+  run.module = m;
+  run.steps = 6;
+  run.executions = simulate(m, known, 6);
+  CostParams base = known;
+  base.kinds = {};
+  base.event_latency_ns = 0;
+  base.link_latency_ns = 0;
+  const Calibration alone = calibrate({run}, base);  // no peers: nothing to say about links
+  EXPECT_EQ(alone.link_samples, 0);
+  EXPECT_EQ(alone.params.link_latency_ns, 0);
+
+  run.peers = run.executions;
+  for (Execution& x : run.peers) x.rank = 1;
+  const Calibration cal = calibrate({run}, base);
+  EXPECT_GT(cal.link_samples, 0);
+  EXPECT_NEAR(cal.params.event_latency_ns, 700, 1.0);
+  EXPECT_NEAR(cal.params.link_latency_ns, 3000, 1.0);
+
+  // The peer running 2 us late: every cross-rank wait is 2 us longer, and so is the link.
+  for (Execution& x : run.peers) x.end_ns += 2000;
+  EXPECT_NEAR(calibrate({run}, base).params.link_latency_ns, 1000, 1.0);
+}
+
 TEST(Calibrate, ToleratesTasksThatDoNotFollowTheModel) {
   // The "hardware" moves +-25 % more or fewer bytes per task than the graph says (a
   // fixed pseudo-random factor per task); calibrating on the graph as recorded still

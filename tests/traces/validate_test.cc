@@ -80,8 +80,9 @@ TEST(Validate, RankingsTieWithinHalfAPercent) {
   EXPECT_FALSE(rankings({a, b, c}).front().same());
 }
 
-// Every trace.db under tests/data: its gpu runs, each (model, policy) pair predicted from
-// the others as the header says.
+// Every trace.db under tests/data: its gpu runs (not tensor-parallel launches: those are of
+// another machine, tests/traces/rank_trace_test.cc), each (model, policy) pair predicted
+// from the others as the header says.
 TEST(Validate, RecordedH100TracesArePredictedAsReported) {
   const std::filesystem::path dir = std::filesystem::path(MPK_SOURCE_DIR) / "tests" / "data";
   std::vector<CalibrationRun> runs;
@@ -90,7 +91,7 @@ TEST(Validate, RecordedH100TracesArePredictedAsReported) {
       if (f.path().extension() != ".db") continue;
       const TraceReader reader(f.path().string());
       for (const RunRecord& r : reader.runs())
-        if (r.kind == "gpu") runs.push_back(load_calibration_run(reader, r.id));
+        if (r.kind == "gpu" && r.ranks == 1) runs.push_back(load_calibration_run(reader, r.id));
     }
   if (runs.empty()) GTEST_SKIP() << "no recorded gpu runs under " << dir.string();
   const std::vector<PairPrediction> pairs =
