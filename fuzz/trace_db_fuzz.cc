@@ -1,6 +1,7 @@
 // Fuzz target: the trace.db reader and the analyses a user runs on a trace (list the runs;
-// per run: statistics with the critical path, Chrome export to a null stream, derive_run on
-// the executions read back, the stored module read back). Two kinds of input:
+// per run: its launch's ranks, statistics with the critical path, Chrome export to a null
+// stream, derive_run on the executions read back, the stored module read back). Two kinds
+// of input:
 //   - bytes starting with the SQLite header: the whole file image (byte mutations mostly
 //     give "not a database", which is fine);
 //   - anything else: SQL text applied to a small built-in trace.db (UPDATE, INSERT, DELETE,
@@ -33,11 +34,13 @@ namespace {
 constexpr char kSqliteHeader[] = "SQLite format 3";  // with its NUL: 16 bytes
 
 // The built-in trace for SQL inputs: norm (w0) -> q0 (w0), q1 (w1) -> residual (w1) over three
-// steps, the residual feeding the next step's norm.
+// steps, the residual feeding the next step's norm, run as two tensor-parallel ranks (two
+// runs, rank 1's a copy of rank 0's).
 std::string built_in_trace() {
   mpk::Module m;
   m.name = "fuzz";
   m.attrs["batch"] = int64_t{1};
+  m.attrs["tp"] = int64_t{2};
   m.machine.sm_count = 2;
   for (const char* name : {"L0.norm", "L0.q"}) {
     mpk::Operator op;
@@ -70,7 +73,12 @@ std::string built_in_trace() {
   const int fd = ::mkstemp(path);
   ::close(fd);
   ::unlink(path);
-  mpk::write_run(path, m, mpk::RunInfo{}, mpk::simulate(m, mpk::CostParams::from_machine(m.machine), 3));
+  std::vector<mpk::Execution> execs = mpk::simulate(m, mpk::CostParams::from_machine(m.machine), 3);
+  for (size_t i = 0, n = execs.size(); i < n; ++i) {
+    execs.push_back(execs[i]);
+    execs.back().rank = 1;
+  }
+  mpk::write_run(path, m, mpk::RunInfo{}, execs);
   sqlite3* db = nullptr;  // small pages: a few KiB to copy per input instead of 300
   sqlite3_open(path, &db);
   sqlite3_exec(db, "PRAGMA page_size = 512; VACUUM", nullptr, nullptr, nullptr);
@@ -152,6 +160,7 @@ void analyse() {
   std::ostream null(nullptr);
   for (const mpk::RunRecord& run : reader.runs()) {
     try {
+      reader.rank_runs(run.id);
       mpk::format_stats(mpk::compute_stats(reader, run.id), true);
       // Every flow arrow only for small runs: formatting them dominates, and the small runs
       // reach the same code.

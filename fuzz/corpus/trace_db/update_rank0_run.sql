@@ -1,0 +1,1 @@
+UPDATE run SET rank0_run = 7 WHERE rank = 1;

@@ -1,0 +1,1 @@
+UPDATE run SET rank = 1, rank0_run = 2 WHERE id = 1;

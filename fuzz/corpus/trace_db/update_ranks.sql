@@ -1,0 +1,1 @@
+UPDATE run SET ranks = 9, rank_offset_ns = -9223372036854775807;
