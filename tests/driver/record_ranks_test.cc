@@ -11,12 +11,14 @@
 #include "driver_test_util.h"
 #include "ir/error.h"
 #include "tests/traces/aged_trace.h"
+#include "tests/traces/cross_rank_order.h"
 #include "traces/rank_clocks.h"
 
 namespace mpk {
 namespace {
 
 using testing::DriverTest;
+using testing::check_cross_rank_order;
 using testing::error_of;
 
 Compiled tiny_tp2() {
@@ -31,28 +33,6 @@ ExecResult run_cpu_ranks(const Module& m, std::unique_ptr<Executor>* cpu) {
   o.threads = 2;
   *cpu = make_executor("cpu", m, o);
   return (*cpu)->run({4, {1, 2}, true});
-}
-
-// Every cross-rank dependency on one time axis: a consumer of an all_ranks event starts
-// after every rank's producers of it end. Returns how many pairs were checked.
-int64_t check_cross_rank_order(const Module& m, const std::vector<Execution>& execs) {
-  std::map<std::tuple<int32_t, TaskId, int32_t>, const Execution*> at;
-  for (const Execution& x : execs) at[{x.rank, x.task, x.step}] = &x;
-  int64_t pairs = 0;
-  for (const Event& e : m.graph.events) {
-    if (!e.all_ranks) continue;
-    for (const Execution& c : execs) {
-      if (!std::binary_search(e.consumers.begin(), e.consumers.end(), c.task) || c.step < e.step_distance) continue;
-      for (int32_t q = 0; q < 2; ++q)
-        for (TaskId p : e.producers) {
-          const Execution* px = at.at({q, p, c.step - e.step_distance});
-          EXPECT_LE(px->end_ns, c.start_ns) << "task " << c.task << " on rank " << c.rank << " at step " << c.step
-                                            << " after task " << p << " on rank " << q;
-          ++pairs;
-        }
-    }
-  }
-  return pairs;
 }
 
 TEST_F(DriverTest, ATensorParallelLaunchIsOneRunPerRankOnOneTimeAxis) {

@@ -10,10 +10,7 @@
 // traced, every rank's trace lands on one time axis, one run per rank in trace.db.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
-#include <tuple>
 
 #include "ir/ops/tensor_parallel.h"
 #include "runtime/gpu/tp_group.h"
@@ -21,6 +18,7 @@
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/runtime/fidelity_gate.h"
 #include "tests/runtime/runtime_test_util.h"
+#include "tests/traces/cross_rank_order.h"
 #include "traces/rank_clocks.h"
 #include "traces/trace_db.h"
 
@@ -141,20 +139,7 @@ TEST(TpMegakernelMultiGpu, EveryRankRecordsItsTraceOnOneTimeAxis) {
               static_cast<long long>(clocks[1].hi_ns), static_cast<long long>(clocks[1].offset_ns));
   ASSERT_TRUE(clocks[1].bounded);
   EXPECT_LE(clocks[1].lo_ns, clocks[1].hi_ns) << "the ranks' traces contradict each other";
-  std::map<std::tuple<int32_t, TaskId, int32_t>, const Execution*> at;
-  for (const Execution& x : execs) at[{x.rank, x.task, x.step}] = &x;
-  int64_t pairs = 0;
-  for (const Event& e : m.graph.events) {
-    if (!e.all_ranks) continue;
-    for (const Execution& c : execs) {
-      if (c.step < e.step_distance || !std::binary_search(e.consumers.begin(), e.consumers.end(), c.task)) continue;
-      for (int32_t q = 0; q < 2; ++q)
-        for (TaskId p : e.producers) {
-          EXPECT_LE(at.at({q, p, c.step - e.step_distance})->end_ns, c.start_ns);
-          ++pairs;
-        }
-    }
-  }
+  const int64_t pairs = testing::check_cross_rank_order(m, execs);
   EXPECT_GT(pairs, 0);
   const std::string path = ::testing::TempDir() + "tp_trace.db";
   std::remove(path.c_str());

@@ -8,9 +8,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <tuple>
 
+#include "tests/traces/cross_rank_order.h"
 #include "traces/calibrate.h"
 #include "traces/trace_db.h"
 
@@ -31,27 +30,15 @@ TEST(RankTrace, EveryCrossRankWaitIsInOrderOnRankZerosAxis) {
   const size_t at_clock = ranks[1].options.find("rank_clock_ns=0,");
   ASSERT_NE(at_clock, std::string::npos) << ranks[1].options;
   EXPECT_GT(std::llabs(std::stoll(ranks[1].options.substr(at_clock + 16))), 1'000'000);
-  std::map<std::tuple<int32_t, TaskId, int32_t>, Execution> at;
+  std::vector<Execution> execs;
   for (const RunRecord& r : ranks)
     for (Execution x : reader.executions(r.id)) {
       x.start_ns += r.rank_offset_ns;
       x.end_ns += r.rank_offset_ns;
-      at[{r.rank, x.task, x.step}] = x;
+      x.rank = r.rank;
+      execs.push_back(x);
     }
-  const Module m = *reader.stored_module(1);
-  int64_t pairs = 0;
-  for (const Event& e : m.graph.events) {
-    if (!e.all_ranks) continue;
-    for (int32_t rank = 0; rank < 2; ++rank)
-      for (TaskId c : e.consumers)
-        for (int32_t step = e.step_distance; step < 8; ++step)
-          for (int32_t q = 0; q < 2; ++q)
-            for (TaskId p : e.producers) {
-              EXPECT_LE(at.at({q, p, step - e.step_distance}).end_ns, at.at({rank, c, step}).start_ns)
-                  << "task " << c << " of rank " << rank << " at step " << step;
-              ++pairs;
-            }
-  }
+  const int64_t pairs = testing::check_cross_rank_order(*reader.stored_module(1), execs);
   EXPECT_GT(pairs, 1000);
 }
 
