@@ -167,7 +167,7 @@ struct TraceWriter::Impl {
   };
   // One rank's run row and rows, inside the launch's transaction.
   int64_t write_rank(const Module& m, const RunInfo& info, const RunRows& rows, int64_t rank0_run,
-                     const RankExecutions& rank, DerivedRun& derived);
+                     const RankExecutions& rank, std::future<DerivedRun>& deriving, DerivedRun& derived);
 
   std::unique_ptr<SqliteStmt> insert_string;
   std::function<void()> before_commit;
@@ -261,6 +261,12 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
   if (steps <= 0)
     for (const Execution& x : input) steps = std::max(steps, x.step + 1);
   std::vector<RankExecutions> ranks = split_by_rank(m, input, steps);
+  // Bubbles, steps and operator statistics are derived on other threads while this one
+  // serializes the module and stores the graph, the run rows and the executions (all only
+  // read `m` and the executions); a run row needs its extent only.
+  std::vector<std::future<DerivedRun>> deriving;
+  for (const RankExecutions& r : ranks)
+    deriving.push_back(std::async(std::launch::async, [&m, &r, steps] { return derive_run(m, r.execs, steps); }));
   const std::string module_bytes = module_to_binary(m);
   if (static_cast<int64_t>(module_bytes.size()) > kMaxModuleBytes)
     throw Error("trace: module '" + m.name + "' is " + std::to_string(module_bytes.size()) +
@@ -287,7 +293,7 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
       rows.rank = static_cast<int32_t>(r);
       rows.offset = ranks[r].execs.empty() ? 0 : ranks[r].origin - ranks[0].origin;
       DerivedRun derived;
-      const int64_t run = write_rank(m, info, rows, rank0_run, ranks[r], derived);
+      const int64_t run = write_rank(m, info, rows, rank0_run, ranks[r], deriving[r], derived);
       if (r == 0) {
         rank0_run = run;
         rank0 = std::move(derived);
@@ -329,13 +335,9 @@ int64_t TraceWriter::Impl::write(const Module& m, const RunInfo& info,
 }
 
 int64_t TraceWriter::Impl::write_rank(const Module& m, const RunInfo& info, const RunRows& rows,
-                                      int64_t rank0_run, const RankExecutions& rank, DerivedRun& derived) {
+                                      int64_t rank0_run, const RankExecutions& rank,
+                                      std::future<DerivedRun>& deriving, DerivedRun& derived) {
   const std::vector<Execution>& execs = rank.execs;
-  // Bubbles, steps and operator statistics are derived on a second thread while this one
-  // stores the run row and the executions (both only read `m` and `execs`); the run row
-  // needs the extent only.
-  std::future<DerivedRun> deriving =
-      std::async(std::launch::async, [&] { return derive_run(m, execs, rows.steps); });
   const RunExtent extent = run_extent(m, execs);
   SqliteStmt r(db,
                "INSERT INTO run(kind, graph, device, model, policy, policy_params, options, "
