@@ -45,6 +45,7 @@ std::string format_run_title(const RunRecord& r) {
   if (!r.policy_params.empty() && r.policy_params != "{}") t += " " + r.policy_params;
   t += strf("  batch %lld  %lld steps  %d workers  %s", static_cast<long long>(r.batch),
             static_cast<long long>(r.steps), r.num_workers, r.device.name.c_str());
+  if (r.ranks > 1) t += strf("  rank %d of %d", r.rank, r.ranks);
   if (!r.options.empty()) t += "\n  options: " + r.options;
   return t + "\n";
 }

@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "tests/traces/aged_trace.h"
 #include "tests/traces/cross_rank_order.h"
+#include "traces/analysis.h"
 #include "traces/rank_clocks.h"
 
 namespace mpk {
@@ -61,6 +62,7 @@ TEST_F(DriverTest, ATensorParallelLaunchIsOneRunPerRankOnOneTimeAxis) {
     EXPECT_EQ(run.graph, ranks[0].graph);
     EXPECT_EQ(run.steps, 4);
     EXPECT_EQ(reader.steps(run.id).size(), 4u);
+    EXPECT_NE(format_run_title(run).find(" rank " + std::to_string(k) + " of 2"), std::string::npos);
     // Each rank's executions, from its own start, are the executor's at rank_offset_ns on
     // rank 0's axis.
     std::map<std::pair<TaskId, int32_t>, Execution> want;
