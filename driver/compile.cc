@@ -18,7 +18,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 std::string pipeline_of(const CompileRequest& r) {
-  const std::string shard = r.tp > 0 ? "shard-tp{ranks=" + std::to_string(r.tp) + "}," : "";
+  const std::string shard = (r.tp > 0 ? "shard-tp{ranks=" + std::to_string(r.tp) + "}," : "") +
+                            (r.chunk > 0 ? "prefill-chunk{rows=" + std::to_string(r.chunk) + "}," : "");
   if (!r.pipeline.empty()) return shard + r.pipeline;
   return shard + default_pipeline_with(r.policy.empty() ? kDefaultPolicy : r.policy, "decompose", r.costs);
 }
@@ -112,6 +113,15 @@ void run_pipeline(Module& m, const std::string& pipeline) {
 
 namespace {
 
+// The prefill chunk of a compiled module (its program is fused already): prefill-chunk,
+// then the module's own passes from decompose on (its decompose options and policy).
+std::string chunk_pipeline_of(const Module& m, int64_t chunk) {
+  Pipeline own = parse_pipeline(m.provenance.pipeline.empty() ? kDefaultPipeline : m.provenance.pipeline);
+  if (first_decompose(own) == own.size()) own = parse_pipeline(kDefaultPipeline);
+  const Pipeline graph(own.begin() + static_cast<ptrdiff_t>(first_decompose(own)), own.end());
+  return "prefill-chunk{rows=" + std::to_string(chunk) + "}," + print_pipeline(graph);
+}
+
 // compile() up to the verifier: import, and the pipeline unless the model is a scheduled
 // module used as it is.
 Compiled compile_unverified(const CompileRequest& r) {
@@ -120,6 +130,10 @@ Compiled compile_unverified(const CompileRequest& r) {
   out.module = import_source(r);
   if (out.module.graph.schedule.empty() || !r.pipeline.empty()) {
     out.pipeline = pipeline_of(r);
+    PassPipeline(out.pipeline).run(out.module);
+  } else if (r.chunk > 0) {
+    out.pipeline = chunk_pipeline_of(out.module, r.chunk);
+    out.module.graph = TaskGraph{};
     PassPipeline(out.pipeline).run(out.module);
   }
   out.compile_s = seconds_since(t0);

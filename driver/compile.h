@@ -26,6 +26,8 @@ struct CompileRequest {
                                        // with (ir/cost_params.h); "" = the machine model's
   std::string relative_to;             // a folder a relative module path is also looked for in
   int64_t tp = 0;                      // > 0: shard-tp{ranks=tp} runs first (tensor parallel)
+  int64_t chunk = 0;                   // > 0: then prefill-chunk{rows=chunk} (a prefill chunk,
+                                       // docs/ir.md "Prefill chunks")
 };
 
 struct Compiled {
@@ -36,7 +38,7 @@ struct Compiled {
 
 // The pipeline a request runs: request.pipeline, else the default pipeline with
 // assign-sm{policy=<policy>} (and costs=<costs> when given); after shard-tp{ranks=<tp>}
-// when tp > 0.
+// when tp > 0 and prefill-chunk{rows=<chunk>} when chunk > 0.
 std::string pipeline_of(const CompileRequest& request);
 
 // Imports request.model (a .mpk module is loaded and verified as it is). Throws

@@ -1,6 +1,6 @@
 // structure.batch, structure.vocab and structure.module-attr (ir/verifier_rules.h): one batch
 // for the whole step (the first dimension of every non-weight tensor, docs/ir.md
-// "Tensors"), tokens that index the embedding table that reads them, and the
+// "Tensors"; chunk rows per sequence outside the KV caches, "Prefill chunks"), tokens that index the embedding table that reads them, and the
 // module attrs (docs/ir.md "Module") of the right type and equal to what the tensors and
 // operators say: the megakernel sizes its work by the attrs `batch`, `vocab` and
 // `max_seq_len`, so an attr that disagrees with the tensors would make it compute rows,
@@ -21,7 +21,7 @@ class AttrChecker {
 
   void run() {
     batch();
-    for (const char* key : {"batch", "max_seq_len", "num_layers", "hidden", "num_q_heads", "num_kv_heads",
+    for (const char* key : {"batch", "chunk", "max_seq_len", "num_layers", "hidden", "num_q_heads", "num_kv_heads",
                             "head_dim", "intermediate", "vocab"})
       positive(key);
     if (int_attr("tied_embeddings") && (*int_attr("tied_embeddings") < 0 || *int_attr("tied_embeddings") > 1))
@@ -78,14 +78,18 @@ class AttrChecker {
   int64_t dim(TensorId t, size_t d) const { return p_.tensors[t].shape[d]; }
   const std::string& name(TensorId t) const { return p_.tensors[t].name; }
 
+  // Dimension 0 of every non-weight tensor: the batch for the KV caches, batch x chunk rows
+  // (docs/ir.md "Prefill chunks") for the others.
   void batch() {
-    TensorId first = -1;
+    const int64_t* c = int_attr("chunk");
+    const int64_t chunk = c && *c > 0 ? *c : 1;
+    TensorId first_rows = -1, first_cache = -1;
     for (size_t t = 0; t < p_.tensors.size(); ++t) {
       const Tensor& tt = p_.tensors[t];
       if (tt.role == TensorRole::kWeight || tt.shape.empty()) continue;
+      TensorId& first = tt.role == TensorRole::kKvCache ? first_cache : first_rows;
       if (first < 0) {
         first = static_cast<TensorId>(t);
-        agrees("batch", tt.shape[0], "tensor '" + tt.name + "' (dimension 0)");
       } else if (tt.shape[0] != dim(first, 0)) {
         sink_.add("structure.batch", "tensor '" + tt.name + "' has batch (dimension 0) " +
                                          std::to_string(tt.shape[0]) + ", tensor '" + name(first) + "' has " +
@@ -93,6 +97,21 @@ class AttrChecker {
                                          ": every non-weight tensor's first dimension is the batch");
       }
     }
+    if (first_cache >= 0 && first_rows >= 0 && dim(first_rows, 0) != dim(first_cache, 0) * chunk)
+      sink_.add("structure.batch", "tensor '" + name(first_rows) + "' has " + std::to_string(dim(first_rows, 0)) +
+                                       " rows, but the cache '" + name(first_cache) + "' holds " +
+                                       std::to_string(dim(first_cache, 0)) + " sequences of " +
+                                       std::to_string(chunk) + " row(s) (attr chunk)");
+    if (first_cache >= 0)
+      agrees("batch", dim(first_cache, 0), "tensor '" + name(first_cache) + "' (dimension 0)");
+    else if (first_rows >= 0 && dim(first_rows, 0) % chunk == 0)
+      agrees("batch", dim(first_rows, 0) / chunk, "tensor '" + name(first_rows) + "' (dimension 0 / chunk)");
+  }
+
+  // A prefill chunk only fills the caches (docs/ir.md "Prefill chunks").
+  void no_head_in_chunk(const std::string& who) {
+    const int64_t* c = int_attr("chunk");
+    if (c && *c > 1) bad("chunk", "is " + std::to_string(*c) + ": a prefill chunk has no LM head or argmax, but " + who + " is one");
   }
 
   // Each operator's view of the model facts (signatures hold, so shapes have their ranks).
@@ -108,10 +127,12 @@ class AttrChecker {
           table = op.inputs[0];
           break;
         case OpKind::kLmHead:
+          no_head_in_chunk(who);
           vocab_width(op, dim(op.outputs[0], 1), who);
           head = op.inputs[1];
           break;
         case OpKind::kArgmax:
+          no_head_in_chunk(who);
           vocab_width(op, dim(op.inputs[0], 1), who);
           break;
         case OpKind::kKvAppend:

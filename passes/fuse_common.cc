@@ -47,16 +47,6 @@ void drop_tensors(Program& p, const std::vector<bool>& dead) {
   }
 }
 
-// Removes the flagged operators and tensors.
-void compact(Program& p, const std::vector<bool>& dead_op, const std::vector<bool>& dead_tensor) {
-  std::vector<Operator> kept;
-  for (size_t o = 0; o < p.ops.size(); ++o)
-    if (!dead_op[o]) kept.push_back(std::move(p.ops[o]));
-  p.ops = std::move(kept);
-  drop_tensors(p, dead_tensor);
-  p.rebuild_use_lists();
-}
-
 class FusePass : public Pass {
  public:
   FusePass(const char* name, FuseFn fuse) : name_(name), fuse_(fuse) {}
@@ -77,6 +67,15 @@ class FusePass : public Pass {
 };
 
 }  // namespace
+
+void compact(Program& p, const std::vector<bool>& dead_op, const std::vector<bool>& dead_tensor) {
+  std::vector<Operator> kept;
+  for (size_t o = 0; o < p.ops.size(); ++o)
+    if (!dead_op[o]) kept.push_back(std::move(p.ops[o]));
+  p.ops = std::move(kept);
+  drop_tensors(p, dead_tensor);
+  p.rebuild_use_lists();
+}
 
 bool written_between(const Program& p, TensorId t, OpId lo, OpId hi) {
   return std::any_of(p.writers[t].begin(), p.writers[t].end(), [&](OpId w) { return w > lo && w < hi; });

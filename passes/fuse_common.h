@@ -14,6 +14,10 @@ namespace mpk {
 // folds away; returns whether it fused any.
 using FuseFn = bool (*)(Program& p, std::vector<bool>& dead_op, std::vector<bool>& dead_tensor);
 
+// Removes the flagged operators and tensors, renumbering the operands; rebuilds the use
+// lists.
+void compact(Program& p, const std::vector<bool>& dead_op, const std::vector<bool>& dead_tensor);
+
 // Whether an operator strictly between lo and hi in program order writes (reads) t:
 // fusing would then move an access of t across it.
 bool written_between(const Program& p, TensorId t, OpId lo, OpId hi);

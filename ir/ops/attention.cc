@@ -105,7 +105,7 @@ TaskRegions attention_task_regions(const TaskRegionRules& r, const Task& task) {
   const std::vector<Tensor>& tensors = r.program().tensors;
   Range rows;  // the batch rows, those of the region the task is keyed on
   auto cache = [&](TensorId t, int64_t h, int64_t s0, int64_t s1) {
-    return r.reg(t, {rows, {s0, s1}, {h, h + 1}, {0, hd}});
+    return r.reg(t, {sequences_of(rows, r.shape(af.q)[0], r.shape(t)[0]), {s0, s1}, {h, h + 1}, {0, hd}});
   };
   auto q_cols = [&](int64_t h) { return Range{h * g * hd, (h + 1) * g * hd}; };
   TaskRegions f;

@@ -18,4 +18,11 @@ struct AttentionForm {
 };
 AttentionForm attention_form(const Operator& op);
 
+// The cache rows (sequences) of operand rows [lo, hi) when `rows` operand rows share
+// `sequences` cache rows, rows / sequences each (docs/ir.md "Prefill chunks").
+inline Range sequences_of(Range r, int64_t rows, int64_t sequences) {
+  const int64_t chunk = rows / sequences;
+  return {r.lo / chunk, (r.hi + chunk - 1) / chunk};
+}
+
 }  // namespace mpk

@@ -21,7 +21,7 @@ void kv_append_signature(OpSignature& s) {
 
 bool kv_append_owns_task(const Operator&, TaskKind k) { return k == TaskKind::kKvAppend; }
 
-// One kv head h over the batch rows of the cache region it writes: k and v columns (and
+// One kv head h over the sequences of the cache region it writes (all their rows): k and v columns (and
 // the k norm weight of a fused, normed attention) -> that head of both caches, all
 // positions.
 TaskRegions kv_append_task_regions(const TaskRegionRules& r, const Task& task) {
@@ -32,13 +32,14 @@ TaskRegions kv_append_task_regions(const TaskRegionRules& r, const Task& task) {
   const TensorId kc = fused ? af.k_cache : op.outputs[0], vc = fused ? af.v_cache : op.outputs[1];
   const Region& key = r.key(task, kc, "cache");
   const int64_t hd = r.shape(kc)[3], h = key.dims[2].lo;
-  const Range rows = key.dims[0];
-  const Range cols{h * hd, (h + 1) * hd};
+  const Range seqs = key.dims[0];
+  const int64_t chunk = r.shape(k)[0] / r.shape(kc)[0];  // the rows of a sequence
+  const Range rows{seqs.lo * chunk, seqs.hi * chunk}, cols{h * hd, (h + 1) * hd};
   TaskRegions f;
   f.reads = {r.reg(k, {rows, cols}), r.reg(v, {rows, cols})};
   if (fused && af.k_norm >= 0) f.reads.push_back(r.reg(af.k_norm, {{0, hd}}));
-  f.writes = {r.reg(kc, {rows, r.all(kc, 1), {h, h + 1}, {0, hd}}),
-              r.reg(vc, {rows, r.all(vc, 1), {h, h + 1}, {0, hd}})};
+  f.writes = {r.reg(kc, {seqs, r.all(kc, 1), {h, h + 1}, {0, hd}}),
+              r.reg(vc, {seqs, r.all(vc, 1), {h, h + 1}, {0, hd}})};
   return f;
 }
 

@@ -71,13 +71,15 @@ int64_t OpSignature::rope_attrs() const {
   return hd;
 }
 
-void OpSignature::caches(const Tensor& kc, const Tensor& vc, int64_t batch) const {
+void OpSignature::caches(const Tensor& kc, const Tensor& vc, int64_t rows) const {
   const auto& k = rank(kc, "k_cache", 4);
   rank(vc, "v_cache", 4);
   floating(kc, "k_cache");
   floating(vc, "v_cache");
   same_shape(kc, "k_cache", vc, "v_cache");
-  dim(k[0], batch, "cache dimension 0 (batch)");
+  if (k[0] <= 0 || rows % k[0] != 0)
+    bad("cache dimension 0 (the sequences) is " + std::to_string(k[0]) + ", which does not divide the " +
+        std::to_string(rows) + " rows of its operands");
 }
 
 const Region& TaskRegionRules::key(const Task& task, TensorId t, const char* role) const {

@@ -44,8 +44,9 @@ class OpSignature {
   // The attrs of a RoPE (a rope operator, or a kv_append or fused attention that ropes
   // k); returns head_dim.
   int64_t rope_attrs() const;
-  // The caches [B, S, nkv, hd] of kv_append and attention.
-  void caches(const Tensor& kc, const Tensor& vc, int64_t batch) const;
+  // The caches [B, S, nkv, hd] of kv_append and attention, whose operands have `rows` rows:
+  // B sequences of rows / B rows each (docs/ir.md "Prefill chunks").
+  void caches(const Tensor& kc, const Tensor& vc, int64_t rows) const;
   // Its operators may read and write the same tensor (docs/ir.md: only a fused
   // attention's caches); the family then checks which.
   void allow_in_place() { in_place_ok_ = true; }

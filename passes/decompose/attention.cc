@@ -51,7 +51,7 @@ struct Heads {
   Range qcols(int64_t j0, int64_t j1) const { return {j0 * hd, j1 * hd}; }
   Range kcols(int64_t h) const { return {h * hd, (h + 1) * hd}; }
   Region cache(TensorId t, int64_t h, int64_t s0, int64_t s1) const {
-    return d.reg(t, {rows(), {s0, s1}, {h, h + 1}, {0, hd}});
+    return d.reg(t, {sequences_of(rows(), d.shape(f.q)[0], d.shape(t)[0]), {s0, s1}, {h, h + 1}, {0, hd}});
   }
   Region norm_w(TensorId w) const { return d.reg(w, {{0, hd}}); }
   // Per (row, query head, position): q.k, p.v (2 hd each) and the softmax update.
@@ -120,18 +120,34 @@ struct Heads {
 void decompose_attention(Decomposer& d, const Operator& op) {
   const AttentionForm f = attention_form(op);
   const auto& cs = d.shape(f.k_cache);
-  const int64_t batch = cs[0], s = cs[1], nkv = cs[2], hd = cs[3];
+  const int64_t batch = d.shape(f.q)[0], s = cs[1], nkv = cs[2], hd = cs[3];
+  const int64_t chunk = batch / cs[0];  // rows per sequence: > 1 in a prefill chunk
   const int64_t nq = attr_int(op.attrs, "num_q_heads"), g = nq / nkv;
   const int64_t splits = d.options().attention_splits.value_or(auto_attention_splits(s, nkv, d.sms()));
   if (splits > s)
     throw Error("option 'attention-splits' (" + std::to_string(splits) + ") exceeds max_seq_len (" +
                 std::to_string(s) + ") of operator '" + op.name + "'");
-  const int64_t per_task = d.options().attention_heads.value_or(auto_attention_heads(nq, g, hd, d.sms()));
+  // A fused attention of a prefill chunk appends every row before any row attends, so
+  // its one-split tasks take whole groups and its tasks whole sequences (docs/ir.md).
+  const bool whole = f.fused() && chunk > 1;
+  const int64_t per_task =
+      d.options().attention_heads.value_or(whole && splits == 1 ? g : auto_attention_heads(nq, g, hd, d.sms()));
   if (g % per_task != 0)
     throw Error("option 'attention-heads' (" + std::to_string(per_task) + ") does not divide the " +
                 std::to_string(g) + " query heads per kv head of operator '" + op.name + "'");
-  const int64_t rows = std::min(
+  if (whole && splits == 1 && per_task != g)
+    throw Error("option 'attention-heads' (" + std::to_string(per_task) + ") is below the " + std::to_string(g) +
+                " query heads per kv head of operator '" + op.name +
+                "': in a prefill chunk a fused attention's tasks take whole groups");
+  int64_t rows = std::min(
       batch, d.options().attention_rows.value_or(auto_attention_rows(batch, splits == 1 ? nq / per_task : nkv * splits, d.sms())));
+  if (whole && rows % chunk != 0) {
+    if (d.options().attention_rows)
+      throw Error("option 'attention-rows' (" + std::to_string(rows) + ") is not a multiple of the " +
+                  std::to_string(chunk) + " rows of a sequence of operator '" + op.name +
+                  "': in a prefill chunk a fused attention's tasks take whole sequences");
+    rows = std::min(batch, ceil_div(rows, chunk) * chunk);
+  }
   std::vector<Heads> blocks;  // the operator's tasks per block of batch rows, kind by kind (docs/ir.md, "Tasks")
   for (int64_t r0 = 0; r0 < batch; r0 += rows) blocks.push_back({d, f, r0, std::min(batch, r0 + rows), s, nkv, hd, g});
   if (splits == 1) {

@@ -6,13 +6,16 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "ir/error.h"
 #include "ir/ops/tensor_parallel.h"
+#include "ir/row_positions.h"
 #include "ir/task_graph_index.h"
 #include "runtime/cpu/race_check.h"
 #include "runtime/cpu/task_kernels.h"
@@ -37,17 +40,32 @@ struct RankGroup {
   std::vector<const TensorStore*> stores;
 };
 
+// Where a run starts (run_cpu_prefilled): a prefill chunk's rows and end (docs/ir.md
+// "Prefill chunks"), or a decode run's first step, with the KV caches a prefill filled.
+// The engine counts its own steps from 0 (events, workers, the race check); its tasks
+// see step first_step + k.
+struct RunStart {
+  bool prefill = false;  // a prefill chunk: no argmax
+  int64_t first_step = 0;
+  int64_t chunk = 1;
+  int64_t end = std::numeric_limits<int64_t>::max();
+  const Module* caches_module = nullptr;  // the caches' program, and their values
+  const TensorStore* caches = nullptr;
+};
+
 class Engine {
  public:
   // `group`: this is rank `rank` of a tensor-parallel run (run_cpu_tp).
-  Engine(const Module& m, const Weights& w, const CpuRunOptions& o, RankGroup* group = nullptr, int rank = 0)
-      : m_(m), o_(o), rt_(checked_run_tensors(m, o)), store_(m.program, w), rec_(o.steps, rt_.batch),
-        graph_(m.graph), counters_(m.graph.events.size()), done_(m.graph.tasks.size()), limit_(o.steps),
-        group_(group), rank_(rank) {
+  Engine(const Module& m, const Weights& w, const CpuRunOptions& o, RankGroup* group = nullptr, int rank = 0,
+         const RunStart& at = {})
+      : m_(m), o_(o), at_(at), rt_(checked_run_tensors(m, o, at)), store_(m.program, w), rec_(o.steps, rt_.batch),
+        graph_(m.graph), counters_(m.graph.events.size()), done_(m.graph.tasks.size()),
+        limit_(o.steps - at.first_step), delivered_(at.first_step), group_(group), rank_(rank) {
     for (auto& c : counters_) c.store(0);
     for (auto& d : done_) d.store(0);
     resolve_graph();
     if (o.check_races) races_.emplace(m);
+    if (at.caches) copy_caches();
   }
 
   CpuExecResult run() {
@@ -59,7 +77,7 @@ class Engine {
       run_schedule();
     }
     CpuExecResult r;
-    static_cast<CpuRunResult&>(r) = collect_result(rec_, store_, rt_, start_, limit_.load());
+    static_cast<CpuRunResult&>(r) = collect_result(rec_, store_, rt_, start_, at_.first_step + limit_.load());
     r.tasks_run = tasks_run_.load();
     r.threads = threads_used_;
     for (auto& recs : records_) r.task_records.insert(r.task_records.end(), recs.begin(), recs.end());
@@ -67,13 +85,28 @@ class Engine {
   }
 
  private:
-  static RunTensors checked_run_tensors(const Module& m, const CpuRunOptions& o) {
+  static RunTensors checked_run_tensors(const Module& m, const CpuRunOptions& o, const RunStart& at) {
     if (m.graph.tasks.empty())
       throw Error("the module has no tasks: run the decompose, infer-deps and assign-sm passes first");
-    const RunTensors rt = find_run_tensors(m.program);
-    check_run_inputs(rt, o.steps, o.prompt, o.prompt_rows);
+    RunTensors rt = find_run_tensors(m.program, !at.prefill);
+    rt.batch /= at.chunk;  // a prefill chunk's sequences
+    check_run_inputs(rt, at.prefill ? at.end : o.steps, o.prompt, o.prompt_rows);
     if (!(o.watchdog_s > 0)) throw Error("the watchdog timeout must be positive");
     return rt;
+  }
+
+  // The KV caches of the run before (by name) into this run's.
+  void copy_caches() {
+    const Program& from = at_.caches_module->program;
+    for (TensorId t = 0; t < static_cast<TensorId>(m_.program.tensors.size()); ++t) {
+      const Tensor& tt = m_.program.tensors[t];
+      if (tt.role != TensorRole::kKvCache) continue;
+      const TensorId f = from.find_tensor(tt.name);
+      if (f < 0 || from.tensors[f].shape != tt.shape || from.tensors[f].dtype != tt.dtype)
+        throw Error("the prefill chunk has no KV cache '" + tt.name + "' of the decode module's shape");
+      const TensorBuffer& src = at_.caches->at(f);
+      std::memcpy(store_.at(t).data, src.data, static_cast<size_t>(src.numel * size_of(tt.dtype)));
+    }
   }
 
   void resolve_graph() {
@@ -153,7 +186,9 @@ class Engine {
                std::vector<CpuTaskRecord>* recs) {
     if (races_) races_->check(m_, t, step, done_);
     const int64_t begin = o_.record_tasks ? now_ns() : 0;
-    run_task(plans_[t], store_, StepContext{step, &o_.prompt, &rec_, o_.prompt_rows, group_ ? &group_->stores : nullptr});
+    run_task(plans_[t], store_,
+             StepContext{at_.first_step + step, &o_.prompt, &rec_, o_.prompt_rows,
+                         group_ ? &group_->stores : nullptr, at_.chunk, at_.end});
     if (o_.on_step && rank_ == 0) deliver_steps();
     done_[t].fetch_add(1, std::memory_order_release);
     for (EventId e : graph_.triggers(t)) counters_[e].fetch_add(1, std::memory_order_release);
@@ -179,15 +214,15 @@ class Engine {
   // (of every rank) to the steps delivered, so no worker starts a later step.
   void deliver_steps() {
     std::lock_guard<std::mutex> lock(deliver_mu_);
-    while (delivered_ < limit_.load() && rec_.complete(delivered_)) {
+    while (delivered_ < at_.first_step + limit_.load() && rec_.complete(delivered_)) {
       std::vector<int32_t> tokens(static_cast<size_t>(rt_.batch));
       for (int64_t b = 0; b < rt_.batch; ++b) tokens[b] = rec_.token(delivered_, b);
       const bool go_on = o_.on_step(delivered_, tokens);
       ++delivered_;
       if (go_on) continue;
-      if (!group_) limit_.store(delivered_);
+      if (!group_) limit_.store(delivered_ - at_.first_step);
       else
-        for (Engine* rank : group_->engines) rank->limit_.store(delivered_);
+        for (Engine* rank : group_->engines) rank->limit_.store(delivered_ - at_.first_step);
     }
   }
 
@@ -316,6 +351,7 @@ class Engine {
 
   const Module& m_;
   const CpuRunOptions& o_;
+  const RunStart at_;
   RunTensors rt_;
   TensorStore store_;
   StepRecorder rec_;
@@ -330,9 +366,9 @@ class Engine {
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<bool> abort_{false};
-  std::atomic<int64_t> limit_;  // steps to run: o_.steps until on_step ends the run early
+  std::atomic<int64_t> limit_;  // steps to run: o_.steps - first_step until on_step ends the run early
   std::mutex deliver_mu_;
-  int64_t delivered_ = 0;       // steps handed to on_step (under deliver_mu_)
+  int64_t delivered_;           // the next step to hand to on_step (under deliver_mu_)
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::vector<CpuTaskRecord>> records_;
@@ -411,6 +447,29 @@ CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& ra
     results[0].logits_shape = {results[0].batch, attr_int(scheduled.attrs, "vocab")};
   }
   return std::move(results[0]);
+}
+
+CpuPrefillResult run_cpu_prefilled(const Module& chunk, const Module& scheduled, const Weights& w,
+                                   const CpuRunOptions& o) {
+  if (tp_ranks(scheduled) > 1 || tp_ranks(chunk) > 1) throw Error("a prefill runs on one tensor-parallel rank");
+  if (!chunk.attrs.count("chunk")) throw Error("the prefill module is not a prefill chunk (attr chunk)");
+  const int64_t rows = chunk_rows(chunk);
+  const int64_t end = std::min(prompt_length(o.prompt, o.prompt_rows) - 1, o.steps);
+  CpuPrefillResult r;
+  if (end <= 0) {
+    r.decode = run_cpu(scheduled, w, o);
+    return r;
+  }
+  CpuRunOptions po = o;
+  po.steps = prefill_steps(end, rows);
+  po.on_step = nullptr;
+  Engine prefill(chunk, w, po, nullptr, 0, RunStart{true, 0, rows, end});
+  r.prefill = prefill.run();
+  Engine decode(scheduled, w, o, nullptr, 0,
+                RunStart{false, end, 1, std::numeric_limits<int64_t>::max(), &chunk, &prefill.store()});
+  r.decode = decode.run();
+  r.decode.first_step = end;
+  return r;
 }
 
 std::optional<CpuOrder> parse_cpu_order(const std::string& s) {

@@ -78,6 +78,20 @@ CpuExecResult run_cpu(const Module& scheduled, const Weights& w, const CpuRunOpt
 // calls on_step. A rank's failure stops the others and is thrown, prefixed "rank r: ".
 CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& rank_weights, const CpuRunOptions& o);
 
+// Prefill, then decode (docs/ir.md "Prefill chunks"): runs `chunk` (a prefill chunk of
+// the program of `scheduled`: prefill-chunk) over the first E = P - 1 positions of the
+// prompt (P tokens per row; at most o.steps), ceil(E / C) steps, then `scheduled` from
+// step E to o.steps on the KV caches the chunk filled. The decode result's steps before E
+// hold token -1 (its first_step is E). A one-token prompt needs no prefill: then it is
+// run_cpu. Throws as run_cpu does, for a tensor-parallel module, and for a chunk whose
+// caches differ from the decode module's.
+struct CpuPrefillResult {
+  CpuExecResult prefill;  // the chunk's steps (tasks_run, task records); empty without E
+  CpuExecResult decode;
+};
+CpuPrefillResult run_cpu_prefilled(const Module& chunk, const Module& scheduled, const Weights& w,
+                                   const CpuRunOptions& o);
+
 // "schedule" | "random"; nullopt otherwise.
 std::optional<CpuOrder> parse_cpu_order(const std::string& s);
 

@@ -24,7 +24,8 @@ int64_t now_ns() {
 
 // Scores, softmax statistics and the normalized output of one query head over
 // positions [t0, t1) (t1 > t0): o[0:hd], m, l as docs/ir.md defines for partials.
-// Position `cur` (when >= 0) comes from cur_k / cur_v instead of the caches.
+// `b` is the caches' row (the sequence). Position `cur` (when >= 0) comes from cur_k /
+// cur_v instead of the caches.
 void attend(const float* q, const TensorBuffer& kc, const TensorBuffer& vc, int64_t b, int64_t h,
             int64_t t0, int64_t t1, int64_t hd, float scale, float* o, float* m_out, float* l_out,
             int64_t cur = -1, const float* cur_k = nullptr, const float* cur_v = nullptr) {
@@ -98,13 +99,15 @@ void embedding_block(const TensorBuffer& table, const TensorBuffer& tokens, Tens
                      int64_t b0, int64_t b1, int64_t c0, int64_t c1, const StepContext& ctx) {
   const int64_t vocab = table.shape[0], hidden = table.shape[1];
   const std::vector<int64_t>& prompt = *ctx.prompt;
+  const RowPositions at = ctx.rows();
   for (int64_t b = b0; b < b1; ++b) {
-    const int64_t tok = ctx.step < prompt_length(prompt, ctx.prompt_rows)
-                            ? prompt_token(prompt, ctx.prompt_rows, b, ctx.step)
+    const int64_t pos = at.pos(b);
+    const int64_t tok = pos < prompt_length(prompt, ctx.prompt_rows)
+                            ? prompt_token(prompt, ctx.prompt_rows, at.seq(b), pos)
                             : tokens.load_i32(b);
     if (tok < 0 || tok >= vocab)
       throw Error("embedding: token " + std::to_string(tok) + " of batch row " + std::to_string(b) +
-                  " at step " + std::to_string(ctx.step) + " is outside the vocabulary [0, " +
+                  " at position " + std::to_string(pos) + " is outside the vocabulary [0, " +
                   std::to_string(vocab) + ")");
     for (int64_t c = c0; c < c1; ++c) y.store(b * y.shape[1] + c, table.load(tok * hidden + c));
   }
@@ -204,13 +207,13 @@ void appended_row(const TensorBuffer& k, const TensorBuffer& v, int64_t b, int64
 }  // namespace
 
 void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
-                int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos) {
+                int64_t c1, int64_t head_dim, const std::vector<float>& inv, const RowPositions& at) {
   const int64_t width = x.shape[1];
   std::vector<float>& cs = thread_scratch(1, static_cast<size_t>(head_dim));
-  rope_cos_sin_at(inv, pos, cs.data());
   std::vector<float>& row = thread_scratch(0, static_cast<size_t>(head_dim));
   std::vector<float>& out = thread_scratch(2, static_cast<size_t>(head_dim));
   for (int64_t b = b0; b < b1; ++b) {
+    rope_cos_sin_at(inv, at.pos(b), cs.data());
     for (int64_t c = c0; c < c1; c += head_dim) {
       x.load_row(b * width + c, head_dim, row.data());
       rope_head(row.data(), head_dim, cs, out.data());
@@ -220,22 +223,25 @@ void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, 
 }
 
 void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
-                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos,
+                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, const RowPositions& at,
                      const HeadPrep& prep) {
   const int64_t seq = kc.shape[1], nkv = kc.shape[2], hd = kc.shape[3];
-  if (pos < 0 || pos >= seq)
-    throw Error("kv_append: position " + std::to_string(pos) + " is past max_seq_len " +
-                std::to_string(seq));
   std::vector<float> k_row(static_cast<size_t>(hd)), v_row(static_cast<size_t>(hd));
-  for (int64_t b = b0; b < b1; ++b)
+  for (int64_t b = b0; b < b1; ++b) {
+    if (!at.stores(b)) continue;
+    const int64_t pos = at.pos(b);
+    if (pos < 0 || pos >= seq)
+      throw Error("kv_append: position " + std::to_string(pos) + " is past max_seq_len " +
+                  std::to_string(seq));
     for (int64_t h = h0; h < h1; ++h) {
       appended_row(k, v, b, h, hd, pos, prep, k_row.data(), v_row.data());
-      const int64_t dst = ((b * seq + pos) * nkv + h) * hd;
+      const int64_t dst = ((at.seq(b) * seq + pos) * nkv + h) * hd;
       for (int64_t d = 0; d < hd; ++d) {
         kc.store(dst + d, k_row[d]);
         vc.store(dst + d, v_row[d]);
       }
     }
+  }
 }
 
 void load_q_heads(const TensorBuffer& q, int64_t b, int64_t j0, int64_t j1, int64_t hd, const HeadPrep* prep,
@@ -255,14 +261,16 @@ void load_q_heads(const TensorBuffer& q, int64_t b, int64_t j0, int64_t j1, int6
 
 void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                      TensorBuffer& y, int64_t b0, int64_t b1, int64_t j0, int64_t j1,
-                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep, const CurrentKv* current) {
+                     const AttentionShape& a, const RowPositions& at, const HeadPrep* q_prep,
+                     const CurrentKv* current) {
   const int64_t hd = a.head_dim, width = q.shape[1];
-  if (pos < 0 || pos >= kc.shape[1])
-    throw Error("attention: position " + std::to_string(pos) + " is past max_seq_len " +
-                std::to_string(kc.shape[1]));
   std::vector<float> qrow(static_cast<size_t>(hd)), o(static_cast<size_t>(hd));
   std::vector<float> cur_k(static_cast<size_t>(hd)), cur_v(static_cast<size_t>(hd));
-  for (int64_t b = b0; b < b1; ++b)
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t pos = at.pos(b);
+    if (pos < 0 || pos >= kc.shape[1])
+      throw Error("attention: position " + std::to_string(pos) + " is past max_seq_len " +
+                  std::to_string(kc.shape[1]));
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t h = j / a.group;
       if (current && (j == j0 || j % a.group == 0)) {  // kv head h's row at pos, as the caches keep it
@@ -271,27 +279,28 @@ void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const Tensor
       }
       load_q_heads(q, b, j, j + 1, hd, q_prep, pos, qrow.data());
       float m, l;
-      attend(qrow.data(), kc, vc, b, h, 0, pos + 1, hd, a.scale, o.data(), &m, &l, current ? pos : -1, cur_k.data(),
-             cur_v.data());
+      attend(qrow.data(), kc, vc, at.seq(b), h, 0, pos + 1, hd, a.scale, o.data(), &m, &l, current ? pos : -1,
+             cur_k.data(), cur_v.data());
       for (int64_t d = 0; d < hd; ++d) y.store(b * width + j * hd + d, o[d]);
     }
+  }
 }
 
 void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                              TensorBuffer& part, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
-                             const AttentionShape& a, int64_t pos, int64_t s0, int64_t s1,
+                             const AttentionShape& a, const RowPositions& at, int64_t s0, int64_t s1,
                              int64_t split, const HeadPrep* q_prep) {
   const int64_t hd = a.head_dim;
   const int64_t nq = part.shape[1], splits = part.shape[2], rec = part.shape[3];
-  const int64_t t1 = std::min(s1, pos + 1);
   std::vector<float> qrow(static_cast<size_t>(hd)), o(static_cast<size_t>(hd));
-  for (int64_t b = b0; b < b1; ++b)
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t pos = at.pos(b), t1 = std::min(s1, pos + 1);
     for (int64_t h = h0; h < h1; ++h)
       for (int64_t j = h * a.group; j < (h + 1) * a.group; ++j) {
         float m = kNegInf, l = 0;
         if (t1 > s0) {
           load_q_heads(q, b, j, j + 1, hd, q_prep, pos, qrow.data());
-          attend(qrow.data(), kc, vc, b, h, s0, t1, hd, a.scale, o.data(), &m, &l);
+          attend(qrow.data(), kc, vc, at.seq(b), h, s0, t1, hd, a.scale, o.data(), &m, &l);
         } else {
           std::fill(o.begin(), o.end(), 0.0f);
         }
@@ -300,6 +309,7 @@ void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, cons
         part.store(base + hd, m);
         part.store(base + hd + 1, l);
       }
+  }
 }
 
 void attention_merge_block(const TensorBuffer& part, TensorBuffer& y, int64_t b0, int64_t b1,

@@ -14,9 +14,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ir/attrs.h"
+#include "ir/row_positions.h"
 #include "runtime/cpu/tensor_store.h"
 
 namespace mpk {
@@ -62,6 +64,11 @@ struct StepContext {
   // Tensor parallel (executor.h, run_cpu_tp): every rank's store, by rank; an all_reduce
   // reads its partial in each. nullptr: one rank, this store.
   const std::vector<const TensorStore*>* rank_stores = nullptr;
+  // A prefill chunk's rows per sequence and end (docs/ir.md "Prefill chunks"); 1 and no
+  // end for a decode step.
+  int64_t chunk = 1;
+  int64_t end = std::numeric_limits<int64_t>::max();
+  RowPositions rows() const { return {step, chunk, end}; }
 };
 
 // Scratch that one thread reuses across calls: buffer `which` (0..4) of at least n floats.
@@ -82,7 +89,7 @@ void qk_norm_block(const TensorBuffer& x, const TensorBuffer& w, TensorBuffer& y
                    int64_t b1, int64_t c0, int64_t c1, int64_t head_dim, double eps);
 
 void rope_block(const TensorBuffer& x, TensorBuffer& y, int64_t b0, int64_t b1, int64_t c0,
-                int64_t c1, int64_t head_dim, const std::vector<float>& inv, int64_t pos);
+                int64_t c1, int64_t head_dim, const std::vector<float>& inv, const RowPositions& at);
 
 // What happens to a q or k head before attention uses it, in a kv_append that ropes k
 // (fuse-rope) or a fused attention (fuse-attention): with a norm weight, the head is
@@ -94,10 +101,10 @@ struct HeadPrep {
   double eps = 0;
 };
 
-// cache[b, pos, h, :] = k[b, h*hd:(h+1)*hd] for kv heads h0:h1 (k and v alike), k first
-// prepared by `prep`, the result rounded to the cache's dtype.
+// cache[seq(b), pos(b), h, :] = k[b, h*hd:(h+1)*hd] for kv heads h0:h1 (k and v alike) of
+// the rows that store, k first prepared by `prep`, the result rounded to the cache's dtype.
 void kv_append_block(const TensorBuffer& k, const TensorBuffer& v, TensorBuffer& kc,
-                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, int64_t pos,
+                     TensorBuffer& vc, int64_t b0, int64_t b1, int64_t h0, int64_t h1, const RowPositions& at,
                      const HeadPrep& prep = {});
 
 // Query heads j0:j1 of batch row b as attention reads them: prepared by `prep` and rounded
@@ -119,17 +126,17 @@ struct CurrentKv {
   const TensorBuffer* v = nullptr;
   HeadPrep prep;
 };
-// Whole attention over positions 0..pos for query heads j0:j1 (kv head j / group); q
-// heads as load_q_heads gives them; position pos from `current` when given, else from
-// the caches.
+// Whole attention over positions 0..pos(b) of sequence seq(b) for query heads j0:j1 (kv
+// head j / group); q heads as load_q_heads gives them; position pos(b) from `current`
+// when given, else from the caches.
 void attention_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                      TensorBuffer& y, int64_t b0, int64_t b1, int64_t j0, int64_t j1,
-                     const AttentionShape& a, int64_t pos, const HeadPrep* q_prep = nullptr,
+                     const AttentionShape& a, const RowPositions& at, const HeadPrep* q_prep = nullptr,
                      const CurrentKv* current = nullptr);
-// Positions [s0, s1) ∩ [0, pos] into part[b, j, split, 0:hd+2] = (o, m, l).
+// Positions [s0, s1) ∩ [0, pos(b)] into part[b, j, split, 0:hd+2] = (o, m, l).
 void attention_partial_block(const TensorBuffer& q, const TensorBuffer& kc, const TensorBuffer& vc,
                              TensorBuffer& part, int64_t b0, int64_t b1, int64_t h0, int64_t h1,
-                             const AttentionShape& a, int64_t pos, int64_t s0, int64_t s1,
+                             const AttentionShape& a, const RowPositions& at, int64_t s0, int64_t s1,
                              int64_t split, const HeadPrep* q_prep = nullptr);
 // y[b, j*hd:(j+1)*hd] for query heads j0:j1 from all splits of part.
 void attention_merge_block(const TensorBuffer& part, TensorBuffer& y, int64_t b0, int64_t b1,

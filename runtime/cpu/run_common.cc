@@ -15,7 +15,7 @@ std::vector<int32_t> generated_tokens(const CpuRunResult& r, size_t prompt_len, 
   return out;
 }
 
-RunTensors find_run_tensors(const Program& p) {
+RunTensors find_run_tensors(const Program& p, bool needs_logits) {
   RunTensors rt;
   TensorId table = -1;
   for (const Operator& op : p.ops) {
@@ -32,14 +32,19 @@ RunTensors find_run_tensors(const Program& p) {
   }
   const auto n = static_cast<TensorId>(p.tensors.size());
   if (rt.tokens < 0 || rt.tokens >= n) throw Error("program has no embedding operator");
-  if (rt.logits < 0 || rt.logits >= n) throw Error("program has no argmax operator (nor an lm_head with one)");
+  if (rt.logits >= n || (needs_logits && rt.logits < 0))
+    throw Error("program has no argmax operator (nor an lm_head with one)");
   const Tensor& tok = p.tensors[rt.tokens];
-  const Tensor& logits = p.tensors[rt.logits];
   if (tok.shape.size() != 1 || tok.dtype != DType::kI32)
     throw Error("tensor '" + tok.name + "' must be i32 [B]");
+  rt.batch = tok.shape[0];
+  if (rt.logits < 0) {
+    rt.vocab = p.tensors[table].shape.at(0);
+    return rt;
+  }
+  const Tensor& logits = p.tensors[rt.logits];
   if (logits.shape.size() != 2 || logits.shape[0] != tok.shape[0])
     throw Error("tensor '" + logits.name + "' must be [B, V]");
-  rt.batch = tok.shape[0];
   rt.vocab = p.tensors[table].shape.empty() ? logits.shape[1] : p.tensors[table].shape[0];
   return rt;
 }
@@ -100,6 +105,7 @@ CpuRunResult collect_result(const StepRecorder& rec, const TensorStore& store, c
   }
   r.total_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (rt.logits < 0) return r;  // a prefill chunk
   const TensorBuffer& lg = store.at(rt.logits);
   r.logits_shape = lg.shape;
   r.logits.resize(static_cast<size_t>(lg.numel));

@@ -14,6 +14,7 @@ namespace mpk {
 
 struct CpuRunResult {
   int64_t steps = 0;
+  int64_t first_step = 0;  // steps before it ran as a prefill (run_cpu_prefilled): token -1
   int64_t batch = 0;
   std::vector<std::vector<int32_t>> tokens;      // [step][row]: the argmax of each step
   std::vector<std::vector<float>> top_logits;    // [step][row]: the largest logit
@@ -30,7 +31,8 @@ std::vector<int32_t> generated_tokens(const CpuRunResult& r, size_t prompt_len, 
 // The tensors a run reads and writes by name-independent roles: the embedding's token
 // input (== argmax output) and the argmax's logits input (or, after fuse-argmax, the
 // logits of the lm_head that writes the tokens). Throws mpk::Error when the program
-// lacks an embedding or an argmax.
+// lacks an embedding, or an argmax when `needs_logits` (a prefill chunk has none: logits
+// -1).
 struct RunTensors {
   TensorId tokens = -1;
   TensorId logits = -1;
@@ -39,7 +41,7 @@ struct RunTensors {
                             // logits' width, or, split over tensor-parallel ranks, tp times it)
   int64_t max_seq_len = 0;  // smallest sequence dimension of any kv cache
 };
-RunTensors find_run_tensors(const Program& p);
+RunTensors find_run_tensors(const Program& p, bool needs_logits = true);
 
 // Throws mpk::Error for steps < 0, steps beyond max_seq_len, an empty prompt, a prompt
 // token outside the vocabulary, or prompt rows other than 1 or the batch (or rows of

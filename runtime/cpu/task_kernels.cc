@@ -99,7 +99,8 @@ std::pair<Range, Range> appended(const TaskResolver& r, TensorId k, TensorId v, 
   r.require(r.write_on(vc).dims == wk.dims, "must write the same region of both caches");
   r.require(wk.dims[1] == Range{0, cs[1]} && wk.dims[3] == Range{0, cs[3]},
             "must declare all positions and the whole head of its cache rows");
-  const Range rows = wk.dims[0], heads = wk.dims[2];
+  const int64_t chunk = r.tensor(k).shape[0] / cs[0];  // operand rows per cache row (sequence)
+  const Range rows{wk.dims[0].lo * chunk, wk.dims[0].hi * chunk}, heads = wk.dims[2];
   const Range cols{heads.lo * cs[3], heads.hi * cs[3]};
   r.need(box(k, {rows, cols}));
   r.need(box(v, {rows, cols}));

@@ -36,7 +36,8 @@ TaskRun plan_one_split(const TaskResolver& r, const AttentionShape& a, int64_t s
   const int64_t b0 = w.dims[0].lo, b1 = w.dims[0].hi, j0 = w.dims[1].lo / hd, j1 = w.dims[1].hi / hd;
   const Range kv_heads{j0 / g, (j1 - 1) / g + 1};
   r.need(box(f.q, {{b0, b1}, {j0 * hd, j1 * hd}}));
-  for (TensorId cache : {f.k_cache, f.v_cache}) r.need(box(cache, {{b0, b1}, {0, seq}, kv_heads, {0, hd}}));
+  const Range seqs = sequences_of({b0, b1}, r.tensor(f.q).shape[0], r.tensor(f.k_cache).shape[0]);
+  for (TensorId cache : {f.k_cache, f.v_cache}) r.need(box(cache, {seqs, {0, seq}, kv_heads, {0, hd}}));
   const bool fused = f.fused();
   const HeadSetup q_setup = fused ? fused_setup(op, f.q_norm) : HeadSetup{};
   const HeadSetup k_setup = fused ? fused_setup(op, f.k_norm) : HeadSetup{};
@@ -57,9 +58,9 @@ TaskRun plan_one_split(const TaskResolver& r, const AttentionShape& a, int64_t s
     CurrentKv current;
     if (fused) current = {&st.at(f.k), &st.at(f.v), k_setup.prep(st)};
     if (appends)
-      kv_append_block(*current.k, *current.v, st.at(f.k_cache), st.at(f.v_cache), b0, b1, j0 / g, j1 / g, ctx.step,
+      kv_append_block(*current.k, *current.v, st.at(f.k_cache), st.at(f.v_cache), b0, b1, j0 / g, j1 / g, ctx.rows(),
                       current.prep);
-    attention_block(st.at(f.q), st.at(f.k_cache), st.at(f.v_cache), st.at(f.y), b0, b1, j0, j1, a, ctx.step,
+    attention_block(st.at(f.q), st.at(f.k_cache), st.at(f.v_cache), st.at(f.y), b0, b1, j0, j1, a, ctx.rows(),
                     fused ? &q_prep : nullptr, fused && !appends ? &current : nullptr);
   };
 }
@@ -80,14 +81,15 @@ TaskRun plan_partial(const TaskResolver& r, const AttentionShape& a, int64_t nq)
   const Range positions = r.read_on(f.k_cache).dims[1];
   const Range kv_heads{j0 / g, (j1 - 1) / g + 1};
   r.need(box(f.q, {{b0, b1}, {j0 * hd, j1 * hd}}));
-  for (TensorId cache : {f.k_cache, f.v_cache}) r.need(box(cache, {{b0, b1}, positions, kv_heads, {0, hd}}));
+  const Range seqs = sequences_of({b0, b1}, r.tensor(f.q).shape[0], r.tensor(f.k_cache).shape[0]);
+  for (TensorId cache : {f.k_cache, f.v_cache}) r.need(box(cache, {seqs, positions, kv_heads, {0, hd}}));
   const bool fused = f.fused();
   const HeadSetup q_setup = fused ? fused_setup(op, f.q_norm) : HeadSetup{};
   if (fused && f.q_norm >= 0) r.need(box(f.q_norm, {{0, hd}}));
   return [=](TensorStore& st, const StepContext& ctx) {
     const HeadPrep q_prep = q_setup.prep(st);
     attention_partial_block(st.at(f.q), st.at(f.k_cache), st.at(f.v_cache), st.at(part), b0, b1, kv_heads.lo,
-                            kv_heads.hi, a, ctx.step, positions.lo, positions.hi, slot, fused ? &q_prep : nullptr);
+                            kv_heads.hi, a, ctx.rows(), positions.lo, positions.hi, slot, fused ? &q_prep : nullptr);
   };
 }
 
@@ -116,14 +118,14 @@ void run_attention_op(const Program&, const Operator& op, TensorStore& st, const
   TensorBuffer& y = st.at(f.y);
   const int64_t rows = y.shape[0];
   if (!f.fused()) {
-    attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, a.group * kc.shape[2], a, ctx.step);
+    attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, a.group * kc.shape[2], a, ctx.rows());
     return;
   }
   // fuse-attention: k (normed, roped) and v appended, then attention with q normed and roped.
   const HeadSetup q_setup = fused_setup(op, f.q_norm), k_setup = fused_setup(op, f.k_norm);
   const HeadPrep q_prep = q_setup.prep(st), k_prep = k_setup.prep(st);
-  kv_append_block(st.at(f.k), st.at(f.v), kc, vc, 0, rows, 0, kc.shape[2], ctx.step, k_prep);
-  attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, a.group * kc.shape[2], a, ctx.step, &q_prep);
+  kv_append_block(st.at(f.k), st.at(f.v), kc, vc, 0, rows, 0, kc.shape[2], ctx.rows(), k_prep);
+  attention_block(st.at(f.q), kc, vc, y, 0, rows, 0, a.group * kc.shape[2], a, ctx.rows(), &q_prep);
 }
 
 TaskRun plan_attention_task(const TaskResolver& r) {

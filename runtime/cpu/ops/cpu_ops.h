@@ -77,9 +77,10 @@ struct ArgmaxSlot {
 };
 ArgmaxSlot argmax_slot(const TaskResolver& r);
 
-// A task that appends k and v (a kv_append, or a fused attention's): the batch rows and
-// kv heads it writes (both caches alike, all positions, whole heads); checks that it
-// reads those columns of k and v and the norm weight, if any.
+// A task that appends k and v (a kv_append, or a fused attention's): the rows of k and v
+// (those of the sequences it writes) and the kv heads it writes (both caches alike, all
+// positions, whole heads); checks that it reads those columns of k and v and the norm
+// weight, if any.
 std::pair<Range, Range> appended(const TaskResolver& r, TensorId k, TensorId v, TensorId kc, TensorId vc,
                                  TensorId norm);
 

@@ -11,7 +11,7 @@ void run_kv_append_op(const Program&, const Operator& op, TensorStore& st, const
   if (op.attrs.count("theta")) setup.rope_inv = rope_inverse_frequencies(op.attrs);
   TensorBuffer& kc = st.at(op.outputs[0]);
   kv_append_block(st.at(op.inputs[0]), st.at(op.inputs[1]), kc, st.at(op.outputs[1]), 0, kc.shape[0], 0,
-                  kc.shape[2], ctx.step, setup.prep(st));
+                  kc.shape[2], ctx.rows(), setup.prep(st));
 }
 
 TaskRun plan_kv_append_task(const TaskResolver& r) {
@@ -33,7 +33,7 @@ TaskRun plan_kv_append_task(const TaskResolver& r) {
   const std::pair<Range, Range> rows_heads = appended(r, k, v, kc, vc, setup.norm);
   const Range rows = rows_heads.first, heads = rows_heads.second;
   return [=](TensorStore& st, const StepContext& ctx) {
-    kv_append_block(st.at(k), st.at(v), st.at(kc), st.at(vc), rows.lo, rows.hi, heads.lo, heads.hi, ctx.step,
+    kv_append_block(st.at(k), st.at(v), st.at(kc), st.at(vc), rows.lo, rows.hi, heads.lo, heads.hi, ctx.rows(),
                     setup.prep(st));
   };
 }

@@ -8,7 +8,7 @@ namespace mpk::cpu {
 void run_rope_op(const Program&, const Operator& op, TensorStore& st, const StepContext& ctx) {
   TensorBuffer& y = st.at(op.outputs[0]);
   rope_block(st.at(op.inputs[0]), y, 0, y.shape[0], 0, y.shape[1], attr_int(op.attrs, "head_dim"),
-             rope_inverse_frequencies(op.attrs), ctx.step);
+             rope_inverse_frequencies(op.attrs), ctx.rows());
 }
 
 TaskRun plan_rope_task(const TaskResolver& r) {
@@ -20,7 +20,7 @@ TaskRun plan_rope_task(const TaskResolver& r) {
   r.require(rc.c0 % hd == 0 && rc.c1 % hd == 0, "must write whole heads");
   r.need(box(x, {{rc.b0, rc.b1}, {rc.c0, rc.c1}}));
   return [=](TensorStore& st, const StepContext& ctx) {
-    rope_block(st.at(x), st.at(y), rc.b0, rc.b1, rc.c0, rc.c1, hd, inv, ctx.step);
+    rope_block(st.at(x), st.at(y), rc.b0, rc.b1, rc.c0, rc.c1, hd, inv, ctx.rows());
   };
 }
 

@@ -1,0 +1,34 @@
+// Where the rows of a step sit in their sequences (docs/ir.md, "Prefill chunks"): row r
+// of step s is chunk row r % C of sequence r / C, at position min(s*C + r % C, E - 1),
+// and stores to the KV caches only when s*C + r % C < E. A decode step is C = 1 with no
+// end: every row at position s. The one statement of the rule on the host; the GPU's is
+// runtime/device's.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "ir/attrs.h"
+#include "ir/module.h"
+
+namespace mpk {
+
+struct RowPositions {
+  int64_t step = 0;
+  int64_t chunk = 1;                                   // C: rows per sequence
+  int64_t end = std::numeric_limits<int64_t>::max();  // E: the positions a prefill fills
+
+  int64_t unclamped(int64_t row) const { return step * chunk + row % chunk; }
+  int64_t pos(int64_t row) const { return std::min(unclamped(row), end - 1); }
+  int64_t seq(int64_t row) const { return row / chunk; }
+  bool stores(int64_t row) const { return unclamped(row) < end; }
+};
+
+// The module's attr chunk (1 when absent).
+inline int64_t chunk_rows(const Module& m) { return attr_int_or(m.attrs, "chunk", 1); }
+
+// The steps a chunk of C rows takes to fill E positions.
+inline int64_t prefill_steps(int64_t end, int64_t chunk) { return (end + chunk - 1) / chunk; }
+
+}  // namespace mpk
