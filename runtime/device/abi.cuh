@@ -43,6 +43,7 @@ MPK_HD constexpr int64_t max_linear_rows(int64_t warps) { return warps < 1 ? 8 :
 // buffers of its sums (slots x batch f32); the argmax epilogue's 2 x warps words; `bytes`
 // in all.
 inline constexpr int64_t kTcXBytes = 77824;
+inline constexpr int64_t kTcMaxRows = 16;  // x rows (batch, or a prefill chunk's batch x chunk): one or two 8-column tiles
 inline constexpr int64_t kTcKSlices = 8;  // a tensor-core sum's k16 steps, dealt round-robin
 // The bytes of x kept whole: batch rows of K + 8 bf16, then the norm weight's K.
 MPK_HD constexpr int64_t tc_whole_x_bytes(int64_t batch, int64_t K, bool norm) {
@@ -213,6 +214,12 @@ struct KernelParams {
   int64_t peer_delta[kMaxRanks];
   int32_t ranks;
   int32_t rank;
+  // Positions (docs/ir.md "Prefill chunks"; runtime/device/positions.cuh): launch step s is
+  // the module's step first_step + s (event counters still count launch steps from 0); a
+  // prefill chunk's rows store only below position `end` (E). A decode module has no end
+  // (the field is unused); its launch that follows a prefill starts at first_step E.
+  int32_t first_step;
+  int32_t end;
 };
 
 // The layout both compilers must give these structs (the host writes them, the device
@@ -227,9 +234,10 @@ static_assert(sizeof(ErrorRecord) == 56 && offsetof(ErrorRecord, counter) == 24 
               "ErrorRecord layout");
 static_assert(sizeof(TraceRecord) == 40 && offsetof(TraceRecord, wait_begin_ns) == 16, "TraceRecord layout");
 static_assert(sizeof(PackBox) == 32 && offsetof(PackBox, rows) == 24, "PackBox layout");
-static_assert(sizeof(KernelParams) == 296 && offsetof(KernelParams, watchdog_ns) == 176 &&
+static_assert(sizeof(KernelParams) == 304 && offsetof(KernelParams, watchdog_ns) == 176 &&
                   offsetof(KernelParams, vocab) == 204 && offsetof(KernelParams, first_generated) == 216 &&
-                  offsetof(KernelParams, peer_delta) == 224 && offsetof(KernelParams, rank) == 292,
+                  offsetof(KernelParams, peer_delta) == 224 && offsetof(KernelParams, rank) == 292 &&
+                  offsetof(KernelParams, end) == 300,
               "KernelParams layout");
 
 }  // namespace abi

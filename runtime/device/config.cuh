@@ -24,6 +24,9 @@
 #ifndef MPK_POOL_SLOTS
 #define MPK_POOL_SLOTS 1
 #endif
+#ifndef MPK_CHUNK
+#define MPK_CHUNK 1
+#endif
 
 namespace mpk {
 namespace dev {
@@ -46,6 +49,10 @@ constexpr int kInflight = MPK_INFLIGHT;  // weight-stream copies in flight per w
 constexpr int kScratchBytes = MPK_SCRATCH_BYTES;
 constexpr int kPoolSlots = MPK_POOL_SLOTS;  // cooperative shares in one step of a worker's queue
 constexpr int kDescSlots = 4;  // descriptors held in shared memory ahead of the bodies
+// Rows per sequence (docs/ir.md "Prefill chunks"): a prefill chunk module's C, 1 for decode
+// (positions.cuh). A compile-time constant, so that a decode kernel's positions cost what
+// they did before chunks.
+constexpr int kChunk = MPK_CHUNK;
 
 }  // namespace dev
 }  // namespace mpk

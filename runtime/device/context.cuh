@@ -1,5 +1,5 @@
-// What a task body sees besides its descriptor: the kernel parameters, the decode step
-// (and with it the sequence position), the block's scratch shared memory and the
+// What a task body sees besides its descriptor: the kernel parameters, the launch step
+// (with which positions.cuh places each row), the block's scratch shared memory and the
 // weight stream. Task bodies run on the body threads only (kThreads of them; they
 // synchronize with body_sync(), never __syncthreads()) and never read blockIdx: any
 // worker can run any task.
@@ -15,7 +15,7 @@ namespace dev {
 
 struct TaskCtx {
   const KernelParams* params;
-  int32_t step;            // decode step; the sequence position is the step
+  int32_t step;            // launch step, from 0 (row_pos gives a row's position)
   unsigned char* scratch;  // kScratchBytes of shared memory, 16-byte aligned
   BodyStream* stream;
 

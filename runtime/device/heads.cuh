@@ -11,6 +11,7 @@
 
 #include "runtime/device/common.cuh"
 #include "runtime/device/lane_order.cuh"
+#include "runtime/device/positions.cuh"
 
 namespace mpk {
 namespace dev {
@@ -50,10 +51,10 @@ __device__ __forceinline__ void rope_rotate(float x0, float x1, float2 t, bf16_t
   y1 = f32_to_bf16(__fadd_rn(__fmul_rn(x1, t.x), __fmul_rn(x0, t.y)));
 }
 
-// Where the heads of one batch row come from and go to. q holds G heads (raw, rows of
+// Where the heads of one row come from and go to. q holds G heads (raw, rows of
 // qstride); k and v one head each (rows of kvstride); the caches are [B, S, NKV, HD]
-// offset to the head; qw / kw are the q / k norm weights [HD] (unused without a norm);
-// rope is the (cos, sin) table [S][HD / 2].
+// offset to the head (and the first sequence); qw / kw are the q / k norm weights [HD]
+// (unused without a norm); rope is the (cos, sin) table [S][HD / 2].
 struct HeadIo {
   const bf16_t* q;
   const bf16_t* k;
@@ -79,9 +80,10 @@ struct HeadScratch {
   __device__ static bf16_t* current(unsigned char* tmp) { return reinterpret_cast<bf16_t*>(tmp + kRaw + kScales); }
 };
 
-// Preparing one batch row's heads at position pos: the G query heads normed (EPS_BITS !=
-// 0: the f32 bits of eps) and roped into qs (f32, [G][HD]); with KV also the k head and
-// v, into HeadScratch::current and, with STORE, into k_cache and v_cache at pos. issue()
+// Preparing row b's heads at its position `at` (positions.cuh): the G query heads normed
+// (EPS_BITS != 0: the f32 bits of eps) and roped into qs (f32, [G][HD]); with KV also the
+// k head and v, into HeadScratch::current and, with STORE, into k_cache and v_cache at
+// the row's sequence and position (when the row stores). issue()
 // requests everything a thread needs at once (its rotate-half pairs' raw values, norm
 // weights and angles, its elements of v); finish() computes and stores, and ends with
 // the body threads synchronized (qs, the cache rows and HeadScratch::current visible to
@@ -95,8 +97,8 @@ struct HeadPrep {
   float2 t[kPer];
   bf16_t v[kVPer];
 
-  __device__ void issue(const HeadIo& io, int b, int pos) {
-    const float2* angles = io.rope + static_cast<int64_t>(min(pos, S - 1)) * kHalf;
+  __device__ void issue(const HeadIo& io, int b, const RowPos& at) {
+    const float2* angles = io.rope + static_cast<int64_t>(min(at.pos, S - 1)) * kHalf;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int u = threadIdx.x + j * kThreads;
@@ -121,7 +123,7 @@ struct HeadPrep {
     }
   }
 
-  __device__ void finish(const HeadIo& io, int b, int pos, float* qs, unsigned char* tmp) {
+  __device__ void finish(const HeadIo& io, const RowPos& at, float* qs, unsigned char* tmp) {
     using Sh = HeadScratch<HD, G, KV>;
     float* raw = reinterpret_cast<float*>(tmp);  // [H][HD]
     float* r = reinterpret_cast<float*>(tmp + Sh::kRaw);
@@ -142,8 +144,8 @@ struct HeadPrep {
       }
       body_sync();
     }
-    const bool in_cache = STORE && pos < S;  // the host never runs past max_seq_len
-    const int64_t row = (static_cast<int64_t>(b) * S + pos) * NKV * HD;
+    const bool in_cache = STORE && at.stores && at.pos < S;  // the host never runs past max_seq_len
+    const int64_t row = (static_cast<int64_t>(at.seq) * S + at.pos) * NKV * HD;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int u = threadIdx.x + j * kThreads;
@@ -180,6 +182,22 @@ struct HeadPrep {
     body_sync();
   }
 };
+
+// Rows [0, B) of one kv head's k and v (io's k, v, k norm weight, RoPE table and caches)
+// into the caches, each row at its own sequence and position (row_pos of row0 + b at
+// `step`), k normed and roped first (HeadPrep): a roped kv_append's body, and the first
+// phase of a prefill chunk's fused attention. tmp: HeadScratch<HD, 0, true>.
+template <int HD, int B, int S, int NKV, int EPS_BITS>
+__device__ __forceinline__ void append_heads(const HeadIo& io, const KernelParams& p, int32_t step, int32_t row0,
+                                             unsigned char* tmp) {
+#pragma unroll 1
+  for (int b = 0; b < B; ++b) {
+    const RowPos at = row_pos(p, step, row0 + b);
+    HeadPrep<HD, 0, S, NKV, EPS_BITS, true> prep;
+    prep.issue(io, b, at);
+    prep.finish(io, at, nullptr, tmp);
+  }
+}
 
 }  // namespace dev
 }  // namespace mpk

@@ -68,6 +68,9 @@ struct Attention {
       kKNorm{8};
   static constexpr ArgSlot kScale{0};                 // f32 bits
   static constexpr ArgSlot kFirstPos{1}, kEndPos{2};  // attention_partial: its split's positions [first, end)
+  // The chunk row of the task's first row (docs/ir.md "Prefill chunks"; positions.cuh), its
+  // pointers offset to that row and to its sequence's caches: 0 in a decode module.
+  static constexpr ArgSlot kChunkRow0{3};
 };
 
 // attention_merge: the partial records of kv head h, y + h*G*hd.
@@ -128,7 +131,9 @@ static_assert(distinct({Attention::kQ.index, Attention::kKCache.index, Attention
                         Attention::kK.index, Attention::kV.index, Attention::kRopeTable.index,
                         Attention::kQNorm.index, Attention::kKNorm.index},
                        kPtrSlots) &&
-                  distinct({Attention::kScale.index, Attention::kFirstPos.index, Attention::kEndPos.index}, kArgSlots),
+                  distinct({Attention::kScale.index, Attention::kFirstPos.index, Attention::kEndPos.index,
+                            Attention::kChunkRow0.index},
+                           kArgSlots),
               "attention slots");
 static_assert(distinct({AttentionMerge::kPart.index, AttentionMerge::kY.index}, kPtrSlots), "attention_merge slots");
 static_assert(distinct({Binary::kA.index, Binary::kB.index, Binary::kY.index}, kPtrSlots), "binary slots");

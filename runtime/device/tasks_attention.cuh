@@ -1,6 +1,8 @@
 // Decode attention with grouped-query heads, in the CPU executor's exact order. One
 // task serves G query heads of one KV head h (all nq/nkv of them, or fewer with
-// decompose's attention-heads) over positions [t0, t1) of the cache (t1 <= pos + 1). Per query head: scores s_t = scale * (q . k_t) (the dot
+// decompose's attention-heads) over positions [t0, t1) of the cache (t1 <= pos + 1), each
+// of its rows at its own sequence and position (positions.cuh; a prefill chunk's rows
+// attend causally within their chunk). Per query head: scores s_t = scale * (q . k_t) (the dot
 // ascending over the head dimension), m = max s_t, p_t = exp(s_t - m), l = sum p_t and
 // o = sum p_t v_t ascending over t, then o / l. Scores are computed in parallel over
 // (position, 16-byte piece), each K piece loaded once for the G heads; the sums run one
@@ -12,7 +14,9 @@
 // prepares its heads first (heads.cuh): its attention task norms and ropes the G query
 // heads and the k head, appends k and v at pos (or leaves that to the kv_append task
 // that follows it) and attends (position pos from shared memory); its partial tasks
-// prepare their query heads (its kv_append tasks, before them, the k head).
+// prepare their query heads (its kv_append tasks, before them, the k head). In a prefill
+// chunk a fused attention task appends every row's k and v first, then attends row by
+// row from the caches, since a row reads the rows before it in its chunk.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include "runtime/device/context.cuh"
 #include "runtime/device/heads.cuh"
 #include "runtime/device/lane_order.cuh"
+#include "runtime/device/positions.cuh"
 
 namespace mpk {
 namespace dev {
@@ -284,19 +289,22 @@ struct Attend {
   }
 };
 
-// The dispatch warp's L2 prefetch for an attention task (PARTIAL: a partial task over
-// its positions [kFirstPos, kEndPos)) at `step`, issued before its event waits: the cache rows of the positions
-// before the step, which earlier steps wrote, so that the task's loads find them in L2.
-// A prefetch is a hint and L2 is the point of coherence: it cannot make a load stale.
+// The dispatch warp's L2 prefetch for an attention task of B rows (PARTIAL: a partial
+// task over its positions [kFirstPos, kEndPos)) at a step whose first position is `pos0`
+// (positions.cuh, step_first_pos), issued before its event waits: the cache rows of the
+// positions before pos0, which earlier steps wrote, of the task's sequences, so that the
+// task's loads find them in L2. A prefetch is a hint and L2 is the point of coherence: it
+// cannot make a load stale.
 template <int HD, int B, int S, int NKV, bool PARTIAL>
-__device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t step, int lane) {
+__device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t pos0, int lane) {
   using Slot = slots::Attention;
   const int t0 = PARTIAL ? arg_int(d, Slot::kFirstPos) : 0;
-  const int t1 = min(PARTIAL ? arg_int(d, Slot::kEndPos) : S, min(step, S));
+  const int t1 = min(PARTIAL ? arg_int(d, Slot::kEndPos) : S, min(pos0, S));
   const char* kc = dptr<const char>(d, Slot::kKCache);
   const char* vc = dptr<const char>(d, Slot::kVCache);
+  const int seqs = kChunk == 1 ? B : (arg_int(d, Slot::kChunkRow0) + B - 1) / kChunk + 1;
 #pragma unroll 1
-  for (int b = 0; b < B; ++b)
+  for (int b = 0; b < seqs; ++b)
 #pragma unroll 1
     for (int t = t0 + lane; t < t1; t += 32) {
       const int64_t off = (static_cast<int64_t>(b) * S + t) * NKV * HD * 2;
@@ -305,34 +313,41 @@ __device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t st
     }
 }
 
-// G query heads j0.. of one kv head h (NQ query heads in all), slots::Attention: q
-// rows of NQ*HD, kOut = y + j0*HD. Positions [0, pos]. FUSED (an attention that norms
-// and ropes its heads; EPS_BITS != 0 with q/k norms): q is raw, k, v, the RoPE table
-// and the norm weights as fused_heads reads them, and position pos's k and v are prepared here
-// and read from shared memory; APPEND: they are also stored into the caches (else the
-// operator's kv_append tasks store them, after this task). The cache loads of the
-// positions before pos overlap the preparing of the heads.
+// G query heads j0.. of one kv head h (NQ query heads in all) for B rows, slots::
+// Attention: q rows of NQ*HD, kOut = y + j0*HD. Row b attends positions [0, pos] of its
+// sequence (positions.cuh). FUSED (an attention that norms and ropes its heads; EPS_BITS
+// != 0 with q/k norms): q is raw, k, v, the RoPE table and the norm weights as
+// fused_heads reads them, and position pos's k and v are prepared here and read from
+// shared memory; APPEND: they are also stored into the caches (else the operator's
+// kv_append tasks store them, after this task). The cache loads of the positions before
+// pos overlap the preparing of the heads. In a prefill chunk (kChunk > 1) a fused
+// attention appends (decompose gives its tasks whole groups and sequences): every row's k
+// and v go to the caches first, then each row attends from the caches alone.
 template <int HD, int G, int B, int S, int NKV, int NQ, bool FUSED, int EPS_BITS, bool APPEND>
 __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
   using Sh = AttnScratch<HD, G, S>;
   using Hs = HeadScratch<HD, G, true>;
   static_assert(Sh::kBytes + (FUSED ? Hs::kBytes : 0) <= kScratchBytes, "attention: scratch too small");
   static_assert(FUSED || !APPEND, "attention: only a fused attention appends");
+  static_assert(kChunk == 1 || !FUSED || APPEND, "attention: a prefill chunk's fused attention appends its rows");
+  constexpr bool kAppendFirst = kChunk > 1 && FUSED;
   constexpr int kQStride = NQ * HD;
   using Slot = slots::Attention;
   bf16_t* y = dptr<bf16_t>(d, Slot::kOut);
-  const int t1 = c.step + 1 < S ? c.step + 1 : S;
+  const int32_t row0 = kChunk == 1 ? 0 : arg_int(d, Slot::kChunkRow0);
   unsigned char* heads = c.scratch + Sh::kBytes;
+  if constexpr (kAppendFirst) append_heads<HD, B, S, NKV, EPS_BITS>(fused_heads<HD, NQ, NKV>(d), *c.params, c.step, row0, heads);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    Attend<HD, G, S, NKV, S> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), b, 0, t1,
-                                FUSED && c.step < S ? c.step : -1);
+    const RowPos pos = row_pos(*c.params, c.step, row0 + b);
+    Attend<HD, G, S, NKV, S> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), pos.seq, 0,
+                                min(pos.pos + 1, S), FUSED && !kAppendFirst && pos.pos < S ? pos.pos : -1);
     at.issue();
     if constexpr (FUSED) {
-      HeadPrep<HD, G, S, NKV, EPS_BITS, true, APPEND> prep;
+      HeadPrep<HD, G, S, NKV, EPS_BITS, !kAppendFirst, APPEND && !kAppendFirst> prep;
       const HeadIo io = fused_heads<HD, NQ, NKV>(d);
-      prep.issue(io, b, c.step);
-      prep.finish(io, b, c.step, reinterpret_cast<float*>(c.scratch), heads);
+      prep.issue(io, b, pos);
+      prep.finish(io, pos, reinterpret_cast<float*>(c.scratch), heads);
     } else {
       load_q<HD, G, NQ>(dptr<const bf16_t>(d, Slot::kQ), b, c.scratch);
     }
@@ -354,18 +369,19 @@ __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
   constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
   using Slot = slots::Attention;
   float* part = dptr<float>(d, Slot::kOut);
+  const int32_t row0 = kChunk == 1 ? 0 : arg_int(d, Slot::kChunkRow0);
   const int s0 = arg_int(d, Slot::kFirstPos);
-  const int s1 = min(arg_int(d, Slot::kEndPos), c.step + 1);
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
-    Attend<HD, G, S, NKV, RMAX> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), b, s0,
-                                   s1, -1);
+    const RowPos pos = row_pos(*c.params, c.step, row0 + b);
+    Attend<HD, G, S, NKV, RMAX> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), pos.seq,
+                                   s0, min(arg_int(d, Slot::kEndPos), pos.pos + 1), -1);
     at.issue();
     if constexpr (FUSED) {
       HeadPrep<HD, G, S, NKV, EPS_BITS, false> prep;
       const HeadIo io = fused_heads<HD, NKV * G, NKV>(d);
-      prep.issue(io, b, c.step);
-      prep.finish(io, b, c.step, reinterpret_cast<float*>(c.scratch), c.scratch + Sh::kBytes);
+      prep.issue(io, b, pos);
+      prep.finish(io, pos, reinterpret_cast<float*>(c.scratch), c.scratch + Sh::kBytes);
     } else {
       load_q<HD, G, NKV * G>(dptr<const bf16_t>(d, Slot::kQ), b, c.scratch);
     }

@@ -78,7 +78,7 @@ class TcRowGroups {
   static constexpr int kSlices = static_cast<int>(kAt.slices);  // the ring's (not whole)
   // bf16 per row of x in shared memory: 16 bytes of padding keep ldmatrix conflict-free.
   static constexpr int kStride = static_cast<int>(kAt.x_stride);
-  static_assert(B >= 2 && B <= 16, "tensor-core linear: batch 2..16");
+  static_assert(B >= 2 && B <= kTcMaxRows, "tensor-core linear: 2..kTcMaxRows rows");
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(kAt.bytes <= kScratchBytes, "tensor-core linear: scratch too small");
 

@@ -18,11 +18,14 @@
 //     host and stops the kernel at EOS (runtime/device/publish.cuh);
 //   - one thread of the stream warp keeps the weight ring full from the worker's chunk
 //     list (runtime/device/stream.cuh).
-// Counters grow across steps and are never reset inside a launch. With tracing compiled
+// Counters grow across steps and are never reset inside a launch; they count launch
+// steps from 0, whatever step of the module the launch starts at (KernelParams::
+// first_step, positions.cuh). With tracing compiled
 // in (kTrace), body thread 0 stamps start and end (%globaltimer) into shared memory and
 // the completion warp writes {task, step, worker, SM, wait-begin, start, end} per task
 // (wait-begin is the end of the worker's previous task; the end is stamped before the
-// task's events are triggered); records past the capacity are counted, never written.
+// task's events are triggered; the step is the module's, first_step + the launch's);
+// records past the capacity are counted, never written.
 //
 // Per-op kernel: grid = the tasks of one operator, each block runs one task for the
 // step held in step_counter, with no event waits (launch order is the dependency);
@@ -35,6 +38,7 @@
 #include "runtime/device/common.cuh"
 #include "runtime/device/context.cuh"
 #include "runtime/device/events.cuh"
+#include "runtime/device/positions.cuh"
 #include "runtime/device/publish.cuh"
 #include "runtime/device/stream.cuh"
 
@@ -149,7 +153,7 @@ __device__ __forceinline__ void dispatch_tasks(const KernelParams& p, WorkerShar
     const int s = n % kDescSlots;
     mbar_wait(&sh.desc_full[s], (n / kDescSlots) & 1u);
     if (events && !wait_events(p, sh.desc[s], q.step_of(n), worker,
-                               [&] { Dispatch::prefetch(sh.desc[s], q.step_of(n), lane); })) {
+                               [&] { Dispatch::prefetch(sh.desc[s], step_first_pos(p, q.step_of(n)), lane); })) {
       if (lane == 0) {
         sh.stop_after = n;
         mbar_arrive(&sh.go[s]);
@@ -186,7 +190,7 @@ __device__ __forceinline__ void complete_tasks(const KernelParams& p, WorkerShar
     if (events && !stop) trigger_events(p, d);
     if (publish) publish_step(p, q.step_of(n), stop);
     if (kTrace && lane == 0) {
-      const int32_t step = q.step_of(n);
+      const int32_t step = p.first_step + q.step_of(n);  // the module's step, not the launch's
       for (int32_t m = 0; m < d.members; ++m) {
         if (trace_n < static_cast<uint32_t>(p.trace_capacity))
           trace[trace_n] = TraceRecord{m == 0 ? d.task : d.member[m - 1], step, worker, sm, t_free, sh.t_start[s],
