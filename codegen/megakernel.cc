@@ -11,6 +11,7 @@
 #include "codegen/ops/desc_builder.h"
 #include "ir/error.h"
 #include "ir/ops/tensor_parallel.h"
+#include "ir/row_positions.h"
 #include "ir/task_graph_index.h"
 
 namespace mpk {
@@ -44,6 +45,7 @@ std::string format_source(const Megakernel& k) {
   os << "#define MPK_INFLIGHT " << k.inflight << "\n";
   os << "#define MPK_SCRATCH_BYTES " << k.scratch_bytes << "\n";
   os << "#define MPK_POOL_SLOTS " << k.pool_slots << "\n";
+  if (k.chunk > 1) os << "#define MPK_CHUNK " << k.chunk << "\n";  // a decode kernel's source stays as it was
   os << "#include <cstddef>\n";
   os << "#include \"runtime/device/megakernel.cuh\"\n\n";
   os << "namespace mpk_gen {\n";
@@ -145,6 +147,10 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   Megakernel k;
   k.threads = opt.threads;
   k.batch = static_cast<int32_t>(attr_int(m.attrs, "batch"));
+  k.chunk = static_cast<int32_t>(chunk_rows(m));
+  if (k.chunk > 1 && k.batch > 1)
+    throw Error("codegen: a prefill chunk (attr chunk = " + std::to_string(k.chunk) + ") of batch " +
+                std::to_string(k.batch) + ": the GPU runs prefill chunks of one sequence (batch 1) only");
   k.vocab = static_cast<int32_t>(vocab_per_rank(m));  // the logits columns a rank writes
   k.max_seq_len = static_cast<int32_t>(attr_int(m.attrs, "max_seq_len"));
   k.num_events = static_cast<int32_t>(g.events.size());

@@ -75,7 +75,9 @@ struct OpLaunch {
 struct Megakernel {
   std::string source;                       // the generated .cu
   std::vector<std::string> instantiations;  // call expressions; TaskDesc::inst indexes it
-  std::vector<std::string> prefetches;      // per instantiation: its L2 prefetch call, or ""
+  std::vector<std::string> prefetches;      // per instantiation: its L2 prefetch call of (d, step,
+                                            // lane), step the first position of the step
+                                            // (runtime/device/positions.cuh), or ""
   // Descriptors: one per task, indexed by TaskId, then one per group of adjacent linear
   // tasks over the same x that a worker runs as one (queues name the group instead of
   // its members). Pointers come from the relocations (Relocation::task indexes this).
@@ -96,6 +98,7 @@ struct Megakernel {
   int32_t num_events = 0;
   int32_t num_workers = 0;
   int32_t batch = 1;
+  int32_t chunk = 1;  // rows per sequence: a prefill chunk's C (docs/ir.md "Prefill chunks"), 1 for decode
   int32_t vocab = 0;  // the logits columns (of one rank, where the LM head is split by vocabulary)
   int32_t max_seq_len = 0;
   int threads = 0;  // body threads; a block has threads + abi::kControlThreads
@@ -109,7 +112,8 @@ struct Megakernel {
 
 // Throws mpk::Error naming the task or tensor for a module that is not scheduled, a task
 // whose regions do not have the shape docs/ir.md gives its kind, or a shape the task
-// bodies do not support (e.g. a linear K that is not a multiple of 8).
+// bodies do not support (e.g. a linear K that is not a multiple of 8, or a prefill chunk
+// of more than one sequence).
 Megakernel generate_megakernel(const Module& scheduled, const MegakernelOptions& options = {});
 
 

@@ -1,8 +1,9 @@
 // codegen, attention family: task_attention (one split: query heads of one kv head;
 // fused, appending), task_attention_partial and task_attention_merge, and the dispatch
 // warp's L2 prefetch of an attention task's cache rows (runtime/device/tasks_attention.cuh).
-// A task of batch rows [b0, b1) gets its pointers offset to row b0 and the bodies' batch
-// parameter b1 - b0.
+// A task of rows [r0, r1) gets its pointers offset to row r0 (the caches to its
+// sequence, r0 / C in a prefill chunk of C rows per sequence, with the chunk row r0 % C in
+// slots::Attention::kChunkRow0) and the bodies' row count r1 - r0.
 #include <algorithm>
 
 #include "codegen/ops/desc_builder.h"
@@ -41,8 +42,10 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
   const TensorId q = af.q, kc = af.k_cache, vc = af.v_cache;
   if (q < 0 || af.y < 0) b.fail(t, "operator has too few operands");
   const Region& kr = b.find(t, task.reads, kc, "k_cache");
+  const Range rows = b.find(t, task.reads, q, "q").dims[0];
   const auto& shape = b.tensor(kc).shape;
-  const int64_t b0 = kr.dims[0].lo, B = kr.dims[0].size(), S = shape[1], nkv = shape[2], hd = shape[3];
+  const int64_t r0 = rows.lo, B = rows.size(), S = shape[1], nkv = shape[2], hd = shape[3], C = b.out.chunk;
+  if (kr.dims[0].lo != r0 / C) b.fail(t, "its first row is not of the first sequence of the caches it reads");
   const int64_t nq = attr_int(op.attrs, "num_q_heads");
   if (nq % nkv != 0) b.fail(t, "num_q_heads is not a multiple of num_kv_heads");
   const int64_t G = nq / nkv, h = kr.dims[2].lo;
@@ -56,16 +59,17 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
     if (yc.lo % hd != 0 || yc.hi % hd != 0 || j0 / G != h || (j0 + heads - 1) / G != h)
       b.fail(t, "output is not whole query heads of its KV head");
   }
-  const int64_t q_row = nq * hd, kv_row = nkv * hd, cache_row = S * kv_row;  // elements per batch row
-  b.reloc(t, Slot::kQ, q, b0 * q_row + j0 * hd);
-  b.reloc(t, Slot::kKCache, kc, b0 * cache_row + h * hd);
-  b.reloc(t, Slot::kVCache, vc, b0 * cache_row + h * hd);
+  const int64_t q_row = nq * hd, kv_row = nkv * hd, cache_row = S * kv_row;  // elements per row, per sequence
+  b.reloc(t, Slot::kQ, q, r0 * q_row + j0 * hd);
+  b.reloc(t, Slot::kKCache, kc, r0 / C * cache_row + h * hd);
+  b.reloc(t, Slot::kVCache, vc, r0 / C * cache_row + h * hd);
   DescBuilder::set_arg(out.d, Slot::kScale, float_bits(static_cast<float>(attr_float(op.attrs, "scale"))));
+  DescBuilder::set_arg(out.d, Slot::kChunkRow0, r0 % C);
   if (heads > b.warps) b.fail(t, "more query heads per task than warps");
   const int32_t eps = fused ? DescBuilder::qk_norm_eps_bits(op) : 0;
   if (fused) {
-    b.reloc(t, Slot::kK, af.k, b0 * kv_row + h * hd);
-    b.reloc(t, Slot::kV, af.v, b0 * kv_row + h * hd);
+    b.reloc(t, Slot::kK, af.k, r0 * kv_row + h * hd);
+    b.reloc(t, Slot::kV, af.v, r0 * kv_row + h * hd);
     b.reloc_rope(t, Slot::kRopeTable, op.attrs);
     if (eps != 0) {
       b.reloc(t, Slot::kQNorm, af.q_norm, 0);
@@ -78,9 +82,14 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
                    DescBuilder::targs({hd, B, S, nkv}, task.kind == TaskKind::kAttention ? ", false" : ", true") +
                    "(d, step, lane)";
   if (task.kind == TaskKind::kAttention) {
-    b.reloc(t, Slot::kOut, af.y, b0 * q_row + j0 * hd);
+    b.reloc(t, Slot::kOut, af.y, r0 * q_row + j0 * hd);
     const bool appends =
         std::any_of(task.writes.begin(), task.writes.end(), [&](const Region& r) { return r.tensor == kc; });
+    // A prefill chunk's row attends the rows before it in its chunk: a fused task stores
+    // them all first (runtime/device/tasks_attention.cuh), so it takes whole sequences.
+    if (fused && C > 1 && (!appends || r0 % C != 0 || B % C != 0))
+      b.fail(t, "a fused attention task of a prefill chunk must append whole sequences (decompose gives it the "
+                "query-head group and whole sequences)");
     out.call = "task_attention" + DescBuilder::targs({hd, heads, B, S, nkv, nq}, form + (appends ? ", true" : ", false"));
     b.scratch(attention_scratch(hd, heads, S) + (fused ? DescBuilder::head_scratch(hd, heads, true) : 0));
     return;
@@ -88,7 +97,7 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
   const Region& pr = b.first_of_dtype(t, task.writes, DType::kF32, "attn_part");
   const Tensor& part = b.tensor(pr.tensor);  // [B, nq, splits, hd + 2]
   const int64_t splits = part.shape[2], s = pr.dims[2].lo;
-  b.reloc(t, Slot::kOut, pr.tensor, ((b0 * nq + h * G) * splits + s) * (hd + 2));
+  b.reloc(t, Slot::kOut, pr.tensor, ((r0 * nq + h * G) * splits + s) * (hd + 2));
   DescBuilder::set_arg(out.d, Slot::kFirstPos, kr.dims[1].lo);
   DescBuilder::set_arg(out.d, Slot::kEndPos, kr.dims[1].hi);
   const int64_t rmax = (S + splits - 1) / splits;  // the longest split range

@@ -1,5 +1,5 @@
 // codegen, binary elementwise family: task_silu_mul / task_residual_add / task_all_reduce
-// <COLS, B, STRIDE> over column tiles (runtime/device/tasks_binary.cuh).
+// <COLS, B, STRIDE> over column tiles of every row (runtime/device/tasks_binary.cuh).
 #include "codegen/ops/desc_builder.h"
 
 namespace mpk::codegen {
@@ -12,7 +12,7 @@ void describe_binary(DescBuilder& b, TaskId t, TaskDescription& out) {
   b.reloc(t, Slot::kA, a, c0);
   b.reloc(t, Slot::kB, c, c0);
   b.reloc(t, Slot::kY, y, c0);
-  out.call = "task_" + std::string(name_of(b.task(t).kind)) + DescBuilder::targs({c1 - c0, b.batch, b.tensor(y).shape[1]});
+  out.call = "task_" + std::string(name_of(b.task(t).kind)) + DescBuilder::targs({c1 - c0, b.rows, b.tensor(y).shape[1]});
 }
 
 }  // namespace mpk::codegen

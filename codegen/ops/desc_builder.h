@@ -33,13 +33,14 @@ struct TaskDescription {
 class DescBuilder {
  public:
   DescBuilder(const Module& m, const MegakernelOptions& opt, Megakernel& out)
-      : m(m), opt(opt), out(out), warps(opt.threads / 32), batch(out.batch) {}
+      : m(m), opt(opt), out(out), warps(opt.threads / 32), batch(out.batch), rows(out.batch * out.chunk) {}
 
   const Module& m;
   const MegakernelOptions& opt;
   Megakernel& out;
   const int warps;
-  const int batch;
+  const int batch;  // sequences (attr batch): the KV caches' rows
+  const int rows;   // rows of every activation: batch x chunk (docs/ir.md "Prefill chunks")
 
   const Tensor& tensor(TensorId id) const { return m.program.tensor(id); }
   const Task& task(TaskId t) const { return m.graph.tasks[t]; }

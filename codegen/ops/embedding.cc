@@ -1,4 +1,5 @@
-// codegen, embedding family: task_embedding<COLS, H, B> (runtime/device/tasks_embedding.cuh).
+// codegen, embedding family: task_embedding<COLS, H, B> over every row (runtime/device/
+// tasks_embedding.cuh).
 #include "codegen/ops/desc_builder.h"
 
 namespace mpk::codegen {
@@ -12,7 +13,7 @@ void describe_embedding(DescBuilder& b, TaskId t, TaskDescription& out) {
   b.reloc(t, Slot::kTokens, tokens, 0);
   b.reloc(t, Slot::kY, y, c0);
   DescBuilder::set_arg(out.d, Slot::kVocab, b.tensor(table).shape[0]);
-  out.call = "task_embedding" + DescBuilder::targs({c1 - c0, H, b.batch});
+  out.call = "task_embedding" + DescBuilder::targs({c1 - c0, H, b.rows});
 }
 
 }  // namespace mpk::codegen

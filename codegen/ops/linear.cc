@@ -10,13 +10,14 @@ namespace {
 
 using Slot = abi::slots::Linear;
 
-// At batch 1, x of a linear task sits in shared memory as f32 when that takes at most
-// 48 KiB; a fused norm keeps the raw rows (bf16) after it (tasks_linear.cuh,
-// load_x_normed). Above, the tensor-core bodies keep x whole, or a ring of slices of a
+// With one row (batch 1), x of a linear task sits in shared memory as f32 when that takes
+// at most 48 KiB; a fused norm keeps the raw rows (bf16) after it (tasks_linear.cuh,
+// load_x_normed). With more (a batch, or a prefill chunk's batch x chunk rows), the
+// tensor-core bodies keep x whole, or a ring of slices of a
 // chunk's columns (abi::tc_linear_scratch, for `slots` padded rows per row group).
-bool x_f32(const DescBuilder& b, int64_t K) { return b.batch == 1 && K * 4 <= 48 * 1024; }
+bool x_f32(const DescBuilder& b, int64_t K) { return b.rows == 1 && K * 4 <= 48 * 1024; }
 int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, int64_t slots) {
-  if (b.batch >= 2) return static_cast<int>(abi::tc_linear_scratch(b.batch, K, boxes * 64, slots, b.warps, norm).bytes);
+  if (b.rows >= 2) return static_cast<int>(abi::tc_linear_scratch(b.rows, K, boxes * 64, slots, b.warps, norm).bytes);
   return static_cast<int>((K * (x_f32(b, K) ? 4 : 2) + 15) / 16 * 16 + (norm ? K * 2 : 0));
 }
 
@@ -27,7 +28,7 @@ int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, in
 // streams, and bytes in flight set its rate (qwen3-8b's: 5-box chunks, not 4). On tensor
 // cores x's columns of a chunk may have to fit shared memory twice (abi::tc_max_boxes).
 int64_t chunk_boxes(const DescBuilder& b, int64_t rows, int64_t K, int64_t task_bytes, bool norm) {
-  const int64_t most = b.batch >= 2 ? abi::tc_max_boxes(b.batch, K, norm) : K / 64;
+  const int64_t most = b.rows >= 2 ? abi::tc_max_boxes(b.rows, K, norm) : K / 64;
   const int64_t fit = std::clamp<int64_t>(b.out.slot_bytes / (rows * 128), 1, most);
   const bool prefetched = task_bytes <= int64_t{4} * b.out.slot_bytes;
   return prefetched && fit >= 4 ? fit / 4 * 4 : fit;
@@ -62,6 +63,9 @@ Range check_operands(const DescBuilder& b, TaskId t, const LinearForm& lo) {
     b.fail(t, "the gate and up weight rows differ");
   const int64_t K = b.tensor(lo.weight).shape[1];
   if (K % 64 != 0) b.fail(t, "K = " + std::to_string(K) + " is not a multiple of 64");
+  if (b.rows > abi::kTcMaxRows)
+    b.fail(t, std::to_string(b.rows) + " rows (batch x chunk): the tensor-core linears take at most " +
+                  std::to_string(abi::kTcMaxRows));
   const bool f32 = b.tensor(lo.y).dtype == DType::kF32;
   if ((lo.residual >= 0 || lo.swiglu()) && f32) b.fail(t, "a linear with a residual or SwiGLU needs a bf16 output");
   for (TensorId extra : {lo.residual, lo.norm, lo.bias})
@@ -113,7 +117,7 @@ void describe_linear(DescBuilder& b, TaskId t, TaskDescription& out) {
   const Operator& op = b.op_of(t);
   const LinearForm lo = linear_form(op);
   const Range n = check_operands(b, t, lo);
-  const int64_t K = b.tensor(lo.weight).shape[1], rows = n.size(), B = b.batch, ystride = b.tensor(lo.y).shape[1];
+  const int64_t K = b.tensor(lo.weight).shape[1], rows = n.size(), B = b.rows, ystride = b.tensor(lo.y).shape[1];
   const bool f32 = b.tensor(lo.y).dtype == DType::kF32, residual = lo.residual >= 0, norm = lo.norm >= 0;
   const Tiling tl = stream_tiling(b, t, lo, n);
   b.reloc(t, Slot::kX, lo.x, 0);
@@ -215,7 +219,7 @@ void add_linear_group(DescBuilder& b, const std::vector<TaskId>& members, int32_
   st.boxes_last = static_cast<int32_t>(K / 64 - (col_chunks - 1) * boxes);
   st.members = members;
   d.members = static_cast<int32_t>(members.size());
-  d.inst = b.instantiate("task_linear_group<" + std::to_string(K) + ", " + std::to_string(b.batch) + ", " +
+  d.inst = b.instantiate("task_linear_group<" + std::to_string(K) + ", " + std::to_string(b.rows) + ", " +
                          std::to_string(boxes) + (x_f32(b, K) ? ", true, " : ", false, ") +
                          std::to_string(lead.eps_bits) + shapes + (lead.bias ? ", true" : "") + ">(d, c)");
   k.tasks.push_back(d);

@@ -1,5 +1,5 @@
 // codegen, norm family: task_rms_norm<H, B> over whole rows, task_qk_norm<HD, NH, B,
-// STRIDE> over whole heads (runtime/device/tasks_norm.cuh).
+// STRIDE> over whole heads, of every row (runtime/device/tasks_norm.cuh).
 #include "codegen/ops/desc_builder.h"
 
 namespace mpk::codegen {
@@ -17,7 +17,7 @@ void describe_norm(DescBuilder& b, TaskId t, TaskDescription& out) {
     b.reloc(t, Slot::kY, y, 0);
     DescBuilder::set_arg(out.d, Slot::kEps, eps);
     const int64_t H = b.tensor(y).shape[1];
-    out.call = "task_rms_norm" + DescBuilder::targs({H, b.batch});
+    out.call = "task_rms_norm" + DescBuilder::targs({H, b.rows});
     if (H % 8 != 0) b.fail(t, "hidden size is not a multiple of 8");
     b.scratch(static_cast<int>((H * 2 + 15) / 16 * 16 + 16));
     return;
@@ -29,7 +29,7 @@ void describe_norm(DescBuilder& b, TaskId t, TaskDescription& out) {
   b.reloc(t, Slot::kW, w, 0);
   b.reloc(t, Slot::kY, y, a);
   DescBuilder::set_arg(out.d, Slot::kEps, eps);
-  out.call = "task_qk_norm" + DescBuilder::targs({hd, (e - a) / hd, b.batch, b.tensor(y).shape[1]});
+  out.call = "task_qk_norm" + DescBuilder::targs({hd, (e - a) / hd, b.rows, b.tensor(y).shape[1]});
 }
 
 }  // namespace mpk::codegen

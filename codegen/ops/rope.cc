@@ -1,5 +1,5 @@
-// codegen, rope family: task_rope<HD, NH, B, STRIDE, S> over whole heads, with the
-// RoPE's (cos, sin) table (runtime/device/tasks_rope.cuh).
+// codegen, rope family: task_rope<HD, NH, B, STRIDE, S> over whole heads of every row,
+// with the RoPE's (cos, sin) table (runtime/device/tasks_rope.cuh).
 #include "codegen/ops/desc_builder.h"
 
 namespace mpk::codegen {
@@ -16,7 +16,7 @@ void describe_rope(DescBuilder& b, TaskId t, TaskDescription& out) {
   b.reloc(t, Slot::kX, x, a);
   b.reloc(t, Slot::kY, y, a);
   b.reloc_rope(t, Slot::kTable, op.attrs);
-  out.call = "task_rope" + DescBuilder::targs({hd, (e - a) / hd, b.batch, b.tensor(y).shape[1], b.out.max_seq_len});
+  out.call = "task_rope" + DescBuilder::targs({hd, (e - a) / hd, b.rows, b.tensor(y).shape[1], b.out.max_seq_len});
 }
 
 }  // namespace mpk::codegen
