@@ -12,6 +12,7 @@
 #include "codegen/stream_pack.h"
 #include "ir/ops/tensor_parallel.h"
 #include "ir/rope.h"
+#include "ir/row_positions.h"
 #include "runtime/cpu/bf16.h"
 #include "runtime/cpu/run_common.h"
 
@@ -81,6 +82,27 @@ class EventPair {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+// One launch from its preparation to its results. The buffers the kernel uses live here
+// until it has ended: when an error cuts a run short before its finish (the prefill of a
+// run_prefilled failed, say), the destructor waits for the kernel before freeing them.
+struct PendingRun {
+  GpuRunOptions o;     // the launch's (a prefill's: first_step 0, steps its chunk steps)
+  int64_t steps = 0;   // the launch's steps
+  abi::KernelParams p{};
+  DeviceBuffer prompt, history, logits_hist, trace, trace_count, stop_ids;
+  int64_t capacity = 0;  // trace records per worker
+  bool streams = false;  // the kernel publishes each step's tokens to host_tokens
+  std::unique_ptr<MappedHostBuffer> host_tokens, host_steps;
+  EventPair ev;
+  bool launched = false, waited = false;
+  bool saw_token = false;  // the host has seen a published step, at first_token
+  std::chrono::steady_clock::time_point first_token;
+
+  ~PendingRun() {
+    if (launched && !waited) cudaEventSynchronize(ev.stop());
+  }
+};
+
 }  // namespace
 
 TpArenaLayout tp_arena_layout(const Module& m) {
@@ -119,7 +141,9 @@ struct GpuMegakernel::Impl {
   cudaLibrary_t library = nullptr;
   cudaKernel_t k_mega = nullptr, k_traced = nullptr, k_per_op = nullptr, k_advance = nullptr,
                k_pack = nullptr;
-  std::unique_ptr<Stream> stream;
+  std::shared_ptr<Stream> stream;  // a prefill chunk's is its decode megakernel's
+  bool chunk_module = false;       // a prefill chunk (attr chunk): no argmax, runs by prefill()
+  const Impl* shares = nullptr;    // a prefill chunk's decode megakernel, whose caches and weights it uses
 
   DeviceBuffer arena;  // every tensor of the program but the stream-only weights
   std::vector<uint64_t> tensor_addr;
@@ -144,6 +168,38 @@ struct GpuMegakernel::Impl {
     if (graph) cudaGraphDestroy(graph);
     stream.reset();
     if (library) cudaLibraryUnload(library);
+  }
+
+  // Everything but the first launch: the megakernel generated and compiled (or loaded),
+  // the tensors allocated (a prefill chunk's caches and device weights are `decode`'s),
+  // the weights uploaded and packed, the table uploaded.
+  void build(const Module& scheduled, const Weights& weights, const GpuOptions& opts, const Impl* decode) {
+    module = scheduled;
+    options = opts;
+    shares = decode;
+    chunk_module = module.attrs.count("chunk") > 0;
+    const GpuRank& rank = options.rank;
+    if (rank.ranks != tp_ranks(module))
+      throw Error("the module is sharded for " + std::to_string(tp_ranks(module)) + " tensor-parallel ranks, not " +
+                  std::to_string(rank.ranks) + ": run it on that many GPUs (mpk run --tp)");
+    if (rank.ranks > 1 && (!rank.arena || static_cast<int>(rank.peer_delta.size()) != rank.ranks))
+      throw Error("a tensor-parallel rank needs its symmetric arena and its peers' addresses");
+    info = gpu_info();  // every GPU of a group is of one kind
+    if (info.cc_major != 9 || info.cc_minor != 0)
+      throw Error("GPU " + info.name + " has compute capability " + std::to_string(info.cc_major) + "." +
+                  std::to_string(info.cc_minor) + "; the megakernel is built for sm_90a (H100/H200)");
+    MPK_CUDA(cudaSetDevice(rank.device));
+    run_tensors = find_run_tensors(module.program, !chunk_module);
+    run_tensors.batch /= chunk_rows(module);  // sequences: a prefill chunk's rows are batch x chunk
+    for (TaskId t = 0; t < static_cast<TaskId>(module.graph.tasks.size()); ++t)
+      if (module.graph.tasks[t].kind == TaskKind::kArgmaxReduce) publish_task = t;
+    kernel = generate_megakernel(module, options.codegen);
+    compiled = compile_megakernel(kernel.source, options.compile);
+    stream = decode ? decode->stream : std::make_shared<Stream>();
+    load_library();
+    allocate(weights);
+    upload_table(weights);
+    MPK_CUDA(cudaDeviceSynchronize());
   }
 
   void load_library() {
@@ -177,23 +233,28 @@ struct GpuMegakernel::Impl {
 
   // Every tensor but the weights that only the weight stream reads (no descriptor points
   // at them): those reach the device only to be packed into the stream images
-  // (pack_stream), so a model's weights take their bytes once on the GPU, not twice.
+  // (pack_stream), so a model's weights take their bytes once on the GPU, not twice. A
+  // prefill chunk allocates nothing for what it shares with its decode megakernel.
   void allocate(const Weights& weights) {
     const Program& p = module.program;
     stream_only.assign(p.tensors.size(), false);
     for (size_t i = 0; i < p.tensors.size(); ++i) stream_only[i] = p.tensors[i].role == TensorRole::kWeight;
     for (const Relocation& r : kernel.relocations)
       if (r.rope_table < 0) stream_only.at(r.tensor) = false;
+    const std::vector<uint64_t> shared = shared_addresses();
+    for (size_t i = 0; i < p.tensors.size(); ++i)
+      if (shared[i]) stream_only[i] = false;  // packed from decode's copy, not from the host's
     std::vector<size_t> offset(p.tensors.size());
     size_t total = 0;
     for (size_t i = 0; i < p.tensors.size(); ++i) {
       offset[i] = total;
-      if (!stream_only[i]) total = align_up(total + static_cast<size_t>(p.tensors[i].num_bytes()));
+      if (!stream_only[i] && !shared[i]) total = align_up(total + static_cast<size_t>(p.tensors[i].num_bytes()));
     }
     arena = DeviceBuffer(total, "tensors");
     arena.zero();
     tensor_addr.resize(p.tensors.size());
-    for (size_t i = 0; i < p.tensors.size(); ++i) tensor_addr[i] = stream_only[i] ? 0 : arena.address() + offset[i];
+    for (size_t i = 0; i < p.tensors.size(); ++i)
+      tensor_addr[i] = shared[i] ? shared[i] : stream_only[i] ? 0 : arena.address() + offset[i];
     if (options.rank.arena) {  // what the other ranks read lives in the symmetric arena
       const TpArenaLayout layout = tp_arena_layout(module);
       for (size_t i = 0; i < p.tensors.size(); ++i)
@@ -205,8 +266,29 @@ struct GpuMegakernel::Impl {
       const Tensor& t = p.tensors[i];
       if (t.role != TensorRole::kWeight) continue;
       if (t.dtype != DType::kBF16) throw Error("weight tensor '" + t.name + "' must be bf16 in the program");
-      if (!stream_only[i]) upload_weight(arena, offset[i], t, weights.get(t.name));
+      if (!stream_only[i] && !shared[i]) upload_weight(arena, offset[i], t, weights.get(t.name));
     }
+  }
+
+  // A prefill chunk's tensors that are its decode megakernel's (per tensor, 0 for none):
+  // the KV caches, and the weights decode keeps on the device, by name, shape and dtype.
+  std::vector<uint64_t> shared_addresses() const {
+    const Program& p = module.program;
+    std::vector<uint64_t> addr(p.tensors.size(), 0);
+    if (!shares) return addr;
+    const Program& from = shares->module.program;
+    for (size_t t = 0; t < p.tensors.size(); ++t) {
+      const Tensor& tt = p.tensors[t];
+      if (tt.role != TensorRole::kWeight && tt.role != TensorRole::kKvCache) continue;
+      const TensorId f = from.find_tensor(tt.name);
+      if (f >= 0 && from.tensors[f].role == tt.role && from.tensors[f].shape == tt.shape &&
+          from.tensors[f].dtype == tt.dtype)
+        addr[t] = shares->tensor_addr.at(f);  // 0: a weight that decode's stream alone holds
+      else if (tt.role == TensorRole::kKvCache)
+        throw Error("the prefill chunk's KV cache '" + tt.name +
+                    "' is not the decode megakernel's (no tensor of that name, shape and dtype)");
+    }
+    return addr;
   }
 
   static void upload_weight(DeviceBuffer& dst, size_t offset, const Tensor& t, const WeightTensor& w) {
@@ -352,8 +434,12 @@ struct GpuMegakernel::Impl {
   void check_inputs(const GpuRunOptions& o) const {
     check_run_inputs(run_tensors, o.steps, o.prompt, o.prompt_rows);
     if (o.steps < 1) throw Error("steps must be at least 1");
+    if (o.first_step < 0 || o.first_step >= o.steps)
+      throw Error("the first step " + std::to_string(o.first_step) + " is not a step of the run (0 to " +
+                  std::to_string(o.steps - 1) + ")");
   }
 
+  // The parameters of a launch of o.steps - o.first_step steps from o.first_step.
   abi::KernelParams base_params(const GpuRunOptions& o, const DeviceBuffer& prompt,
                                 const DeviceBuffer& history) const {
     abi::KernelParams p{};
@@ -377,7 +463,8 @@ struct GpuMegakernel::Impl {
     p.watchdog_ns = static_cast<uint64_t>(options.watchdog_s * 1e9);
     p.prompt_len = static_cast<int32_t>(prompt_length(o.prompt, o.prompt_rows));
     p.prompt_stride = o.prompt_rows == 1 ? 0 : p.prompt_len;
-    p.num_steps = static_cast<int32_t>(o.steps);
+    p.num_steps = static_cast<int32_t>(o.steps - o.first_step);
+    p.first_step = static_cast<int32_t>(o.first_step);
     p.num_workers = kernel.num_workers;
     p.batch = kernel.batch;
     p.vocab = kernel.vocab;
@@ -412,7 +499,8 @@ struct GpuMegakernel::Impl {
            module.program.ops.at(task.op).name + ")";
   }
 
-  void check_watchdog() const {
+  // The error record's step counts the launch's steps: the message names the run's step.
+  void check_watchdog(int64_t first_step) const {
     abi::ErrorRecord e{};
     d_error.download(&e, sizeof e);
     if (e.flag == 0) return;
@@ -421,28 +509,169 @@ struct GpuMegakernel::Impl {
     // A tensor-parallel rank's error gets its "rank r: " from run_on_ranks (tp_group.h).
     const std::string whose = e.peer > 0 && options.rank.ranks > 1 ? " of rank " + std::to_string(e.peer - 1) : "";
     throw Error("watchdog: worker " + std::to_string(e.worker) + " (SM " + std::to_string(e.sm) + ") " +
-                buf + " at step " + std::to_string(e.step) + " on event " + std::to_string(e.event) + whose +
-                " (counter " + std::to_string(e.counter) + ", needs " + std::to_string(e.needed) +
+                buf + " at step " + std::to_string(first_step + e.step) + " on event " + std::to_string(e.event) +
+                whose + " (counter " + std::to_string(e.counter) + ", needs " + std::to_string(e.needed) +
                 ") before " + describe_task(e.task) + "; the kernel was stopped");
   }
 
-  void collect(const GpuRunOptions& o, const DeviceBuffer& history, const DeviceBuffer* logits_hist,
+  // The tokens (-1 before `first`), the last step's logits and the logits history of a
+  // launch of `steps` steps from step `first`. A prefill chunk has none.
+  void collect(int64_t first, int64_t steps, const DeviceBuffer& history, const DeviceBuffer* logits_hist,
                GpuRunResult& r) const {
     const int64_t B = kernel.batch, V = kernel.vocab;
-    r.steps = o.steps;
+    r.first_step = first;
+    r.steps = first + steps;
     r.batch = B;
-    std::vector<int32_t> flat(static_cast<size_t>(o.steps * B));
+    if (chunk_module) return;
+    std::vector<int32_t> flat(static_cast<size_t>(steps * B));
     history.download(flat.data(), flat.size() * 4);
-    r.tokens.assign(static_cast<size_t>(o.steps), std::vector<int32_t>(static_cast<size_t>(B)));
-    for (int64_t s = 0; s < o.steps; ++s)
-      for (int64_t b = 0; b < B; ++b) r.tokens[s][b] = flat[s * B + b];
+    r.tokens.assign(static_cast<size_t>(first + steps), std::vector<int32_t>(static_cast<size_t>(B), -1));
+    for (int64_t s = 0; s < steps; ++s)
+      for (int64_t b = 0; b < B; ++b) r.tokens[first + s][b] = flat[s * B + b];
     r.logits.resize(static_cast<size_t>(B * V));
     MPK_CUDA(cudaMemcpy(r.logits.data(), reinterpret_cast<const void*>(tensor_addr.at(run_tensors.logits)),
                         r.logits.size() * 4, cudaMemcpyDeviceToHost));
     if (logits_hist) {
-      r.logits_history.resize(static_cast<size_t>(o.steps * B * V));
+      r.logits_history.resize(static_cast<size_t>(steps * B * V));
       logits_hist->download(r.logits_history.data(), r.logits_history.size() * 4);
     }
+  }
+
+  // A launch's buffers, parameters and run state, ready to launch: a decode of o.steps -
+  // o.first_step steps, or a prefill chunk's ceil(E / C) steps over the first E = min(P -
+  // 1, o.steps) positions of the prompt. `watch`: publish each step's tokens to the host
+  // even without on_step or stop ids (the time to the first token).
+  std::unique_ptr<PendingRun> prepare(const GpuRunOptions& o, bool watch) {
+    auto r = std::make_unique<PendingRun>();
+    r->o = o;
+    const Megakernel& k = kernel;
+    int64_t end = 0;  // a prefill's E
+    if (chunk_module) {
+      end = std::min(prompt_length(o.prompt, o.prompt_rows) - 1, o.steps);
+      check_run_inputs(run_tensors, end, o.prompt, o.prompt_rows);
+      r->o.first_step = 0;
+      r->o.steps = prefill_steps(end, k.chunk);
+    } else {
+      check_inputs(o);
+    }
+    r->steps = r->o.steps - r->o.first_step;
+    r->prompt = upload_prompt(o.prompt);
+    if (!chunk_module) {
+      r->history = DeviceBuffer(static_cast<size_t>(r->steps * k.batch) * 4, "token history");
+      r->history.zero();
+      if (o.logits_history)
+        r->logits_hist = DeviceBuffer(static_cast<size_t>(r->steps * k.batch) * k.vocab * 4, "logits history");
+    }
+    abi::KernelParams& p = r->p;
+    p = base_params(r->o, r->prompt, r->history);
+    p.end = static_cast<int32_t>(end);
+    p.logits_history = r->logits_hist.as<float>();
+    if (o.trace) {
+      int64_t longest = 0;  // tasks per step of the busiest worker (a group counts its members)
+      for (int32_t w = 0; w < k.num_workers; ++w) {
+        int64_t n = 0;
+        for (int32_t i = k.queue_offsets[w]; i < k.queue_offsets[w + 1]; ++i) n += k.tasks[k.queue_items[i]].members;
+        longest = std::max(longest, n);
+      }
+      r->capacity = o.trace_capacity > 0 ? o.trace_capacity : std::max<int64_t>(1, r->steps * longest);
+      r->trace = DeviceBuffer(static_cast<size_t>(r->capacity * k.num_workers) * sizeof(abi::TraceRecord), "trace");
+      r->trace_count = DeviceBuffer(static_cast<size_t>(k.num_workers) * 4, "trace counts");
+      r->trace_count.zero();
+      p.trace = r->trace.as<abi::TraceRecord>();
+      p.trace_count = r->trace_count.as<uint32_t>();
+      p.trace_capacity = static_cast<int32_t>(r->capacity);
+    }
+    // Streaming: the completion of the argmax_reduce task copies each step's tokens to
+    // mapped host memory (runtime/device/publish.cuh), which the host reads while it waits.
+    r->streams = !chunk_module && (static_cast<bool>(o.on_step) || !o.stop_ids.empty() || watch);
+    if (r->streams) {
+      if (publish_task < 0) throw Error("the module has no argmax_reduce task: its tokens cannot be streamed");
+      if (k.batch > 32) throw Error("streaming or stopping a run supports a batch of at most 32 rows");
+      r->host_tokens = std::make_unique<MappedHostBuffer>(static_cast<size_t>(r->steps * k.batch) * 4, "streamed tokens");
+      r->host_steps = std::make_unique<MappedHostBuffer>(4, "streamed step count");
+      r->stop_ids = DeviceBuffer(o.stop_ids.size() * 4, "stop tokens");
+      r->stop_ids.upload(o.stop_ids.data(), o.stop_ids.size() * 4);
+      p.host_tokens = r->host_tokens->device<int32_t>();
+      p.host_steps = r->host_steps->device<uint32_t>();
+      p.stop_ids = r->stop_ids.as<const int32_t>();
+      p.stop_count = static_cast<int32_t>(o.stop_ids.size());
+      p.first_generated = static_cast<int32_t>(std::clamp<int64_t>(o.first_generated - o.first_step, 0, r->steps));
+      p.publish_task = publish_task;
+    }
+    reset_run_state();
+    return r;
+  }
+
+  void launch(PendingRun& r) {
+    cudaStream_t s = stream->get();
+    if (r.o.before_launch) {
+      MPK_CUDA(cudaStreamSynchronize(s));
+      r.o.before_launch();
+    }
+    void* args[] = {&r.p};
+    MPK_CUDA(cudaEventRecord(r.ev.start(), s));
+    MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(r.o.trace ? k_traced : k_mega),
+                              dim3(static_cast<unsigned>(kernel.num_workers)), dim3(block_threads()), args,
+                              static_cast<size_t>(kernel.dynamic_smem_bytes), s));
+    MPK_CUDA(cudaEventRecord(r.ev.stop(), s));
+    r.launched = true;
+  }
+
+  // Waits for the launch (handing each streamed step to on_step meanwhile) and collects
+  // its results.
+  GpuRunResult finish(PendingRun& r) {
+    const Megakernel& k = kernel;
+    r.waited = true;  // from here on, an error leaves the kernel to the host's own timeout
+    int64_t delivered = 0;
+    std::vector<int32_t> row(static_cast<size_t>(k.batch));
+    std::exception_ptr sink_error;  // rethrown once the kernel is done with the buffers
+    auto poll = [&] {
+      const int64_t ready = *r.host_steps->host<uint32_t>();
+      if (ready > 0 && !r.saw_token) {
+        r.saw_token = true;
+        r.first_token = std::chrono::steady_clock::now();
+      }
+      if (!r.o.on_step || sink_error) return;
+      std::atomic_thread_fence(std::memory_order_acquire);
+      try {
+        for (; delivered < ready; ++delivered) {
+          for (int64_t b = 0; b < k.batch; ++b) row[b] = r.host_tokens->host<int32_t>()[delivered * k.batch + b];
+          r.o.on_step(r.o.first_step + delivered, row);
+        }
+      } catch (...) {
+        sink_error = std::current_exception();
+      }
+    };
+    GpuRunResult out;
+    out.kernel_ms = r.ev.wait_ms(timeout_s(r.steps), r.streams ? std::function<void()>(poll) : nullptr);
+    MPK_CUDA(cudaGetLastError());
+    check_watchdog(r.o.first_step);
+    collect(r.o.first_step, r.steps, r.history, r.o.logits_history ? &r.logits_hist : nullptr, out);
+    if (r.streams) {
+      int32_t stopped = -1;
+      d_stopped.download(&stopped, 4);
+      if (stopped >= 0) {
+        out.stopped_at = r.o.first_step + stopped;
+        out.steps = out.stopped_at + 1;
+        out.tokens.resize(static_cast<size_t>(out.steps));
+        if (r.o.logits_history) out.logits_history.resize(static_cast<size_t>((stopped + 1) * k.batch * k.vocab));
+      }
+      poll();  // what arrived after the last poll
+      if (sink_error) std::rethrow_exception(sink_error);
+    }
+    if (r.o.trace) {
+      std::vector<uint32_t> counts(static_cast<size_t>(k.num_workers));
+      r.trace_count.download(counts.data(), counts.size() * 4);
+      std::vector<abi::TraceRecord> all(static_cast<size_t>(r.capacity * k.num_workers));
+      r.trace.download(all.data(), all.size() * sizeof(abi::TraceRecord));
+      for (int32_t w = 0; w < k.num_workers; ++w) {
+        const uint64_t n = counts[w];
+        const uint64_t kept = std::min<uint64_t>(n, static_cast<uint64_t>(r.capacity));
+        out.trace_overflow += n - kept;
+        for (uint64_t i = 0; i < kept; ++i) out.trace.push_back(all[w * r.capacity + i]);
+      }
+    }
+    return out;
   }
 
   void build_graph(const abi::KernelParams& params) {
@@ -476,30 +705,19 @@ struct GpuMegakernel::Impl {
 
 GpuMegakernel::GpuMegakernel(const Module& scheduled, const Weights& weights, const GpuOptions& options)
     : impl_(std::make_unique<Impl>()) {
-  Impl& I = *impl_;
-  I.module = scheduled;
-  I.options = options;
-  const GpuRank& rank = options.rank;
-  if (rank.ranks != tp_ranks(scheduled))
-    throw Error("the module is sharded for " + std::to_string(tp_ranks(scheduled)) + " tensor-parallel ranks, not " +
-                std::to_string(rank.ranks) + ": run it on that many GPUs (mpk run --tp)");
-  if (rank.ranks > 1 && (!rank.arena || static_cast<int>(rank.peer_delta.size()) != rank.ranks))
-    throw Error("a tensor-parallel rank needs its symmetric arena and its peers' addresses");
-  I.info = gpu_info();  // every GPU of a group is of one kind
-  if (I.info.cc_major != 9 || I.info.cc_minor != 0)
-    throw Error("GPU " + I.info.name + " has compute capability " + std::to_string(I.info.cc_major) + "." +
-                std::to_string(I.info.cc_minor) + "; the megakernel is built for sm_90a (H100/H200)");
-  MPK_CUDA(cudaSetDevice(rank.device));
-  I.run_tensors = find_run_tensors(I.module.program);
-  for (TaskId t = 0; t < static_cast<TaskId>(I.module.graph.tasks.size()); ++t)
-    if (I.module.graph.tasks[t].kind == TaskKind::kArgmaxReduce) I.publish_task = t;
-  I.kernel = generate_megakernel(I.module, options.codegen);
-  I.compiled = compile_megakernel(I.kernel.source, options.compile);
-  I.stream = std::make_unique<Stream>();
-  I.load_library();
-  I.allocate(weights);
-  I.upload_table(weights);
-  MPK_CUDA(cudaDeviceSynchronize());
+  impl_->build(scheduled, weights, options, nullptr);
+}
+
+GpuMegakernel::GpuMegakernel(const Module& chunk, const Weights& weights, GpuMegakernel& decode,
+                             const GpuOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  const Impl& d = *decode.impl_;
+  if (!chunk.attrs.count("chunk")) throw Error("the module to share a decode megakernel's caches is not a prefill chunk");
+  if (d.chunk_module) throw Error("a prefill chunk shares the caches of a decode megakernel, not of another chunk");
+  if (d.options.rank.ranks > 1) throw Error("prefill runs on one GPU; the decode megakernel is a tensor-parallel rank");
+  GpuOptions o = options;
+  o.rank = d.options.rank;
+  impl_->build(chunk, weights, o, &d);
 }
 
 GpuMegakernel::~GpuMegakernel() = default;
@@ -514,123 +732,99 @@ int64_t GpuMegakernel::num_launches_per_op() const {
 
 GpuRunResult GpuMegakernel::run(const GpuRunOptions& o) {
   Impl& I = *impl_;
+  if (I.chunk_module) throw Error("a prefill chunk runs by prefill() or run_prefilled(), not run()");
   MPK_CUDA(cudaSetDevice(I.options.rank.device));
-  I.check_inputs(o);
-  const Megakernel& k = I.kernel;
-  DeviceBuffer prompt = Impl::upload_prompt(o.prompt);
-  DeviceBuffer history(static_cast<size_t>(o.steps * k.batch) * 4, "token history");
-  history.zero();
-  DeviceBuffer logits_hist;
-  if (o.logits_history)
-    logits_hist = DeviceBuffer(static_cast<size_t>(o.steps * k.batch) * k.vocab * 4, "logits history");
-  abi::KernelParams p = I.base_params(o, prompt, history);
-  p.logits_history = logits_hist.as<float>();
+  const std::unique_ptr<PendingRun> r = I.prepare(o, false);
+  I.launch(*r);
+  return I.finish(*r);
+}
 
-  DeviceBuffer trace, trace_count;
-  int64_t capacity = 0;
-  if (o.trace) {
-    int64_t longest = 0;  // tasks per step of the busiest worker (a group counts its members)
-    for (int32_t w = 0; w < k.num_workers; ++w) {
-      int64_t n = 0;
-      for (int32_t i = k.queue_offsets[w]; i < k.queue_offsets[w + 1]; ++i) {
-        n += k.tasks[k.queue_items[i]].members;
-      }
-      longest = std::max(longest, n);
-    }
-    capacity = o.trace_capacity > 0 ? o.trace_capacity : std::max<int64_t>(1, o.steps * longest);
-    trace = DeviceBuffer(static_cast<size_t>(capacity * k.num_workers) * sizeof(abi::TraceRecord), "trace");
-    trace_count = DeviceBuffer(static_cast<size_t>(k.num_workers) * 4, "trace counts");
-    trace_count.zero();
-    p.trace = trace.as<abi::TraceRecord>();
-    p.trace_count = trace_count.as<uint32_t>();
-    p.trace_capacity = static_cast<int32_t>(capacity);
-  }
+GpuRunResult GpuMegakernel::prefill(const GpuRunOptions& o) {
+  Impl& I = *impl_;
+  if (!I.chunk_module) throw Error("prefill() runs a prefill chunk (prefill-chunk); this module decodes");
+  MPK_CUDA(cudaSetDevice(I.options.rank.device));
+  const std::unique_ptr<PendingRun> r = I.prepare(o, false);
+  if (r->steps == 0) return GpuRunResult{};  // a one-token prompt: nothing to fill
+  I.launch(*r);
+  return I.finish(*r);
+}
 
-  // Streaming: the completion of the argmax_reduce task copies each step's tokens to
-  // mapped host memory (runtime/device/publish.cuh), which the host reads while it waits.
-  const bool streams = static_cast<bool>(o.on_step) || !o.stop_ids.empty();
-  std::unique_ptr<MappedHostBuffer> host_tokens, host_steps;
-  DeviceBuffer stop_ids;
-  if (streams) {
-    if (I.publish_task < 0) throw Error("the module has no argmax_reduce task: its tokens cannot be streamed");
-    if (k.batch > 32) throw Error("streaming or stopping a run supports a batch of at most 32 rows");
-    host_tokens = std::make_unique<MappedHostBuffer>(static_cast<size_t>(o.steps * k.batch) * 4, "streamed tokens");
-    host_steps = std::make_unique<MappedHostBuffer>(4, "streamed step count");
-    stop_ids = DeviceBuffer(o.stop_ids.size() * 4, "stop tokens");
-    stop_ids.upload(o.stop_ids.data(), o.stop_ids.size() * 4);
-    p.host_tokens = host_tokens->device<int32_t>();
-    p.host_steps = host_steps->device<uint32_t>();
-    p.stop_ids = stop_ids.as<const int32_t>();
-    p.stop_count = static_cast<int32_t>(o.stop_ids.size());
-    p.first_generated = static_cast<int32_t>(std::clamp<int64_t>(o.first_generated, 0, o.steps));
-    p.publish_task = I.publish_task;
-  }
-  int64_t delivered = 0;
-  std::vector<int32_t> row(static_cast<size_t>(k.batch));
-  std::exception_ptr sink_error;  // rethrown once the kernel is done with the buffers
-  auto deliver = [&] {
-    if (!o.on_step || sink_error) return;
-    const int64_t ready = *host_steps->host<uint32_t>();
-    std::atomic_thread_fence(std::memory_order_acquire);
-    try {
-      for (; delivered < ready; ++delivered) {
-        for (int64_t b = 0; b < k.batch; ++b) row[b] = host_tokens->host<int32_t>()[delivered * k.batch + b];
-        o.on_step(delivered, row);
-      }
-    } catch (...) {
-      sink_error = std::current_exception();
-    }
-  };
+namespace {
 
-  I.reset_run_state();
-  cudaStream_t s = I.stream->get();
-  if (o.before_launch) {
-    MPK_CUDA(cudaStreamSynchronize(s));
-    o.before_launch();
+// Runs finish(), prefixing an error with the launch's name.
+template <class Finish>
+GpuRunResult finish_named(const char* name, Finish finish) {
+  try {
+    return finish();
+  } catch (const Error& e) {
+    throw Error(std::string(name) + ": " + e.what());
   }
-  EventPair ev;
-  void* args[] = {&p};
-  MPK_CUDA(cudaEventRecord(ev.start(), s));
-  MPK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(o.trace ? I.k_traced : I.k_mega),
-                            dim3(static_cast<unsigned>(k.num_workers)), dim3(I.block_threads()), args,
-                            static_cast<size_t>(k.dynamic_smem_bytes), s));
-  MPK_CUDA(cudaEventRecord(ev.stop(), s));
-  GpuRunResult r;
-  r.kernel_ms = ev.wait_ms(I.timeout_s(o.steps), streams ? std::function<void()>(deliver) : nullptr);
-  MPK_CUDA(cudaGetLastError());
-  I.check_watchdog();
-  I.collect(o, history, o.logits_history ? &logits_hist : nullptr, r);
-  if (streams) {
-    int32_t stopped = -1;
-    I.d_stopped.download(&stopped, 4);
-    if (stopped >= 0) {
-      r.stopped_at = stopped;
-      r.steps = stopped + 1;
-      r.tokens.resize(static_cast<size_t>(r.steps));
-      if (o.logits_history) r.logits_history.resize(static_cast<size_t>(r.steps * k.batch * k.vocab));
-    }
-    deliver();  // what arrived after the last poll
-    if (sink_error) std::rethrow_exception(sink_error);
-  }
+}
 
-  if (o.trace) {
-    std::vector<uint32_t> counts(static_cast<size_t>(k.num_workers));
-    trace_count.download(counts.data(), counts.size() * 4);
-    std::vector<abi::TraceRecord> all(static_cast<size_t>(capacity * k.num_workers));
-    trace.download(all.data(), all.size() * sizeof(abi::TraceRecord));
-    for (int32_t w = 0; w < k.num_workers; ++w) {
-      const uint64_t n = counts[w];
-      const uint64_t kept = std::min<uint64_t>(n, static_cast<uint64_t>(capacity));
-      r.trace_overflow += n - kept;
-      for (uint64_t i = 0; i < kept; ++i) r.trace.push_back(all[w * capacity + i]);
-    }
+// The end of the last task of `before` to the start of the first of `after` (us), or -1.
+double trace_gap_us(const std::vector<abi::TraceRecord>& before, const std::vector<abi::TraceRecord>& after) {
+  if (before.empty() || after.empty()) return -1;
+  uint64_t end = 0, start = UINT64_MAX;
+  for (const abi::TraceRecord& t : before) end = std::max(end, t.end_ns);
+  for (const abi::TraceRecord& t : after) start = std::min(start, t.start_ns);
+  return (static_cast<double>(start) - static_cast<double>(end)) * 1e-3;
+}
+
+}  // namespace
+
+// The decode's buffers and run state are prepared first, so that only its launch follows
+// the prefill's kernel on the stream.
+GpuPrefillResult GpuMegakernel::run_prefilled(GpuMegakernel& chunk, const GpuRunOptions& o) {
+  Impl& I = *impl_;
+  Impl& C = *chunk.impl_;
+  if (C.shares != &I) throw Error("run_prefilled: the prefill chunk was not made to share this megakernel's caches");
+  MPK_CUDA(cudaSetDevice(I.options.rank.device));
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t end = std::min(prompt_length(o.prompt, o.prompt_rows) - 1, o.steps);
+  GpuRunOptions d = o;
+  d.first_step = end;
+  GpuRunOptions p;
+  p.steps = o.steps;
+  p.prompt = o.prompt;
+  p.prompt_rows = o.prompt_rows;
+  p.trace = o.trace;
+  p.trace_capacity = o.trace_capacity;
+  const std::unique_ptr<PendingRun> dec = end < o.steps ? I.prepare(d, true) : nullptr;
+  const std::unique_ptr<PendingRun> pre = end > 0 ? C.prepare(p, false) : nullptr;
+  if (pre) C.launch(*pre);
+  if (dec) I.launch(*dec);
+  GpuPrefillResult out;
+  if (pre) out.prefill = finish_named("prefill", [&] { return C.finish(*pre); });
+  if (dec) {
+    out.decode = finish_named("decode", [&] { return I.finish(*dec); });
+    const auto first = dec->saw_token ? dec->first_token : std::chrono::steady_clock::now();
+    out.first_token_ms = std::chrono::duration<double, std::milli>(first - t0).count();
+  } else {  // no decode step: a prompt that fills the run
+    out.decode.first_step = out.decode.steps = end;
+    out.decode.batch = I.kernel.batch;
+    out.decode.tokens.assign(static_cast<size_t>(end), std::vector<int32_t>(static_cast<size_t>(I.kernel.batch), -1));
   }
-  return r;
+  if (o.trace) out.gap_us = trace_gap_us(out.prefill.trace, out.decode.trace);
+  return out;
+}
+
+std::vector<char> GpuMegakernel::tensor_bytes(const std::string& name) const {
+  const Impl& I = *impl_;
+  const TensorId t = I.module.program.find_tensor(name);
+  if (t < 0) throw Error("the module has no tensor '" + name + "'");
+  if (I.tensor_addr.at(t) == 0) throw Error("tensor '" + name + "' is a weight only the weight stream holds");
+  MPK_CUDA(cudaSetDevice(I.options.rank.device));
+  MPK_CUDA(cudaStreamSynchronize(I.stream->get()));
+  std::vector<char> out(static_cast<size_t>(I.module.program.tensors[t].num_bytes()));
+  MPK_CUDA(cudaMemcpy(out.data(), reinterpret_cast<const void*>(I.tensor_addr[t]), out.size(), cudaMemcpyDeviceToHost));
+  return out;
 }
 
 GpuRunResult GpuMegakernel::run_per_op(const GpuRunOptions& o) {
   Impl& I = *impl_;
   if (I.options.rank.ranks > 1) throw Error("the per-op baseline runs one rank; a tensor-parallel run is a megakernel");
+  if (I.chunk_module) throw Error("the per-op baseline decodes; a prefill chunk runs as a megakernel");
+  if (o.first_step != 0) throw Error("the per-op baseline runs from step 0");
   MPK_CUDA(cudaSetDevice(I.options.rank.device));
   I.check_inputs(o);
   const Megakernel& k = I.kernel;
@@ -656,7 +850,7 @@ GpuRunResult GpuMegakernel::run_per_op(const GpuRunOptions& o) {
   GpuRunResult r;
   r.kernel_ms = ev.wait_ms(I.timeout_s(o.steps));
   MPK_CUDA(cudaGetLastError());
-  I.collect(o, I.graph_history, nullptr, r);
+  I.collect(0, o.steps, I.graph_history, nullptr, r);
   return r;
 }
 
