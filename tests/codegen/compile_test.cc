@@ -1,6 +1,6 @@
 // The megakernel compiles with nvcc for sm_90a (no GPU needed), for the tiny and
-// llama-3.2-1b presets and for tiny-qwen2's biased linears, and the cubin cache answers
-// the second compile.
+// llama-3.2-1b presets, for tiny-qwen2's biased linears and for prefill chunks, and the
+// cubin cache answers the second compile.
 #include "codegen/compile.h"
 
 #include <gtest/gtest.h>
@@ -67,6 +67,24 @@ TEST_F(MegakernelCompile, TinyQwen2BiasesCompile) {
     });
     EXPECT_TRUE(biased) << "no " << form.second << "..., true> instantiation";
     compile_and_reload("tiny-qwen2", cache_, form.first);
+  }
+}
+
+// Prefill chunks (docs/ir.md "Prefill chunks"): batch x chunk rows on the tensor-core
+// linears, each row at its own position: the fused attention that appends its rows
+// first (the default pipeline, an odd chunk too), and the unfused one with plain rope and
+// kv_append operators and split attention.
+TEST_F(MegakernelCompile, PrefillChunksCompile) {
+  const std::string unfused = "decompose{attention-splits=2},infer-deps,assign-sm";
+  const std::pair<const char*, std::string> forms[] = {
+      {"tiny", std::string("prefill-chunk{rows=16},") + kDefaultPipeline},
+      {"tiny-qwen3", "prefill-chunk{rows=16}," + unfused},
+      {"tiny-qwen3", std::string("prefill-chunk{rows=5},") + kDefaultPipeline},
+      {"llama-3.2-1b", std::string("prefill-chunk{rows=16},") + kDefaultPipeline},
+  };
+  for (const auto& [preset, pipeline] : forms) {
+    SCOPED_TRACE(std::string(preset) + " under " + pipeline);
+    compile_and_reload(preset, cache_, pipeline);
   }
 }
 

@@ -384,6 +384,46 @@ TEST(MegakernelGen, PerOpLaunchesCoverEveryTaskInProgramOrder) {
   for (int s : seen) EXPECT_EQ(s, 1);
 }
 
+// A prefill chunk (docs/ir.md "Prefill chunks"): its bodies take batch x chunk rows, its
+// source compiles them for C rows per sequence (a decode's source says nothing of it), and
+// an attention task over rows [r0, r1) of a sequence gets the chunk row r0 % C with its
+// caches offset to that sequence.
+TEST(MegakernelGen, PrefillChunkRowsAndPositions) {
+  const std::string unfused_rows = "prefill-chunk{rows=16},decompose{attention-rows=4},infer-deps,assign-sm";
+  const Megakernel k = generate_megakernel(scheduled_preset("tiny", unfused_rows));
+  EXPECT_EQ(k.chunk, 16);
+  EXPECT_EQ(k.batch, 1);
+  EXPECT_NE(k.source.find("#define MPK_CHUNK 16\n"), std::string::npos);
+  EXPECT_EQ(generate_megakernel(scheduled_preset("tiny")).source.find("MPK_CHUNK"), std::string::npos);
+  const Module m = scheduled_preset("tiny", unfused_rows);
+  std::set<int32_t> chunk_rows;
+  for (TaskId t = 0; t < static_cast<TaskId>(m.graph.tasks.size()); ++t) {
+    if (m.graph.tasks[t].kind != TaskKind::kAttention) continue;
+    chunk_rows.insert(k.tasks[t].arg[abi::slots::Attention::kChunkRow0.index]);
+    for (const Relocation& r : k.relocations)
+      if (r.task == t && r.slot == abi::slots::Attention::kKCache.index) EXPECT_LT(r.byte_offset, 128 * 2);  // sequence 0
+  }
+  EXPECT_EQ(chunk_rows, (std::set<int32_t>{0, 4, 8, 12}));
+  for (const std::string& call : k.instantiations)
+    if (call.rfind("task_rms_norm<", 0) == 0 || call.rfind("task_embedding<", 0) == 0)
+      EXPECT_NE(call.find(", 16>"), std::string::npos) << call;
+}
+
+TEST(MegakernelGen, RefusesPrefillChunksItCannotRun) {
+  const auto refusal = [](const std::string& pipeline, int64_t batch) {
+    try {
+      generate_megakernel(scheduled_preset("tiny", pipeline, batch));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(refusal(std::string("prefill-chunk{rows=4},") + kDefaultPipeline, 2).find("one sequence (batch 1) only"),
+            std::string::npos);
+  EXPECT_NE(refusal(std::string("prefill-chunk{rows=32},") + kDefaultPipeline, 1).find("tensor-core linears take at most 16"),
+            std::string::npos);
+}
+
 TEST(MegakernelGen, RejectsAnUnscheduledModule) {
   Module m = import_model("tiny", {});
   EXPECT_THROW(generate_megakernel(m), Error);
