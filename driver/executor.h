@@ -37,6 +37,11 @@ struct ExecRequest {
   TokenSink on_step = {};
   StopCondition stop = {};
   int64_t prompt_rows = 1;  // 1, or the batch: prompt holds one row (of its length) per batch row
+  // A prefill chunk of the module (prefill-chunk, docs/ir.md "Prefill chunks"; it must
+  // outlive the run): it fills the KV caches with the prompt's first P - 1 positions, C at
+  // a time, and the module decodes from step P - 1. nullptr: one decode step per prompt
+  // token.
+  const Module* prefill = nullptr;
 };
 
 struct ExecResult {
@@ -54,6 +59,11 @@ struct ExecResult {
   // step ran, on the cpu or in the gpu's kernel).
   int64_t stopped_at = -1;
   bool streamed = false;  // on_step saw each step as it completed, not after the run
+  // With a prefill: the first decoded step (P - 1; the tokens of earlier steps are -1),
+  // and the prefill chunk's own run (its steps are chunks; seconds, executions), which the
+  // decode started after.
+  int64_t first_step = 0;
+  std::shared_ptr<ExecResult> prefill;
 };
 
 class Executor {

@@ -47,24 +47,18 @@ class CpuExecutor : public Executor {
     o.record_tasks = req.record;
     StepFeed feed(req.on_step, req.stop);
     if (req.on_step || !req.stop.tokens.empty()) o.on_step = std::ref(feed);
-    CpuExecResult r = weights_.ranks.size() > 1 ? run_cpu_tp(module_, weights_.ranks, o)
-                                                : run_cpu(module_, weights_.weights, o);
-    threads_ = r.threads;
-    ExecResult out;
-    out.steps = r.steps;
-    out.batch = r.batch;
-    out.tokens = std::move(r.tokens);
-    out.top_logits = std::move(r.top_logits);
-    out.step_seconds = std::move(r.step_seconds);
-    out.seconds = r.total_seconds;
-    out.logits = std::move(r.logits);
-    out.threads = r.threads;
-    out.stopped_at = feed.stopped_at();
-    out.streamed = true;
-    out.executions.reserve(r.task_records.size());
-    for (const CpuTaskRecord& t : r.task_records)
-      out.executions.push_back({t.task, static_cast<int32_t>(t.step), t.worker, t.thread, t.wait_ns,
-                                t.start_ns, t.end_ns, t.rank});
+    std::shared_ptr<ExecResult> prefill;
+    CpuExecResult r;
+    if (req.prefill) {
+      if (weights_.ranks.size() > 1) throw Error("a prefill runs on one tensor-parallel rank");
+      CpuPrefillResult pr = run_cpu_prefilled(*req.prefill, module_, weights_.weights, o);
+      if (pr.prefill.steps > 0) prefill = std::make_shared<ExecResult>(result_of(std::move(pr.prefill), -1));
+      r = std::move(pr.decode);
+    } else {
+      r = weights_.ranks.size() > 1 ? run_cpu_tp(module_, weights_.ranks, o) : run_cpu(module_, weights_.weights, o);
+    }
+    ExecResult out = result_of(std::move(r), feed.stopped_at());
+    out.prefill = std::move(prefill);
     return out;
   }
 
@@ -80,6 +74,27 @@ class CpuExecutor : public Executor {
   }
 
  private:
+  ExecResult result_of(CpuExecResult r, int64_t stopped_at) {
+    threads_ = r.threads;
+    ExecResult out;
+    out.steps = r.steps;
+    out.batch = r.batch;
+    out.tokens = std::move(r.tokens);
+    out.top_logits = std::move(r.top_logits);
+    out.step_seconds = std::move(r.step_seconds);
+    out.seconds = r.total_seconds;
+    out.logits = std::move(r.logits);
+    out.threads = r.threads;
+    out.stopped_at = stopped_at;
+    out.streamed = true;
+    out.first_step = r.first_step;
+    out.executions.reserve(r.task_records.size());
+    for (const CpuTaskRecord& t : r.task_records)
+      out.executions.push_back({t.task, static_cast<int32_t>(t.step), t.worker, t.thread, t.wait_ns,
+                                t.start_ns, t.end_ns, t.rank});
+    return out;
+  }
+
   const Module& module_;
   ExecutorOptions options_;
   CpuOrder order_ = CpuOrder::kSchedule;

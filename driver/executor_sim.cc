@@ -4,6 +4,7 @@
 #include "driver/compile.h"
 #include "driver/executor.h"
 #include "ir/checked.h"
+#include "ir/row_positions.h"
 #include "runtime/cpu/memory_budget.h"
 #include "ir/cost_params.h"
 #include "traces/shipped_costs.h"
@@ -21,19 +22,35 @@ class SimExecutor : public Executor {
   const char* kind() const override { return "sim"; }
   std::string describe() const override { return module_.machine.name + ", costs: " + used_; }
 
+  // With a prefill, its chunk steps are simulated as a run of their own, and the decode
+  // from step P - 1 on (its executions keep their step numbers).
   ExecResult run(const ExecRequest& req) override {
     check_steps_fit(module_, checked_range(req.steps, 1, INT32_MAX, "option '--steps'"));
-    const int64_t tasks = static_cast<int64_t>(module_.graph.tasks.size());
-    check_host_memory(checked_product({req.steps, tasks, static_cast<int64_t>(sizeof(Execution))},
+    const int64_t end = req.prefill ? std::min<int64_t>(static_cast<int64_t>(req.prompt.size()) / req.prompt_rows - 1, req.steps) : 0;
+    std::shared_ptr<ExecResult> prefill;
+    if (end > 0)
+      prefill = std::make_shared<ExecResult>(simulated(*req.prefill, prefill_steps(end, chunk_rows(*req.prefill)), 0));
+    ExecResult out = simulated(module_, req.steps - end, end);
+    out.steps = req.steps;
+    out.first_step = end;
+    out.prefill = std::move(prefill);
+    return out;
+  }
+
+  // `steps` steps of `m`, numbered from `first`.
+  ExecResult simulated(const Module& m, int64_t steps, int64_t first) const {
+    const int64_t tasks = static_cast<int64_t>(m.graph.tasks.size());
+    check_host_memory(checked_product({steps, tasks, static_cast<int64_t>(sizeof(Execution))},
                                       "the simulated executions"),
-                      "the simulated executions (" + std::to_string(req.steps) + " steps of " +
+                      "the simulated executions (" + std::to_string(steps) + " steps of " +
                           std::to_string(tasks) + " tasks)");
     ExecResult out;
     const auto t0 = std::chrono::steady_clock::now();
-    out.executions = simulate(module_, costs_, static_cast<int32_t>(req.steps));
+    out.executions = simulate(m, costs_, static_cast<int32_t>(steps));
+    for (Execution& x : out.executions) x.step += static_cast<int32_t>(first);
     out.seconds = seconds_since(t0);
-    out.steps = req.steps;
-    out.batch = attr_int_or(module_.attrs, "batch", 1);
+    out.steps = steps;
+    out.batch = attr_int_or(m.attrs, "batch", 1);
     return out;
   }
 

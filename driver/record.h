@@ -24,7 +24,9 @@ struct RunLabels {
 // The run record: executor.run_info(result) with the labels.
 RunInfo run_record(const Executor& executor, const ExecResult& result, const RunLabels& labels);
 
-// Writes the run (one transaction) and returns its id; `stored`, when given, receives the
+// Writes the run (one transaction) and returns its id. A run that decoded from step E
+// after a prefill (ExecResult::first_step) is stored from there: its steps E.. as 0..,
+// with first_step=E in its options. `stored`, when given, receives the
 // run as stored (to analyse it without reading the file again); `before_commit`, when
 // given, runs just before the transaction commits, and what it throws undoes the run (a
 // verification still in flight: CompileInFlight). Throws mpk::Error for a file that is

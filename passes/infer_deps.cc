@@ -195,6 +195,28 @@ std::vector<std::vector<TaskId>> prune_cross_step(
   return kept;
 }
 
+// A prefill chunk's cross-step dependencies as one step fence (docs/passes.md): the next
+// step's sources (tasks with no same-step producer) wait for this step's sinks (tasks with
+// no same-step consumer). Every task of a step reaches a sink and is reached from a
+// source, so the fence implies every cross-step edge. In a chunk no token chain makes
+// most of those edges implied, and pruning them one by one would take quadratic time.
+std::vector<std::vector<TaskId>> step_fence(const Dependencies& deps) {
+  const size_t n = deps.same_step.size();
+  std::vector<std::vector<TaskId>> fence(n);
+  if (std::all_of(deps.cross_step_consumers.begin(), deps.cross_step_consumers.end(),
+                  [](const std::vector<TaskId>& c) { return c.empty(); }))
+    return fence;
+  std::vector<char> produces(n, 0);
+  for (const std::vector<TaskId>& producers : deps.same_step)
+    for (TaskId p : producers) produces[p] = 1;
+  std::vector<TaskId> sinks;
+  for (size_t t = 0; t < n; ++t)
+    if (!produces[t]) sinks.push_back(static_cast<TaskId>(t));
+  for (size_t c = 0; c < n; ++c)
+    if (deps.same_step[c].empty()) fence[c] = sinks;
+  return fence;
+}
+
 // One event per distinct (producer set, distance, all_ranks), numbered by first consumer.
 std::vector<Event> group_events(const std::vector<std::vector<TaskId>>& same_step,
                                 const std::vector<std::vector<TaskId>>& cross_step,
@@ -251,6 +273,8 @@ class InferDepsPass : public Pass {
     }
     Dependencies deps = scan(m);
     std::vector<std::vector<TaskId>> cross_step;  // per consumer
+    const bool fence = prune_cross_step_ && m.attrs.count("chunk");
+    if (fence) cross_step = step_fence(deps);
     if (prune_same_step_ || prune_cross_step_) {
       // The local edges with the same-step cross-rank ones, which imply local edges too;
       // of the reduced sets only the local edges are kept (the cross-rank ones all are).
@@ -272,7 +296,7 @@ class InferDepsPass : public Pass {
       } else {
         deps.same_step = std::move(local);
       }
-      if (prune_cross_step_) cross_step = prune_cross_step(deps.cross_step_consumers, same_step);
+      if (prune_cross_step_ && !fence) cross_step = prune_cross_step(deps.cross_step_consumers, same_step);
     }
     if (!prune_cross_step_) cross_step = producers_of(deps.cross_step_consumers);
     std::vector<Event> events = group_events(deps.same_step, cross_step, deps.all_ranks);

@@ -28,6 +28,7 @@ inline constexpr IntRange kAnyInt64{std::numeric_limits<int64_t>::min(), std::nu
 // max_seq_len, which every backend checks once the module is known.
 inline constexpr IntRange kStepsRange{1, kMaxPositions};
 inline constexpr IntRange kBatchRange{1, kMaxBatch};
+inline constexpr IntRange kPrefillChunkRange{0, kMaxChunkRows};  // 0: one decode step per prompt token
 inline constexpr IntRange kTpRange{1, 8};  // tensor-parallel ranks (ir/ops/tensor_parallel.h)
 inline constexpr IntRange kMaxSeqRange{0, kMaxPositions};  // 0: the importer's default
 inline constexpr IntRange kThreadsRange{0, 4096};          // 0: every core

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "driver/compile.h"
@@ -34,6 +35,7 @@ struct RunRequest {
   ExecRequest exec;
   std::string dump_logits;  // path, "" = none
   std::string trace;        // trace.db path, "" = none (sim: trace.db)
+  int64_t prefill_chunk = 0;  // rows of the prefill chunk; 0: one decode step per prompt token
 };
 
 constexpr const char* kUsage =
@@ -43,7 +45,7 @@ constexpr const char* kUsage =
     "               [--prompt TEXT [--chat [--system TEXT]] [--tokenizer DIR] | --prompt-ids 1,2,3]\n"
     "               [--max-new-tokens N] [--order schedule|random] [--seed S] [--threads T]\n"
     "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n"
-    "               [--costs COSTS.json]\n\n"
+    "               [--costs COSTS.json] [--prefill-chunk C]\n\n"
     "Compiles the model (default pipeline with assign-sm{policy=P}, or --pipeline) and\n"
     "decodes --steps steps, step s at position s, reading prompt token s while s < prompt\n"
     "length and the previous step's argmax after. Prints the generated token ids and, per\n"
@@ -61,6 +63,9 @@ constexpr const char* kUsage =
     "  found. --max-new-tokens N: steps = prompt + N - 1.\n"
     "  --tp N: tensor parallel over N ranks (shard-tp{ranks=N} before the pipeline): the cpu\n"
     "  backend runs N ranks at once, the gpu backend one megakernel on each of GPUs 0..N-1.\n"
+    "  --prefill-chunk C: the prompt's first P-1 positions are prefilled C at a time by a\n"
+    "  prefill chunk of the model (prefill-chunk{rows=C} before the pipeline; docs/ir.md), then\n"
+    "  decoding goes on from step P-1; 0 feeds one decode step per prompt token.\n"
     "  --graph: run a saved schedule as it is (e.g. one edited in mpk-studio); it takes\n"
     "  no --model, --policy, --pipeline, --batch, --max-seq or --tp.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
@@ -135,7 +140,32 @@ RunRequest parse_request(const Args& args) {
   x.weights_seed = parse_u64(args.get("weights-seed", "0"), "option '--weights-seed'");
   x.watchdog_s = args.get_number("watchdog", x.watchdog_s, kWatchdogRange);
   x.costs = c.costs = args.get("costs");
+  r.prefill_chunk = args.get_int("prefill-chunk", 0, kPrefillChunkRange);
+  if (r.prefill_chunk > 0 && c.tp > 0) throw Error("--prefill-chunk runs on one rank; it takes no --tp");
   return r;
+}
+
+// The prefill chunk of the run's model when asked for and the prompt has more than one
+// token per row (nullopt otherwise).
+std::optional<Compiled> compile_prefill(const RunRequest& req) {
+  if (req.prefill_chunk == 0 || static_cast<int64_t>(req.exec.prompt.size()) / req.exec.prompt_rows < 2) return {};
+  CompileRequest c = req.compile;
+  c.chunk = req.prefill_chunk;
+  return compile(c);
+}
+
+// Stores a run's prefill (its own run, the chunk module's) and then the run; returns the
+// run's id.
+int64_t record_with_prefill(const RunRequest& req, const Module& m, const Executor& ex, const ExecResult& r,
+                            const std::string& trace, StoredRun* stored = nullptr,
+                            const std::function<void()>& before_commit = nullptr) {
+  std::string note;
+  if (r.prefill) {
+    const int64_t id = record_run(trace, *req.exec.prefill, ex, *r.prefill,
+                                  {req.compile.model, "", "prefill: positions 0.." + std::to_string(r.first_step - 1)});
+    note = "after the prefill of run " + std::to_string(id);
+  }
+  return record_run(trace, m, ex, r, {req.compile.model, "", note}, stored, before_commit);
 }
 
 // The sim backend: simulate, always store the run (default trace.db), report from it.
@@ -147,6 +177,8 @@ int run_sim(RunRequest req, CompileInFlight& compiling) {
   req.exec.prompt_rows = prompt.rows;
   req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
+  const std::optional<Compiled> prefill = compile_prefill(req);
+  if (prefill) req.exec.prefill = &prefill->module;
   const std::unique_ptr<Executor> sim = make_executor("sim", c.module, req.executor);
   if (prompt.text())
     std::printf("prompt    %s: %lld steps for up to %lld new tokens (the simulator has no tokens)\n",
@@ -156,8 +188,7 @@ int run_sim(RunRequest req, CompileInFlight& compiling) {
   const ExecResult r = sim->run(req.exec);
   const auto t0 = std::chrono::steady_clock::now();
   StoredRun stored;
-  record_run(trace, c.module, *sim, r, {req.compile.model, "", ""}, &stored,
-             [&] { compiling.wait_verified(); });
+  record_with_prefill(req, c.module, *sim, r, trace, &stored, [&] { compiling.wait_verified(); });
   print_sim_report(c, *sim, r, trace, stored, seconds_since(t0));
   return 0;
 }
@@ -170,12 +201,14 @@ void save_run(const RunRequest& req, const Module& m, const Executor& ex, const 
                  static_cast<long long>(r.logits.size()) / r.batch, req.dump_logits.c_str());
   }
   if (req.exec.record) {
-    const int64_t id = record_run(req.trace, m, ex, r, {req.compile.model, "", ""});
+    const int64_t id = record_with_prefill(req, m, ex, r, req.trace);
     int32_t ranks = 1;  // a tensor-parallel launch is stored as one run per rank, ids in a row
     for (const Execution& x : r.executions) ranks = std::max(ranks, x.rank + 1);
     const std::string runs = ranks > 1 ? strf("runs %lld..%lld (one per rank)", static_cast<long long>(id),
                                               static_cast<long long>(id + ranks - 1))
-                                       : strf("run %lld", static_cast<long long>(id));
+                             : r.prefill ? strf("run %lld (its prefill: run %lld)", static_cast<long long>(id),
+                                                static_cast<long long>(id - 1))
+                                         : strf("run %lld", static_cast<long long>(id));
     if (std::string(ex.kind()) == "gpu")
       std::fprintf(out, "trace: %s (%zu executions%s) -> %s\n", runs.c_str(), r.executions.size(),
                    r.dropped ? ", some dropped: buffer full" : "", req.trace.c_str());
@@ -228,7 +261,7 @@ int cmd_run(int argc, char** argv) {
   const Args args(argc, argv,
                   {"backend", "model", "graph", "policy", "pipeline", "steps", "batch", "max-seq", "tp",
                    "prompt", "prompt-ids", "system", "tokenizer", "max-new-tokens", "order", "seed",
-                   "threads", "dump-logits", "trace", "weights-seed", "watchdog", "costs"},
+                   "threads", "dump-logits", "trace", "weights-seed", "watchdog", "costs", "prefill-chunk"},
                   {"help", "h", "chat"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -255,6 +288,8 @@ int cmd_run(int argc, char** argv) {
   req.exec.prompt_rows = prompt.rows;
   req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
+  const std::optional<Compiled> prefill = compile_prefill(req);
+  if (prefill) req.exec.prefill = &prefill->module;
   const std::unique_ptr<Executor> ex = kind.make(c.module, req.executor);
   return prompt.text() ? run_text(req, c, *ex, prompt) : run_decode(req, c, *ex);
 }

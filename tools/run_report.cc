@@ -18,7 +18,7 @@ namespace {
 // The cpu table: token(s), top logit and milliseconds per step.
 void print_cpu_steps(const ExecResult& r) {
   std::printf("%5s  %7s  %12s  %10s\n", "step", "token", "top logit", "ms");
-  for (int64_t s = 0; s < r.steps; ++s) {
+  for (int64_t s = r.first_step; s < r.steps; ++s) {
     std::string toks;
     for (int32_t t : r.tokens[s]) toks += (toks.empty() ? "" : ",") + std::to_string(t);
     std::printf("%5lld  %7s  %12.5f  %10.3f\n", static_cast<long long>(s), toks.c_str(),
@@ -42,11 +42,14 @@ void print_run_header(std::FILE* out, const Compiled& c, const Executor& ex, int
 
 void print_decode(const Executor& ex, const ExecResult& r, size_t prompt_length, bool traced) {
   const bool cpu = !r.top_logits.empty();
+  if (r.prefill)
+    std::printf("prefill  positions 0..%lld in %lld chunk steps: %.3f ms\n\n", static_cast<long long>(r.first_step - 1),
+                static_cast<long long>(r.prefill->steps), r.prefill->seconds * 1e3);
   if (cpu) {
     print_cpu_steps(r);
   } else {
     std::printf("%5s  %s\n", "step", "token");
-    for (int64_t s = 0; s < r.steps; ++s)
+    for (int64_t s = r.first_step; s < r.steps; ++s)
       std::printf("%5lld  %s\n", static_cast<long long>(s), join_tokens(r.tokens[s]).c_str());
   }
   std::printf("\n");
@@ -56,17 +59,19 @@ void print_decode(const Executor& ex, const ExecResult& r, size_t prompt_length,
     const std::string row = r.batch > 1 ? " [row " + std::to_string(b) + "]" : "";
     std::printf("generated%s: %s\n", row.c_str(), join_tokens(generated).c_str());
   }
+  const int64_t decoded = r.steps - r.first_step;
+  if (decoded <= 0) return;
   if (cpu) {
-    std::vector<double> sorted = r.step_seconds;
+    std::vector<double> sorted(r.step_seconds.begin() + r.first_step, r.step_seconds.end());
     std::sort(sorted.begin(), sorted.end());
     double total = 0;
-    for (double s : r.step_seconds) total += s;
+    for (double s : sorted) total += s;
     std::printf("time per step: %.3f ms mean, %.3f ms median (%lld steps, %.3f s run)\n",
-                total / static_cast<double>(r.steps) * 1e3, sorted[sorted.size() / 2] * 1e3,
-                static_cast<long long>(r.steps), r.seconds);
+                total / static_cast<double>(decoded) * 1e3, sorted[sorted.size() / 2] * 1e3,
+                static_cast<long long>(decoded), r.seconds);
   } else {
     std::printf("time per token: %.4f ms (one launch of %lld steps: %.3f ms%s)\n",
-                r.seconds * 1e3 / static_cast<double>(r.steps), static_cast<long long>(r.steps),
+                r.seconds * 1e3 / static_cast<double>(decoded), static_cast<long long>(decoded),
                 r.seconds * 1e3, traced ? ", tracing on" : "");
   }
 }
@@ -81,8 +86,13 @@ void print_sim_report(const Compiled& c, const Executor& ex, const ExecResult& r
               c.pipeline.empty() ? "(scheduled module)" : c.pipeline.c_str(), m.graph.tasks.size(),
               m.graph.events.size(), m.graph.schedule.workers.size());
   std::printf("machine   %s\n", ex.describe().c_str());
-  std::printf("simulate  %lld steps: compile %.2f s (verified meanwhile), simulate %.2f s, write %.2f s\n\n",
-              static_cast<long long>(r.steps), c.compile_s, r.seconds, write_s);
+  std::printf("simulate  %lld steps: compile %.2f s (verified meanwhile), simulate %.2f s, write %.2f s\n",
+              static_cast<long long>(r.steps - r.first_step), c.compile_s, r.seconds, write_s);
+  if (r.prefill)
+    std::printf("prefill   positions 0..%lld in %lld chunk steps before them: run %lld\n",
+                static_cast<long long>(r.first_step - 1), static_cast<long long>(r.prefill->steps),
+                static_cast<long long>(run - 1));
+  std::printf("\n");
   std::fputs(format_brief(compute_stats(m, stored)).c_str(), stdout);
   std::printf("\ntrace: run %lld -> %s\n", static_cast<long long>(run), trace.c_str());
   std::printf("open it: mpk-studio %s   (or: mpk trace stats %s --run %lld)\n", trace.c_str(),

@@ -191,8 +191,13 @@ void print_text_summary(std::FILE* out, const ResolvedPrompt& prompt, const Text
                  "after the launch\n", r.seconds * 1e3, static_cast<long long>(r.steps),
                  r.seconds * 1e3 / static_cast<double>(std::max<int64_t>(r.steps, 1)));
   } else if (!at.empty()) {
-    std::fprintf(out, "time     first token after %.1f ms (%zu prompt steps, one per token)", at.front() * 1e3,
-                 prompt.ids.size());
+    if (r.prefill)
+      std::fprintf(out, "time     first token after %.1f ms (a prefill of %lld positions in %lld chunk steps, then a "
+                   "decode step)", at.front() * 1e3, static_cast<long long>(r.first_step),
+                   static_cast<long long>(r.prefill->steps));
+    else
+      std::fprintf(out, "time     first token after %.1f ms (%zu prompt steps, one per token)", at.front() * 1e3,
+                   prompt.ids.size());
     if (at.size() > 1)
       std::fprintf(out, ", then %.2f tokens/s (%zu tokens in %.3f s)", static_cast<double>(at.size() - 1) / (at.back() - at.front()),
                    at.size() - 1, at.back() - at.front());

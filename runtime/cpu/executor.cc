@@ -195,7 +195,7 @@ class Engine {
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
     const int64_t end = now_ns();
     last_progress_ns_.store(end);
-    if (recs && o_.record_tasks) recs->push_back({t, step, worker, thread, wait_ns, begin, end, rank_});
+    if (recs && o_.record_tasks) recs->push_back({t, at_.first_step + step, worker, thread, wait_ns, begin, end, rank_});
     if (!group_) return wake();
     for (Engine* rank : group_->engines) rank->wake();  // their all_ranks waits read these counters
   }
