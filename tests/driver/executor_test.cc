@@ -102,6 +102,38 @@ TEST_F(DriverTest, SimExecutorIsTheSimulator) {
   EXPECT_EQ(sim->weights_note(), "");
 }
 
+// With a prefill chunk, the cpu executor decodes from step P - 1 the tokens of one step per
+// prompt token, and the sim simulates the chunk's steps as a run of their own before the
+// decode's steps P - 1.. (numbered so).
+TEST_F(DriverTest, ExecutorsPrefillWithAChunk) {
+  const Compiled c = testing::tiny();
+  CompileRequest chunk_request;
+  chunk_request.model = "tiny";
+  chunk_request.chunk = 4;
+  const Compiled chunk = compile(chunk_request);
+  ExecRequest req{12, {3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, true};
+  const std::unique_ptr<Executor> cpu = make_executor("cpu", c.module, ExecutorOptions{});
+  const ExecResult plain = cpu->run(req);
+  req.prefill = &chunk.module;
+  const ExecResult prefilled = cpu->run(req);
+  EXPECT_EQ(prefilled.first_step, 9);
+  ASSERT_TRUE(prefilled.prefill);
+  EXPECT_EQ(prefilled.prefill->steps, 3);
+  EXPECT_EQ(prefilled.prefill->executions.size(), 3 * chunk.module.graph.tasks.size());
+  for (int64_t s = 9; s < 12; ++s) EXPECT_EQ(prefilled.tokens[s], plain.tokens[s]) << s;
+  EXPECT_EQ(prefilled.logits, plain.logits);
+  EXPECT_EQ(prefilled.executions.size(), 3 * c.module.graph.tasks.size());
+  for (const Execution& x : prefilled.executions) EXPECT_GE(x.step, 9);
+  const std::unique_ptr<Executor> sim = make_executor("sim", c.module, ExecutorOptions{});
+  const ExecResult simulated = sim->run(req);
+  ASSERT_TRUE(simulated.prefill);
+  EXPECT_EQ(simulated.prefill->steps, 3);
+  EXPECT_EQ(simulated.first_step, 9);
+  EXPECT_EQ(simulated.executions.size(), 3 * c.module.graph.tasks.size());
+  for (const Execution& x : simulated.executions) EXPECT_GE(x.step, 9);
+  EXPECT_EQ(sim->run_info(simulated).steps, 12);
+}
+
 TEST_F(DriverTest, UnknownAndUnfitRequestsFail) {
   const Compiled c = testing::tiny();
   try {

@@ -43,7 +43,8 @@ class CliTextRun : public hostile::HostileTest {
     return out;
   }
 
-  void expect_eos_stop(const std::string& backend);
+  // `extra`: more options of the text run (a prefill).
+  void expect_eos_stop(const std::string& backend, const std::string& extra = "");
 
   std::string ckpt_;
 };
@@ -71,7 +72,7 @@ TEST_F(CliTextRun, TextOnStdoutIsTheDecodeOfTheGeneratedTokens) {
 // A crafted EOS (config.json's eos_token_id set to the token the model produces at a
 // step k) stops a text run on `backend` at that step: the text before it on stdout, the
 // stop in the summary, no later step in the trace.
-void CliTextRun::expect_eos_stop(const std::string& backend) {
+void CliTextRun::expect_eos_stop(const std::string& backend, const std::string& extra) {
   const text::Tokenizer tok = text::Tokenizer::load(ckpt_);
   const std::vector<int32_t> prompt = tok.encode("and the", true);
   const std::vector<int32_t> gen = generated_ids(prompt, 24);
@@ -88,7 +89,7 @@ void CliTextRun::expect_eos_stop(const std::string& backend) {
   config["eos_token_id"] = gen[k];
   write("ckpt/config.json", config.dump());
   const Result r = run("mpk", "run --backend " + backend + " --threads 1 --model '" + ckpt_ +
-                                  "' --prompt 'and the' --max-new-tokens 24 --trace '" + path("t.db") + "'");
+                                  "' --prompt 'and the' --max-new-tokens 24 --trace '" + path("t.db") + "' " + extra);
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<int32_t> before(gen.begin(), gen.begin() + k);
   std::erase_if(before, [&](int32_t id) { return !tok.has_id(id); });
@@ -97,13 +98,52 @@ void CliTextRun::expect_eos_stop(const std::string& backend) {
   EXPECT_NE(r.err.find("stopped  at EOS: token " + std::to_string(gen[k])), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("after " + std::to_string(k) + " new tokens"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("first token after"), std::string::npos) << r.err;
-  // The run stored in the trace took no step past the stop.
+  // The run stored in the trace took no step past the stop (after a prefill it is stored
+  // from its first step, P - 1).
   const Result stats = run("mpk", "trace stats '" + path("t.db") + "'");
   ASSERT_EQ(stats.status, 0) << stats.err;
-  EXPECT_NE(stats.out.find(std::to_string(prompt.size() + k) + " steps"), std::string::npos) << stats.out;
+  const size_t steps = extra.empty() ? prompt.size() + k : k + 1;
+  EXPECT_NE(stats.out.find(" " + std::to_string(steps) + " steps"), std::string::npos) << stats.out;
 }
 
 TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) { expect_eos_stop("cpu"); }
+
+TEST_F(CliTextRun, APrefilledRunStopsAtTheSameEos) { expect_eos_stop("cpu", "--prefill-chunk 3"); }
+
+// A prefill (--prefill-chunk) fills the caches with the prompt before decoding: the same
+// generated ids and text as one decode step per prompt token, the time to the first token
+// naming the prefill, and the prefill stored as a run of its own before the decode's.
+TEST_F(CliTextRun, APrefillGivesTheSameTokensAndIsStoredAsARun) {
+  const std::string base = "run --backend cpu --threads 1 --model tiny --prompt-ids 5,6,7,8,9,10,11,12 --steps 14";
+  const Result plain = run("mpk", base), prefilled = run("mpk", base + " --prefill-chunk 3 --trace '" + path("p.db") + "'");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(prefilled.status, 0) << prefilled.err;
+  const auto line = [](const std::string& out, const std::string& label) {
+    const size_t at = out.find(label);
+    return at == std::string::npos ? std::string("(none)") : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(line(prefilled.out, "generated: "), line(plain.out, "generated: "));
+  EXPECT_NE(prefilled.out.find("prefill  positions 0..6 in 3 chunk steps"), std::string::npos) << prefilled.out;
+  EXPECT_NE(prefilled.out.find("trace: run 2 (its prefill: run 1)"), std::string::npos) << prefilled.out;
+  const Result runs = run("mpk", "trace runs '" + path("p.db") + "'");
+  ASSERT_EQ(runs.status, 0) << runs.err;
+  EXPECT_NE(runs.out.find("prefill: positions 0..6"), std::string::npos) << runs.out;
+  EXPECT_NE(runs.out.find("first_step=7 after the prefill of run 1"), std::string::npos) << runs.out;
+  const Result text = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ +
+                                     "' --prompt 'hello the world' --max-new-tokens 6 --prefill-chunk 4");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.err.find("first token after"), std::string::npos) << text.err;
+  EXPECT_NE(text.err.find("a prefill of 7 positions in 2 chunk steps"), std::string::npos) << text.err;
+  const Result text_plain = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ +
+                                           "' --prompt 'hello the world' --max-new-tokens 6");
+  EXPECT_EQ(text.out, text_plain.out);
+  for (const std::string& bad : {std::string(" --prefill-chunk 65"), std::string(" --prefill-chunk -1"),
+                                 std::string(" --prefill-chunk 4 --tp 2")}) {
+    const Result r = run("mpk", base + bad);
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_NE(r.err.find("prefill-chunk"), std::string::npos) << bad << ": " << r.err;
+  }
+}
 
 // On the GPU the kernel streams the text and stops itself at the EOS step
 // (runtime/device/publish.cuh).
