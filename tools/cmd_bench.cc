@@ -8,17 +8,22 @@
 // its own; each repetition times one launch of N steps (N graph replays in per-op mode)
 // with CUDA events and divides by N. The median over the repetitions is reported.
 //
-// Time to the first token (--prompt-len P): one launch of P steps over a P-token prompt,
-// whose last step's argmax is the first generated token, timed the same way.
+// Time to the first token (--prompt-len P): a prefill launch of the model's prefill chunk
+// (--prefill-chunk C rows, docs/ir.md "Prefill chunks") over the prompt's first P - 1
+// positions and the decode step P - 1, back to back, whose argmax is the first generated
+// token: the sum of both launches' device times, median over the repetitions. With
+// --prefill-chunk 0, one launch of P decode steps, one per prompt token.
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "driver/compile.h"
 #include "driver/weights.h"
 #include "ir/error.h"
+#include "ir/row_positions.h"
 #include "runtime/gpu/megakernel_runtime.h"
 #include "runtime/gpu/tp_megakernel.h"
 #include "tools/args.h"
@@ -31,7 +36,8 @@ constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
     "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
-    "                 [--inflight N] [--l2-prefetch on|off] [--prompt-len P] [--tp N] [--compile-only]\n\n"
+    "                 [--inflight N] [--l2-prefetch on|off] [--prompt-len P [--prefill-chunk C]] [--tp N]\n"
+    "                 [--compile-only]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
     "bandwidth floor (weight bytes per token / copy bandwidth) and the ratio to it.\n"
@@ -44,9 +50,9 @@ constexpr const char* kUsage =
     "--slot-kib: size of one weight-stream slot in KiB (default 32).\n"
     "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n"
     "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n"
-    "--prompt-len P: also the time to the first token after a P-token prompt (a launch of P\n"
-    "steps: the megakernel takes a prompt one decode step per token; prefill in the kernel\n"
-    "is not built yet).\n"
+    "--prompt-len P: also the time to the first token after a P-token prompt: a prefill of\n"
+    "its first P-1 positions, C at a time (--prefill-chunk C, default 16; 0: one decode step\n"
+    "per prompt token), then the decode step that makes the first token.\n"
     "--tp N: tensor parallel, one megakernel on each of GPUs 0..N-1 (megakernel mode); the\n"
     "floor is then one GPU's share of the weight bytes over one GPU's copy bandwidth.\n"
     "--compile-only: compile the megakernel these options give into the cubin cache\n"
@@ -73,7 +79,8 @@ Timing measure(F&& launch, int64_t steps, int64_t warmup, int64_t reps) {
 int cmd_bench(int argc, char** argv) {
   const Args args(argc, argv,
                   {"model", "steps", "mode", "policy", "pipeline", "batch", "max-seq", "prompt", "reps",
-                   "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch", "prompt-len", "tp"},
+                   "warmup", "weights-seed", "slot-kib", "inflight", "l2-prefetch", "prompt-len", "prefill-chunk",
+                   "tp"},
                   {"trace-overhead", "compile-only", "help", "h"});
   if (args.flag("help") || args.flag("h")) {
     std::fputs(kUsage, stdout);
@@ -94,6 +101,8 @@ int cmd_bench(int argc, char** argv) {
   o.steps = steps;
   if (args.has("prompt")) o.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
   const int64_t prompt_len = args.get_int("prompt-len", 0, {0, kMaxPositions});
+  const int64_t chunk = prompt_len > 1 ? args.get_int("prefill-chunk", 16, kPrefillChunkRange) : 0;
+  if (chunk > 0 && req.tp > 0) throw Error("--prefill-chunk runs on one GPU; give --prefill-chunk 0 with --tp");
   if (req.max_seq_len == 0)  // the decode's own length (step s is position s), or the prompt's
     req.max_seq_len = static_cast<int64_t>(
         std::bit_ceil(std::max<uint64_t>({128, static_cast<uint64_t>(steps), static_cast<uint64_t>(prompt_len)})));
@@ -115,9 +124,19 @@ int cmd_bench(int argc, char** argv) {
   if (!args.flag("compile-only") && !gpu_available()) throw Error("no CUDA GPU is available");
 
   const Compiled c = compile(req);
+  std::optional<Compiled> chunk_module;  // the prefill chunk (--prompt-len with --prefill-chunk)
+  if (chunk > 0) {
+    CompileRequest cr = req;
+    cr.chunk = chunk;
+    chunk_module = compile(cr);
+  }
   if (args.flag("compile-only")) {
-    const CompiledKernel k = compile_megakernel(generate_megakernel(c.module, go.codegen).source, go.compile);
-    std::printf("megakernel  %s %s\n", k.from_cache ? "already in the cache:" : "compiled into", k.cubin_path.c_str());
+    for (const Compiled* x : {&c, chunk_module ? &*chunk_module : static_cast<const Compiled*>(nullptr)}) {
+      if (!x) continue;
+      const CompiledKernel k = compile_megakernel(generate_megakernel(x->module, go.codegen).source, go.compile);
+      std::printf("%-11s %s %s\n", x == &c ? "megakernel" : "prefill", k.from_cache ? "already in the cache:" : "compiled into",
+                  k.cubin_path.c_str());
+    }
     return 0;
   }
   const Module& m = c.module;
@@ -188,11 +207,32 @@ int cmd_bench(int argc, char** argv) {
     p.steps = prompt_len;
     p.prompt.resize(static_cast<size_t>(prompt_len));
     for (int64_t i = 0; i < prompt_len; ++i) p.prompt[i] = (1 + 7919 * i) % k.vocab;  // spread over the vocabulary
-    const Timing t = measure([&] { return run(p).kernel_ms; }, 1, warmup, reps);
-    std::printf("ttft        %.3f ms after a %lld-token prompt (median of %lld launches; one decode step per\n"
-                "            prompt token, %.4f ms each)\n",
-                t.median_ms, static_cast<long long>(prompt_len), static_cast<long long>(reps),
-                t.median_ms / static_cast<double>(prompt_len));
+    if (chunk_module) {
+      GpuMegakernel prefill(chunk_module->module, weights.weights, *one, go);
+      std::vector<double> prefill_ms, step_ms;
+      const Timing t = measure(
+          [&] {
+            const GpuPrefillResult r = one->run_prefilled(prefill, p);
+            prefill_ms.push_back(r.prefill.kernel_ms);
+            step_ms.push_back(r.decode.kernel_ms);
+            return r.prefill.kernel_ms + r.decode.kernel_ms;
+          },
+          1, warmup, reps);
+      const Timing pre = per_token(std::vector<double>(prefill_ms.end() - reps, prefill_ms.end()), 1);
+      const Timing step = per_token(std::vector<double>(step_ms.end() - reps, step_ms.end()), 1);
+      std::printf("ttft        %.3f ms after a %lld-token prompt (median of %lld): prefill %.3f ms (%lld positions\n"
+                  "            in %lld chunk steps of %lld rows, %s), then the first decode step %.4f ms\n",
+                  t.median_ms, static_cast<long long>(prompt_len), static_cast<long long>(reps), pre.median_ms,
+                  static_cast<long long>(prompt_len - 1), static_cast<long long>(prefill_steps(prompt_len - 1, chunk)),
+                  static_cast<long long>(chunk), prefill.compiled().from_cache ? "kernel from the cache" : "kernel compiled",
+                  step.median_ms);
+    } else {
+      const Timing t = measure([&] { return run(p).kernel_ms; }, 1, warmup, reps);
+      std::printf("ttft        %.3f ms after a %lld-token prompt (median of %lld launches; one decode step per\n"
+                  "            prompt token, %.4f ms each)\n",
+                  t.median_ms, static_cast<long long>(prompt_len), static_cast<long long>(reps),
+                  t.median_ms / static_cast<double>(prompt_len));
+    }
   }
   return 0;
 }
