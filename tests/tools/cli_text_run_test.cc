@@ -155,6 +155,14 @@ TEST_F(CliTextRunGpu, TheKernelStreamsTheTextAndStopsAtTheConfigsEos) {
   expect_eos_stop("gpu");
 }
 
+// A prefill launch fills the caches, then the decode launch streams the text and stops at
+// the same EOS.
+TEST_F(CliTextRunGpu, APrefilledKernelStopsAtTheSameEos) {
+  if (run("mpk", "run --backend gpu --model tiny --steps 1").status != 0)
+    GTEST_SKIP() << "no CUDA GPU here (or built without CUDA): GPU test skipped";
+  expect_eos_stop("gpu", "--prefill-chunk 3");
+}
+
 TEST_F(CliTextRun, ChatRendersTheTemplateWithASystemTurn) {
   const text::Tokenizer tok = text::Tokenizer::load(ckpt_);
   const std::string rendered = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n"
