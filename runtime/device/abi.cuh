@@ -43,7 +43,7 @@ MPK_HD constexpr int64_t max_linear_rows(int64_t warps) { return warps < 1 ? 8 :
 // buffers of its sums (slots x batch f32); the argmax epilogue's 2 x warps words; `bytes`
 // in all.
 inline constexpr int64_t kTcXBytes = 77824;
-inline constexpr int64_t kTcMaxRows = 16;  // x rows (batch, or a prefill chunk's batch x chunk): one or two 8-column tiles
+inline constexpr int64_t kTcMaxRows = 32;  // x rows (batch, or a prefill chunk's batch x chunk): up to four 8-column tiles
 inline constexpr int64_t kTcKSlices = 8;  // a tensor-core sum's k16 steps, dealt round-robin
 // The bytes of x kept whole: batch rows of K + 8 bf16, then the norm weight's K.
 MPK_HD constexpr int64_t tc_whole_x_bytes(int64_t batch, int64_t K, bool norm) {

@@ -1,8 +1,8 @@
-// Linear row groups on tensor cores (batch >= 2): y[b, r] = sum_k x[b, k] W[r, k] by
-// mma.sync m16n8k16 (bf16 operands, f32 accumulation). The weight rows are the 16-row A
-// operand, read by ldmatrix straight from the stream's swizzled boxes; the batch rows are
-// the 8 columns of B (two tiles above batch 8). Every output is the sum, in slice order,
-// of kTcKSlices partial sums: partial s adds the k16 steps s, s + 8, s + 16, ... in
+// Linear row groups on tensor cores (batch >= 2, or a prefill chunk's rows): y[b, r] =
+// sum_k x[b, k] W[r, k] by mma.sync m16n8k16 (bf16 operands, f32 accumulation). The
+// weight rows are the 16-row A operand, read by ldmatrix straight from the stream's
+// swizzled boxes; the rows of x are the 8 columns of B (a tile per 8 rows, up to four:
+// kTcMaxRows). Every output is the sum, in slice order, of kTcKSlices partial sums: partial s adds the k16 steps s, s + 8, s + 16, ... in
 // ascending order (one MMA chain). Warp w computes the partials w (w + kWarps, ...) of
 // every 16-row tile of the row group, so all warps work on every chunk however few rows
 // a task has. The order depends on K alone: the same bits under every schedule, linear
@@ -70,7 +70,8 @@ class TcRowGroups {
  public:
   static constexpr int kCols = BOXES * kBoxCols;
   static constexpr int kChunks = (K / kBoxCols + BOXES - 1) / BOXES;
-  static constexpr int kNT = (B + 7) / 8;                         // 8-column tiles of the batch
+  static constexpr int kNT = (B + 7) / 8;                         // 8-column tiles of the rows of x
+  static constexpr int kXLoads = kNT == 1 ? 1 : (kNT + 1) / 2;    // ldmatrix of x per k16 step: .x2, or .x4 per two tiles
   static constexpr int kMT = (SLOTS + 15) / 16;                   // 16-row tiles of a row group
   static constexpr int kSW = (kTcKSlices + kWarps - 1) / kWarps;  // partials per warp
   static constexpr TcLinearScratch kAt = tc_linear_scratch(B, K, kCols, SLOTS, kWarps, EPS_BITS != 0);
@@ -146,9 +147,11 @@ class TcRowGroups {
       row[t] = valid ? q : 0;
     }
     const int half = lane >> 4;  // which 8 columns of the k16 step this lane's A address names
-    // This lane's ldmatrix row of x: batch row n (a row past the batch reads row 0: unused).
-    const int n = (lane & 7) + (kNT == 2 ? (lane >> 4) * 8 : 0);
-    const int xoff = (n < B ? n : 0) * kStride + ((lane >> 3) & 1) * 8;
+    // This lane's ldmatrix row of x in load i: row n + 16 i (a row past B reads row 0: unused).
+    const int n = (lane & 7) + (kNT >= 2 ? (lane >> 4) * 8 : 0);
+    int xoff[kXLoads];
+#pragma unroll
+    for (int i = 0; i < kXLoads; ++i) xoff[i] = (n + 16 * i < B ? n + 16 * i : 0) * kStride + ((lane >> 3) & 1) * 8;
     float acc[kSW][kMT][kNT][4];
 #pragma unroll
     for (int e = 0; e < kSW * kMT * kNT * 4; ++e) (&acc[0][0][0][0])[e] = 0.f;
@@ -161,7 +164,7 @@ class TcRowGroups {
       }
       const unsigned char* w = ch == 0 ? first : c_.next_chunk();
       const int nboxes = ch == kChunks - 1 ? K / kBoxCols - ch * BOXES : BOXES;
-      const bf16_t* xs = reinterpret_cast<const bf16_t*>(x_at(kWhole ? ch : pos_ % kSlices)) + xoff;
+      const bf16_t* xs = reinterpret_cast<const bf16_t*>(x_at(kWhole ? ch : pos_ % kSlices));
 #pragma unroll
       for (int j = 0; j < kSW; ++j) {
         // This warp's k16 steps of the chunk: those of partial warp + j * kWarps.
@@ -170,11 +173,13 @@ class TcRowGroups {
 #pragma unroll 1
         for (int k = first_step; k < nboxes * 4; k += kTcKSlices) {
           const int bx = k >> 2, s = k & 3;
-          uint32_t xb[2 * kNT];
-          if constexpr (kNT == 2) {
-            ldmatrix_x4(reinterpret_cast<uint32_t(&)[4]>(xb), xs + bx * kBoxCols + s * 16);
+          uint32_t xb[4 * kXLoads];  // tile u's b0, b1 at 2u, 2u + 1
+          if constexpr (kNT == 1) {
+            ldmatrix_x2(reinterpret_cast<uint32_t(&)[2]>(xb), xs + xoff[0] + bx * kBoxCols + s * 16);
           } else {
-            ldmatrix_x2(reinterpret_cast<uint32_t(&)[2]>(xb), xs + bx * kBoxCols + s * 16);
+#pragma unroll
+            for (int i = 0; i < kXLoads; ++i)
+              ldmatrix_x4(reinterpret_cast<uint32_t(&)[4]>(xb[4 * i]), xs + xoff[i] + bx * kBoxCols + s * 16);
           }
           uint32_t a[kMT][4];
 #pragma unroll

@@ -71,15 +71,16 @@ TEST_F(MegakernelCompile, TinyQwen2BiasesCompile) {
 }
 
 // Prefill chunks (docs/ir.md "Prefill chunks"): batch x chunk rows on the tensor-core
-// linears, each row at its own position: the fused attention that appends its rows
-// first (the default pipeline, an odd chunk too), and the unfused one with plain rope and
-// kv_append operators and split attention.
+// linears (two n8 tiles at 16 rows, four at 32), each row at its own position: the fused
+// attention that appends its rows first (the default pipeline, an odd chunk too), and the
+// unfused one with plain rope and kv_append operators and split attention.
 TEST_F(MegakernelCompile, PrefillChunksCompile) {
   const std::string unfused = "decompose{attention-splits=2},infer-deps,assign-sm";
   const std::pair<const char*, std::string> forms[] = {
       {"tiny", std::string("prefill-chunk{rows=16},") + kDefaultPipeline},
       {"tiny-qwen3", "prefill-chunk{rows=16}," + unfused},
       {"tiny-qwen3", std::string("prefill-chunk{rows=5},") + kDefaultPipeline},
+      {"tiny", std::string("prefill-chunk{rows=32},") + kDefaultPipeline},
       {"llama-3.2-1b", std::string("prefill-chunk{rows=16},") + kDefaultPipeline},
   };
   for (const auto& [preset, pipeline] : forms) {

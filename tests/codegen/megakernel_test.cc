@@ -296,7 +296,7 @@ TEST(MegakernelGen, SharedMemoryFitsTheBudget) {
 TEST(MegakernelGen, TensorCoreScratchKeepsXWithinItsBudget) {
   EXPECT_TRUE(abi::tc_linear_scratch(8, 2048, 128, 64, 8, true).whole());    // llama-3.2-1b's normed x
   EXPECT_FALSE(abi::tc_linear_scratch(8, 8192, 1024, 16, 8, false).whole()); // its down_proj's
-  for (int64_t batch : {2, 3, 8, 16})
+  for (int64_t batch : {2, 3, 8, 16, 32})  // 32: a prefill chunk's rows
     for (int64_t K : {256, 2048, 4096, 8192, 12288})
       for (bool norm : {false, true}) {
         SCOPED_TRACE(std::to_string(batch) + " x " + std::to_string(K) + (norm ? " normed" : ""));
@@ -420,7 +420,7 @@ TEST(MegakernelGen, RefusesPrefillChunksItCannotRun) {
   };
   EXPECT_NE(refusal(std::string("prefill-chunk{rows=4},") + kDefaultPipeline, 2).find("one sequence (batch 1) only"),
             std::string::npos);
-  EXPECT_NE(refusal(std::string("prefill-chunk{rows=32},") + kDefaultPipeline, 1).find("tensor-core linears take at most 16"),
+  EXPECT_NE(refusal(std::string("prefill-chunk{rows=64},") + kDefaultPipeline, 1).find("tensor-core linears take at most 32"),
             std::string::npos);
 }
 

@@ -127,6 +127,13 @@ TEST(PrefillGpu, AnOddChunkPassesTheFidelityGate) {
   check_prefill({"tiny-qwen3", 5});
 }
 
+// 32 rows: four n8 tiles on the tensor cores.
+TEST(PrefillGpu, Chunk32PassesTheFidelityGate) {
+  MPK_REQUIRE_GPU();
+  check_prefill({"tiny", 32});
+  check_prefill({"tiny-qwen3", 32});
+}
+
 // Unfused: plain rope and kv_append operators before the attention, whose partials (two
 // splits) attend over the chunk's rows.
 TEST(PrefillGpu, UnfusedSplitAttentionPassesTheFidelityGate) {
