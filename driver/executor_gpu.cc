@@ -3,8 +3,10 @@
 // warm-up launch that pays the one-time costs. A run with a token sink or a stop condition
 // (text I/O) streams its tokens as the kernel makes them and stops in the kernel, with no
 // warm-up (its time to the first token is the user's). A module sharded over
-// tensor-parallel ranks runs one megakernel per GPU (runtime/gpu/tp_megakernel.h). Built
-// only with MPK_WITH_CUDA.
+// tensor-parallel ranks runs one megakernel per GPU (runtime/gpu/tp_megakernel.h). A run
+// with a prefill chunk (ExecRequest::prefill) builds the chunk's megakernel once, sharing
+// the decode megakernel's KV caches and weights, and launches it and then the decode from
+// step P - 1 back to back (GpuMegakernel::run_prefilled). Built only with MPK_WITH_CUDA.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -36,7 +38,8 @@ GpuOptions gpu_options(const ExecutorOptions& o) {
 
 class GpuExecutor : public Executor {
  public:
-  GpuExecutor(const Module& m, const ExecutorOptions& o) : module_(m), weights_(load_run_weights(m, o.weights_seed)) {
+  GpuExecutor(const Module& m, const ExecutorOptions& o)
+      : module_(m), options_(o), weights_(load_run_weights(m, o.weights_seed)) {
     if (weights_.ranks.size() > 1)
       tp_ = std::make_unique<GpuTpMegakernel>(m, weights_.ranks, gpu_options(o));
     else
@@ -69,7 +72,15 @@ class GpuExecutor : public Executor {
     o.prompt = req.prompt;
     o.prompt_rows = req.prompt_rows;
     const bool streams = req.on_step || !req.stop.tokens.empty();
-    if (!streams) run_kernel(o);  // warm-up: the first launch pays one-time costs
+    GpuMegakernel* chunk = req.prefill ? &prefill_kernel(*req.prefill) : nullptr;
+    GpuRunResult prefill;  // the prefill launch of the last run, when there is a chunk
+    auto launch = [&](const GpuRunOptions& run) {
+      if (!chunk) return run_kernel(run);
+      GpuPrefillResult pr = one_->run_prefilled(*chunk, run);
+      prefill = std::move(pr.prefill);
+      return std::move(pr.decode);
+    };
+    if (!streams) launch(o);  // warm-up: the first launch pays one-time costs
     o.trace = req.record;
     StepFeed feed(req.on_step, req.stop);
     if (streams) {
@@ -77,25 +88,14 @@ class GpuExecutor : public Executor {
       o.stop_ids = req.stop.tokens;
       o.first_generated = req.stop.from_step;
     }
-    GpuRunResult r = run_kernel(o);
-    check_finite_logits(r.logits, r.batch, r.steps - 1);  // the host sees the last step's only
-    ExecResult out;
-    out.steps = r.steps;
-    out.batch = r.batch;
-    out.tokens = std::move(r.tokens);
-    out.seconds = r.kernel_ms * 1e-3;
-    out.logits = std::move(r.logits);
-    out.dropped = r.trace_overflow;
+    GpuRunResult r = launch(o);
+    if (r.steps > r.first_step) check_finite_logits(r.logits, r.batch, r.steps - 1);  // the host sees the last step's only
+    ExecResult out = result_of(r);
     out.stopped_at = r.stopped_at;
     out.streamed = streams;
-    auto add_trace = [&](const std::vector<abi::TraceRecord>& trace, int32_t rank) {
-      for (const abi::TraceRecord& t : trace)
-        out.executions.push_back({t.task, t.step, t.worker, t.sm, static_cast<int64_t>(t.wait_begin_ns),
-                                  static_cast<int64_t>(t.start_ns), static_cast<int64_t>(t.end_ns), rank});
-    };
-    add_trace(r.trace, 0);
-    for (size_t p = 0; p < r.peer_traces.size(); ++p) add_trace(r.peer_traces[p], static_cast<int32_t>(p + 1));
+    out.first_step = r.first_step;
     if (!r.peer_traces.empty()) rank_clocks_ = align_rank_clocks(module_, out.executions);
+    if (chunk && prefill.steps > 0) out.prefill = std::make_shared<ExecResult>(result_of(prefill));
     return out;
   }
 
@@ -128,10 +128,43 @@ class GpuExecutor : public Executor {
   const GpuMegakernel& kernel() const { return tp_ ? tp_->rank(0) : *one_; }
   GpuRunResult run_kernel(const GpuRunOptions& o) { return tp_ ? tp_->run(o) : one_->run(o); }
 
+  // The prefill chunk's megakernel, made at its first use (and again for another chunk).
+  GpuMegakernel& prefill_kernel(const Module& chunk) {
+    if (tp_) throw Error("a prefill runs on one GPU; this module is sharded over tensor-parallel ranks");
+    if (chunk_of_ != &chunk) {
+      chunk_.reset();
+      chunk_ = std::make_unique<GpuMegakernel>(chunk, weights_.weights, *one_, gpu_options(options_));
+      chunk_of_ = &chunk;
+    }
+    return *chunk_;
+  }
+
+  // Steps, tokens, logits, kernel time and trace of a run (every rank's trace).
+  static ExecResult result_of(GpuRunResult& r) {
+    ExecResult out;
+    out.steps = r.steps;
+    out.batch = r.batch;
+    out.tokens = std::move(r.tokens);
+    out.seconds = r.kernel_ms * 1e-3;
+    out.logits = std::move(r.logits);
+    out.dropped = r.trace_overflow;
+    auto add_trace = [&](const std::vector<abi::TraceRecord>& trace, int32_t rank) {
+      for (const abi::TraceRecord& t : trace)
+        out.executions.push_back({t.task, t.step, t.worker, t.sm, static_cast<int64_t>(t.wait_begin_ns),
+                                  static_cast<int64_t>(t.start_ns), static_cast<int64_t>(t.end_ns), rank});
+    };
+    add_trace(r.trace, 0);
+    for (size_t p = 0; p < r.peer_traces.size(); ++p) add_trace(r.peer_traces[p], static_cast<int32_t>(p + 1));
+    return out;
+  }
+
   const Module& module_;
+  const ExecutorOptions options_;
   RunWeights weights_;
   std::unique_ptr<GpuMegakernel> one_;
   std::unique_ptr<GpuTpMegakernel> tp_;  // a module sharded over several ranks
+  std::unique_ptr<GpuMegakernel> chunk_;  // the prefill chunk's, sharing one_'s caches and weights
+  const Module* chunk_of_ = nullptr;      // the module chunk_ runs
   std::vector<RankClock> rank_clocks_;   // of the last traced tensor-parallel run
 };
 
