@@ -142,7 +142,8 @@ TEST(PrefillGpu, UnfusedSplitAttentionPassesTheFidelityGate) {
 }
 
 // A decode launch from step E, on caches that step-by-step decoding filled (its own run
-// of E steps), is the rest of the step-by-step run, bit for bit.
+// of E steps), is the rest of the step-by-step run, bit for bit; with a stop token it
+// streams steps E ... and stops at the first of them that made it.
 TEST(PrefillGpu, DecodeFromStepEIsTheRestOfStepByStepDecoding) {
   MPK_REQUIRE_GPU();
   for (const int64_t batch : {1, 3}) {
@@ -172,6 +173,22 @@ TEST(PrefillGpu, DecodeFromStepEIsTheRestOfStepByStepDecoding) {
       ASSERT_EQ(r.logits_history.size(), per_step * static_cast<size_t>(o.steps - end));
       EXPECT_TRUE(std::equal(r.logits_history.begin(), r.logits_history.end(),
                              whole.logits_history.begin() + static_cast<int64_t>(per_step) * end));
+      if (batch > 1) continue;
+      // Stopping at a token from first_generated on, which counts the run's steps: the
+      // first step from E that made it.
+      g.run(head);
+      GpuRunOptions stop = rest;
+      stop.stop_ids = {whole.tokens[end + 3][0]};
+      stop.first_generated = end;
+      std::vector<int64_t> seen;
+      stop.on_step = [&](int64_t step, const std::vector<int32_t>&) { seen.push_back(step); };
+      const GpuRunResult stopped = g.run(stop);
+      int64_t at = end;
+      while (whole.tokens[at][0] != stop.stop_ids[0]) ++at;
+      EXPECT_EQ(stopped.stopped_at, at);
+      EXPECT_EQ(stopped.steps, at + 1);
+      ASSERT_EQ(seen.size(), static_cast<size_t>(at + 1 - end));
+      EXPECT_EQ(seen.front(), end);
     }
   }
 }
