@@ -153,6 +153,7 @@ TEST(PrefillGpu, DecodeFromStepEIsTheRestOfStepByStepDecoding) {
     GpuMegakernel g(m, w);
     GpuRunOptions o;
     o.steps = 30;
+    o.prompt.clear();
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t t : prompt_of(12)) o.prompt.push_back((t + 5 * b) % 256);
     o.prompt_rows = batch;

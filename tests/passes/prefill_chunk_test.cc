@@ -42,20 +42,24 @@ TEST(PrefillChunk, TheDefaultPipelineSchedulesAChunkOfEveryPreset) {
     EXPECT_EQ(chunk_rows(m), 16) << preset;
     EXPECT_TRUE(verify_module(m).empty()) << preset;
     for (const Operator& op : m.program.ops) EXPECT_TRUE(op.layer >= 0 || op.kind == OpKind::kEmbedding) << op.name;
-    // A fused attention's tasks take the chunk's 16 rows and a whole group (tiny: 2 query
-    // heads per kv head).
+    // A chunk's attention is split to fill the SMs: tiny's 128 positions in 4 splits per kv
+    // head, the kv_append tasks first, over the chunk's 16 rows.
+    int64_t partials = 0;
     for (const Task& t : m.graph.tasks) {
-      if (t.kind != TaskKind::kAttention) continue;
-      EXPECT_EQ(t.writes[0].dims[0], (Range{0, 16})) << preset;
-      EXPECT_EQ(t.writes[0].dims[1].size(), 2 * attr_int(m.attrs, "head_dim")) << preset;
+      if (t.kind == TaskKind::kAttentionPartial) ++partials;
+      if (t.kind == TaskKind::kKvAppend) EXPECT_EQ(t.reads[0].dims[0], (Range{0, 16})) << preset;
     }
+    EXPECT_EQ(partials, 4 * attr_int(m.attrs, "num_kv_heads") * attr_int(m.attrs, "num_layers")) << preset;
   }
 }
 
 TEST(PrefillChunk, DecomposeRefusesAFusedAttentionThatCouldNotAppendFirst) {
   const std::string fused = "prefill-chunk{rows=8},fuse-rope,fuse-attention,";
-  EXPECT_NE(error_of("tiny", fused + "decompose{attention-heads=1}").find("take whole groups"), std::string::npos);
+  EXPECT_NE(error_of("tiny", fused + "decompose{attention-splits=1,attention-heads=1}").find("take whole groups"),
+            std::string::npos);
   EXPECT_NE(error_of("tiny", fused + "decompose{attention-rows=3}").find("whole sequences"), std::string::npos);
+  // Split, its kv_append tasks come first, so the partials may take any heads.
+  EXPECT_EQ(error_of("tiny", fused + "decompose{attention-splits=2,attention-heads=1},infer-deps,assign-sm"), "");
   // Unfused, the kv_append operator comes first: fewer heads and rows per task are fine.
   EXPECT_EQ(error_of("tiny", "prefill-chunk{rows=8},decompose{attention-heads=1,attention-rows=3},infer-deps,"
                              "assign-sm"),
