@@ -406,16 +406,37 @@ __device__ void task_attention_merge(const TaskDesc& d, TaskCtx& c) {
   for (int u = threadIdx.x; u < B * G * HD; u += kThreads) {
     const int b = u / (G * HD), g = (u / HD) % G, i = u % HD;
     const float* ps = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
+    // The splits' (m, l), then their (o_i, m, l) again, kGroup splits' loads in flight at
+    // once (one L2 round trip per group, not one or two per split); the sums in split order.
+    constexpr int kGroup = SPLITS < 16 ? SPLITS : 16;
     float big = -INFINITY;
-    for (int s = 0; s < SPLITS; ++s)
-      if (ld_cg_f32(&ps[s * (HD + 2) + HD + 1]) > 0.f) big = fmaxf(big, ld_cg_f32(&ps[s * (HD + 2) + HD]));
+#pragma unroll 1
+    for (int s0 = 0; s0 < SPLITS; s0 += kGroup) {
+      float m[kGroup], l[kGroup];
+#pragma unroll
+      for (int k = 0; k < kGroup; ++k)
+        if (s0 + k < SPLITS) m[k] = ld_cg_f32(&ps[(s0 + k) * (HD + 2) + HD]), l[k] = ld_cg_f32(&ps[(s0 + k) * (HD + 2) + HD + 1]);
+#pragma unroll
+      for (int k = 0; k < kGroup; ++k)
+        if (s0 + k < SPLITS && l[k] > 0.f) big = fmaxf(big, m[k]);
+    }
     float num = 0.f, den = 0.f;
-    for (int s = 0; s < SPLITS; ++s) {
-      const float l = ld_cg_f32(&ps[s * (HD + 2) + HD + 1]);
-      if (!(l > 0.f)) continue;  // an empty split contributes nothing
-      const float w = __fmul_rn(l, exp_rn(__fsub_rn(ld_cg_f32(&ps[s * (HD + 2) + HD]), big)));
-      den = __fadd_rn(den, w);
-      num = __fadd_rn(num, __fmul_rn(w, ld_cg_f32(&ps[s * (HD + 2) + i])));
+#pragma unroll 1
+    for (int s0 = 0; s0 < SPLITS; s0 += kGroup) {
+      float o[kGroup], m[kGroup], l[kGroup];
+#pragma unroll
+      for (int k = 0; k < kGroup; ++k)
+        if (s0 + k < SPLITS) {
+          const float* r = &ps[(s0 + k) * (HD + 2)];
+          o[k] = ld_cg_f32(&r[i]), m[k] = ld_cg_f32(&r[HD]), l[k] = ld_cg_f32(&r[HD + 1]);
+        }
+#pragma unroll
+      for (int k = 0; k < kGroup; ++k) {
+        if (s0 + k >= SPLITS || !(l[k] > 0.f)) continue;  // an empty split contributes nothing
+        const float w = __fmul_rn(l[k], exp_rn(__fsub_rn(m[k], big)));
+        den = __fadd_rn(den, w);
+        num = __fadd_rn(num, __fmul_rn(w, o[k]));
+      }
     }
     y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(__fdiv_rn(num, den));
   }
