@@ -102,10 +102,11 @@ class AttrChecker {
                                        " rows, but the cache '" + name(first_cache) + "' holds " +
                                        std::to_string(dim(first_cache, 0)) + " sequences of " +
                                        std::to_string(chunk) + " row(s) (attr chunk)");
-    if (first_cache >= 0)
+    if (first_rows >= 0 && dim(first_rows, 0) % chunk == 0)
+      agrees("batch", dim(first_rows, 0) / chunk,
+             "tensor '" + name(first_rows) + "' (dimension 0" + (chunk > 1 ? " / chunk)" : ")"));
+    else if (first_cache >= 0)
       agrees("batch", dim(first_cache, 0), "tensor '" + name(first_cache) + "' (dimension 0)");
-    else if (first_rows >= 0 && dim(first_rows, 0) % chunk == 0)
-      agrees("batch", dim(first_rows, 0) / chunk, "tensor '" + name(first_rows) + "' (dimension 0 / chunk)");
   }
 
   // A prefill chunk only fills the caches (docs/ir.md "Prefill chunks").

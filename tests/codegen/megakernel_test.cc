@@ -389,7 +389,8 @@ TEST(MegakernelGen, PerOpLaunchesCoverEveryTaskInProgramOrder) {
 // an attention task over rows [r0, r1) of a sequence gets the chunk row r0 % C with its
 // caches offset to that sequence.
 TEST(MegakernelGen, PrefillChunkRowsAndPositions) {
-  const std::string unfused_rows = "prefill-chunk{rows=16},decompose{attention-rows=4},infer-deps,assign-sm";
+  const std::string unfused_rows =
+      "prefill-chunk{rows=16},decompose{attention-rows=4,attention-splits=1},infer-deps,assign-sm";
   const Megakernel k = generate_megakernel(scheduled_preset("tiny", unfused_rows));
   EXPECT_EQ(k.chunk, 16);
   EXPECT_EQ(k.batch, 1);
