@@ -6,6 +6,7 @@
 #include "ir/checked.h"
 #include "ir/row_positions.h"
 #include "runtime/cpu/memory_budget.h"
+#include "runtime/cpu/run_common.h"
 #include "ir/cost_params.h"
 #include "traces/shipped_costs.h"
 #include "traces/simulator.h"
@@ -26,7 +27,7 @@ class SimExecutor : public Executor {
   // from step P - 1 on (its executions keep their step numbers).
   ExecResult run(const ExecRequest& req) override {
     check_steps_fit(module_, checked_range(req.steps, 1, INT32_MAX, "option '--steps'"));
-    const int64_t end = req.prefill ? std::min<int64_t>(static_cast<int64_t>(req.prompt.size()) / req.prompt_rows - 1, req.steps) : 0;
+    const int64_t end = req.prefill ? prefill_end(prompt_length(req.prompt, req.prompt_rows), req.steps) : 0;
     std::shared_ptr<ExecResult> prefill;
     if (end > 0)
       prefill = std::make_shared<ExecResult>(simulated(*req.prefill, prefill_steps(end, chunk_rows(*req.prefill)), 0));

@@ -28,6 +28,10 @@ struct RowPositions {
 // The module's attr chunk (1 when absent).
 inline int64_t chunk_rows(const Module& m) { return attr_int_or(m.attrs, "chunk", 1); }
 
+// E: the positions a prefill of a prompt of `prompt_length` tokens fills before a decode of
+// `steps` steps (the decode starts at step E, which reads the prompt's last token).
+inline int64_t prefill_end(int64_t prompt_length, int64_t steps) { return std::min(prompt_length - 1, steps); }
+
 // The steps a chunk of C rows takes to fill E positions.
 inline int64_t prefill_steps(int64_t end, int64_t chunk) { return (end + chunk - 1) / chunk; }
 

@@ -454,7 +454,7 @@ CpuPrefillResult run_cpu_prefilled(const Module& chunk, const Module& scheduled,
   if (tp_ranks(scheduled) > 1 || tp_ranks(chunk) > 1) throw Error("a prefill runs on one tensor-parallel rank");
   if (!chunk.attrs.count("chunk")) throw Error("the prefill module is not a prefill chunk (attr chunk)");
   const int64_t rows = chunk_rows(chunk);
-  const int64_t end = std::min(prompt_length(o.prompt, o.prompt_rows) - 1, o.steps);
+  const int64_t end = prefill_end(prompt_length(o.prompt, o.prompt_rows), o.steps);
   CpuPrefillResult r;
   if (end <= 0) {
     r.decode = run_cpu(scheduled, w, o);

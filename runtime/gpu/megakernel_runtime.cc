@@ -547,7 +547,7 @@ struct GpuMegakernel::Impl {
     const Megakernel& k = kernel;
     int64_t end = 0;  // a prefill's E
     if (chunk_module) {
-      end = std::min(prompt_length(o.prompt, o.prompt_rows) - 1, o.steps);
+      end = prefill_end(prompt_length(o.prompt, o.prompt_rows), o.steps);
       check_run_inputs(run_tensors, end, o.prompt, o.prompt_rows);
       r->o.first_step = 0;
       r->o.steps = prefill_steps(end, k.chunk);
@@ -780,7 +780,7 @@ GpuPrefillResult GpuMegakernel::run_prefilled(GpuMegakernel& chunk, const GpuRun
   if (C.shares != &I) throw Error("run_prefilled: the prefill chunk was not made to share this megakernel's caches");
   MPK_CUDA(cudaSetDevice(I.options.rank.device));
   const auto t0 = std::chrono::steady_clock::now();
-  const int64_t end = std::min(prompt_length(o.prompt, o.prompt_rows) - 1, o.steps);
+  const int64_t end = prefill_end(prompt_length(o.prompt, o.prompt_rows), o.steps);
   GpuRunOptions d = o;
   d.first_step = end;
   GpuRunOptions p;
