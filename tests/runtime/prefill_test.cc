@@ -60,6 +60,28 @@ TEST(Prefill, TokensAndLogitsAreBitIdenticalToStepByStep) {
   }
 }
 
+// Chunks of several sequences: row r of a chunk is chunk row r % C of sequence r / C, each
+// with its own prompt and caches.
+TEST(Prefill, ABatchOfSequencesWithTheirOwnPromptsGivesTheSameBits) {
+  const Module m = test::preset_module("tiny-qwen3", 3);
+  const Weights w = random_weights(m, 13);
+  const Module decode = test::compile(m, kDefaultPipeline);
+  const Module prefill = test::compile(m, std::string("prefill-chunk{rows=4},") + kDefaultPipeline);
+  CpuRunOptions o;
+  o.steps = 18;
+  o.prompt_rows = 3;
+  o.prompt.clear();
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t t : prompt_of(11)) o.prompt.push_back((t + 29 * b) % 256);
+  o.threads = 2;
+  const CpuExecResult step_by_step = run_cpu(decode, w, o);
+  const CpuPrefillResult prefilled = run_cpu_prefilled(prefill, decode, w, o);
+  for (int64_t b = 0; b < 3; ++b)
+    EXPECT_EQ(generated_tokens(prefilled.decode, 11, b), generated_tokens(step_by_step, 11, b)) << "row " << b;
+  EXPECT_NE(generated_tokens(step_by_step, 11, 0), generated_tokens(step_by_step, 11, 1));
+  EXPECT_EQ(prefilled.decode.logits, step_by_step.logits);
+}
+
 TEST(Prefill, EveryAttentionFormAndTheRandomOrderGiveTheSameBits) {
   const Module m = test::preset_module("tiny-qwen3");
   const Weights w = random_weights(m, 5);
