@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/import/model_source.h"
+#include "ir/row_positions.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "passes/pipeline.h"
@@ -163,10 +164,12 @@ void CompileInFlight::wait_verified() {
 }
 
 void check_steps_fit(const Module& m, int64_t steps) {
-  const int64_t max_seq_len = find_run_tensors(m.program).max_seq_len;
-  if (max_seq_len > 0 && steps > max_seq_len)
+  const int64_t max_seq_len = find_run_tensors(m.program, false).max_seq_len;
+  const int64_t chunk = chunk_rows(m);
+  if (max_seq_len > 0 && steps > prefill_steps(max_seq_len, chunk))
     throw Error("option '--steps' (" + std::to_string(steps) + ") exceeds the module's max_seq_len (" +
-                std::to_string(max_seq_len) + "): step s works at position s");
+                std::to_string(max_seq_len) + "): step s works at position s" +
+                (chunk > 1 ? " x " + std::to_string(chunk) + " (a prefill chunk's rows)" : ""));
 }
 
 }  // namespace mpk

@@ -110,7 +110,7 @@ class CompileInFlight {
 };
 
 // Throws mpk::Error when `steps` exceeds the module's max_seq_len: step s works at
-// position s. Every executor checks it before it runs.
+// position s (a prefill chunk's at s x its rows). Every executor checks it before it runs.
 void check_steps_fit(const Module& module, int64_t steps);
 
 double seconds_since(std::chrono::steady_clock::time_point t);

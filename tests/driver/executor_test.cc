@@ -132,6 +132,12 @@ TEST_F(DriverTest, ExecutorsPrefillWithAChunk) {
   EXPECT_EQ(simulated.executions.size(), 3 * c.module.graph.tasks.size());
   for (const Execution& x : simulated.executions) EXPECT_GE(x.step, 9);
   EXPECT_EQ(sim->run_info(simulated).steps, 12);
+  // The chunk on its own, as the studio simulates a stored prefill run: its steps take 4
+  // positions each, 32 of them fill tiny's 128.
+  const std::unique_ptr<Executor> chunk_sim = make_executor("sim", chunk.module, ExecutorOptions{});
+  EXPECT_EQ(chunk_sim->run({32, {1}, true}).executions.size(), 32 * chunk.module.graph.tasks.size());
+  EXPECT_NE(testing::error_of([&] { chunk_sim->run({33, {1}, true}); }).find("x 4 (a prefill chunk's rows)"),
+            std::string::npos);
 }
 
 TEST_F(DriverTest, UnknownAndUnfitRequestsFail) {
