@@ -389,6 +389,9 @@ class Engine {
 }  // namespace
 
 CpuExecResult run_cpu(const Module& scheduled, const Weights& w, const CpuRunOptions& o) {
+  if (scheduled.attrs.count("chunk"))
+    throw Error("the module is a prefill chunk (attr chunk): it fills the KV caches for its decode module "
+                "(run_cpu_prefilled; mpk run --prefill-chunk)");
   if (tp_ranks(scheduled) > 1)
     throw Error("the module is sharded for " + std::to_string(tp_ranks(scheduled)) +
                 " tensor-parallel ranks: run it on that many ranks");

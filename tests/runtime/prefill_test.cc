@@ -135,6 +135,13 @@ TEST(Prefill, RefusesAModuleThatIsNotAChunkAndCachesThatDiffer) {
   o.steps = 6;
   o.prompt = prompt_of(4);
   EXPECT_THROW(run_cpu_prefilled(decode, decode, w, o), Error);
+  const Module chunk = test::compile(m, std::string("prefill-chunk{rows=2},") + kDefaultPipeline);
+  try {
+    run_cpu(chunk, w, o);
+    FAIL() << "a prefill chunk ran as a decode";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a prefill chunk"), std::string::npos) << e.what();
+  }
   const Module other = test::compile(test::preset_module("tiny", 1, 64), std::string("prefill-chunk{rows=2},") +
                                                                            kDefaultPipeline);
   try {
