@@ -79,13 +79,15 @@ constexpr const char* kUsage =
 void print_limits() {
   std::printf("  ranges: --steps %lld..%lld and at most the model's max_seq_len (every backend),\n"
               "  --batch %lld..%lld, --tp %lld..%lld, --max-seq %lld..%lld (0: the default), --threads %lld..%lld\n"
-              "  (0: all cores), --watchdog %g..%g seconds; prompt tokens lie in the vocabulary.\n\n",
+              "  (0: all cores), --watchdog %g..%g seconds, --prefill-chunk %lld..%lld (the gpu backend: at\n"
+              "  most 32, batch 1); prompt tokens lie in the vocabulary.\n\n",
               static_cast<long long>(kStepsRange.lo), static_cast<long long>(kStepsRange.hi),
               static_cast<long long>(kBatchRange.lo), static_cast<long long>(kBatchRange.hi),
               static_cast<long long>(kTpRange.lo), static_cast<long long>(kTpRange.hi),
               static_cast<long long>(kMaxSeqRange.lo), static_cast<long long>(kMaxSeqRange.hi),
               static_cast<long long>(kThreadsRange.lo), static_cast<long long>(kThreadsRange.hi),
-              kWatchdogRange.lo, kWatchdogRange.hi);
+              kWatchdogRange.lo, kWatchdogRange.hi, static_cast<long long>(kPrefillChunkRange.lo),
+              static_cast<long long>(kPrefillChunkRange.hi));
   std::printf("memory: the cpu backend's tensors and the random weights (any backend) must fit\n"
               "the host memory budget: 3/4 of physical memory, or the environment variable\n"
               "%s (in MiB) when set; a larger run is refused, naming its\n"
