@@ -25,6 +25,9 @@ struct RowPositions {
   bool stores(int64_t row) const { return unclamped(row) < end; }
 };
 
+// Whether the module is a prefill chunk (prefill-chunk made it: attr chunk).
+inline bool is_prefill_chunk(const Module& m) { return m.attrs.count("chunk") > 0; }
+
 // The module's attr chunk (1 when absent).
 inline int64_t chunk_rows(const Module& m) { return attr_int_or(m.attrs, "chunk", 1); }
 

@@ -16,6 +16,7 @@
 #include "ir/error.h"
 #include "ir/ops/tensor_parallel.h"
 #include "ir/region_index.h"
+#include "ir/row_positions.h"
 #include "passes/options.h"
 #include "passes/same_step_graph.h"
 
@@ -273,7 +274,7 @@ class InferDepsPass : public Pass {
     }
     Dependencies deps = scan(m);
     std::vector<std::vector<TaskId>> cross_step;  // per consumer
-    const bool fence = prune_cross_step_ && m.attrs.count("chunk");
+    const bool fence = prune_cross_step_ && is_prefill_chunk(m);
     if (fence) cross_step = step_fence(deps);
     if (prune_same_step_ || prune_cross_step_) {
       // The local edges with the same-step cross-rank ones, which imply local edges too;

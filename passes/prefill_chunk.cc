@@ -7,6 +7,7 @@
 // position.
 #include "ir/attrs.h"
 #include "ir/import/limits.h"
+#include "ir/row_positions.h"
 #include "passes/fuse_common.h"
 #include "passes/options.h"
 
@@ -21,7 +22,7 @@ Error chunk_error(const std::string& what) { return Error("prefill-chunk: " + wh
 
 void make_chunk(Module& m, int64_t rows) {
   if (!m.graph.empty()) throw chunk_error("the module is decomposed; prefill-chunk runs before decompose");
-  if (m.attrs.count("chunk")) throw chunk_error("the module is a prefill chunk already (attr chunk)");
+  if (is_prefill_chunk(m)) throw chunk_error("the module is a prefill chunk already (attr chunk)");
   Program& p = m.program;
   p.rebuild_use_lists();
   // The embedding and the layers stay; every other operator (layer -1) follows the layers.

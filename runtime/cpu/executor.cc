@@ -389,7 +389,7 @@ class Engine {
 }  // namespace
 
 CpuExecResult run_cpu(const Module& scheduled, const Weights& w, const CpuRunOptions& o) {
-  if (scheduled.attrs.count("chunk"))
+  if (is_prefill_chunk(scheduled))
     throw Error("the module is a prefill chunk (attr chunk): it fills the KV caches for its decode module "
                 "(run_cpu_prefilled; mpk run --prefill-chunk)");
   if (tp_ranks(scheduled) > 1)
@@ -455,7 +455,7 @@ CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& ra
 CpuPrefillResult run_cpu_prefilled(const Module& chunk, const Module& scheduled, const Weights& w,
                                    const CpuRunOptions& o) {
   if (tp_ranks(scheduled) > 1 || tp_ranks(chunk) > 1) throw Error("a prefill runs on one tensor-parallel rank");
-  if (!chunk.attrs.count("chunk")) throw Error("the prefill module is not a prefill chunk (attr chunk)");
+  if (!is_prefill_chunk(chunk)) throw Error("the prefill module is not a prefill chunk (attr chunk)");
   const int64_t rows = chunk_rows(chunk);
   const int64_t end = prefill_end(prompt_length(o.prompt, o.prompt_rows), o.steps);
   CpuPrefillResult r;

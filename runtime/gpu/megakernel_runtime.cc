@@ -177,7 +177,7 @@ struct GpuMegakernel::Impl {
     module = scheduled;
     options = opts;
     shares = decode;
-    chunk_module = module.attrs.count("chunk") > 0;
+    chunk_module = is_prefill_chunk(module);
     const GpuRank& rank = options.rank;
     if (rank.ranks != tp_ranks(module))
       throw Error("the module is sharded for " + std::to_string(tp_ranks(module)) + " tensor-parallel ranks, not " +
@@ -712,7 +712,7 @@ GpuMegakernel::GpuMegakernel(const Module& chunk, const Weights& weights, GpuMeg
                              const GpuOptions& options)
     : impl_(std::make_unique<Impl>()) {
   const Impl& d = *decode.impl_;
-  if (!chunk.attrs.count("chunk")) throw Error("the module to share a decode megakernel's caches is not a prefill chunk");
+  if (!is_prefill_chunk(chunk)) throw Error("the module to share a decode megakernel's caches is not a prefill chunk");
   if (d.chunk_module) throw Error("a prefill chunk shares the caches of a decode megakernel, not of another chunk");
   if (d.options.rank.ranks > 1) throw Error("prefill runs on one GPU; the decode megakernel is a tensor-parallel rank");
   GpuOptions o = options;
