@@ -91,7 +91,12 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
       b.fail(t, "a fused attention task of a prefill chunk must append whole sequences (decompose gives it the "
                 "query-head group and whole sequences)");
     out.call = "task_attention" + DescBuilder::targs({hd, heads, B, S, nkv, nq}, form + (appends ? ", true" : ", false"));
-    b.scratch(attention_scratch(hd, heads, S) + (fused ? DescBuilder::head_scratch(hd, heads, true) : 0));
+    // A fused task prepares each row's heads, and in a prefill chunk first appends its rows
+    // (runtime/device/heads.cuh, append_heads).
+    int64_t heads_bytes = fused ? abi::head_scratch_bytes(hd, heads, true, 1) : 0;
+    if (fused && C > 1)
+      heads_bytes = std::max(heads_bytes, abi::head_scratch_bytes(hd, 0, true, abi::head_prep_rows(hd, 1, B, b.warps * 32)));
+    b.scratch(attention_scratch(hd, heads, S) + static_cast<int>(heads_bytes));
     return;
   }
   const Region& pr = b.first_of_dtype(t, task.writes, DType::kF32, "attn_part");
@@ -103,7 +108,9 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
   const int64_t rmax = (S + splits - 1) / splits;  // the longest split range
   if (kr.dims[1].size() > rmax) b.fail(t, "split range longer than ceil(S / splits)");
   out.call = "task_attention_partial" + DescBuilder::targs({hd, G, B, S, nkv, splits, rmax}, form);
-  b.scratch(attention_scratch(hd, G, rmax) + (fused ? DescBuilder::head_scratch(hd, G, false) : 0));
+  // A prefill chunk's rows attend together (runtime/device/tasks_attention.cuh, AttendRows).
+  b.scratch(C > 1 ? static_cast<int>(abi::attn_rows_scratch(hd, G, B, rmax, fused).bytes)
+                  : attention_scratch(hd, G, rmax) + (fused ? static_cast<int>(abi::head_scratch_bytes(hd, G, false, 1)) : 0));
 }
 
 }  // namespace mpk::codegen

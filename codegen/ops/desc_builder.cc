@@ -89,11 +89,6 @@ std::string DescBuilder::targs(std::initializer_list<int64_t> v, const std::stri
   return s + more + ">";
 }
 
-int DescBuilder::head_scratch(int64_t hd, int64_t g, bool kv) {
-  const int64_t heads = g + (kv ? 1 : 0);
-  return static_cast<int>(heads * hd * 4 + (heads * 4 + 15) / 16 * 16 + (kv ? 2 * hd * 2 : 0));
-}
-
 int32_t DescBuilder::qk_norm_eps_bits(const Operator& op) {
   return attention_form(op).q_norm >= 0 ? float_bits(static_cast<float>(attr_float(op.attrs, "eps"))) : 0;
 }

@@ -72,8 +72,6 @@ class DescBuilder {
 
   // "<a, b, c>", or with `more` (", true, 0") appended inside the brackets.
   static std::string targs(std::initializer_list<int64_t> v, const std::string& more = "");
-  // runtime/device/heads.cuh: HeadScratch (g query heads, and the k head, k and v when kv).
-  static int head_scratch(int64_t hd, int64_t g, bool kv);
   // The f32 bits of a fused attention's q/k norm eps, 0 without norms.
   static int32_t qk_norm_eps_bits(const Operator& op);
 

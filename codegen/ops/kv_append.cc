@@ -32,7 +32,8 @@ void describe_kv_append(DescBuilder& b, TaskId t, TaskDescription& out) {
   const int32_t eps = fused ? DescBuilder::qk_norm_eps_bits(op) : 0;
   if (eps != 0) b.reloc(t, Slot::kKNorm, af.k_norm, 0);
   out.call = "task_kv_append" + DescBuilder::targs({hd, rows.size(), shape[1], shape[2], rope ? 1 : 0, eps});
-  if (rope) b.scratch(DescBuilder::head_scratch(hd, 0, true));
+  if (rope)
+    b.scratch(static_cast<int>(abi::head_scratch_bytes(hd, 0, true, abi::head_prep_rows(hd, 1, rows.size(), b.warps * 32))));
 }
 
 }  // namespace mpk::codegen

@@ -75,6 +75,52 @@ MPK_HD constexpr TcLinearScratch tc_linear_scratch(int64_t batch, int64_t K, int
   return s;
 }
 
+// Preparing attention heads (runtime/device/heads.cuh, HeadPrep): the rows a task prepares
+// at once, so that a body thread holds at most 2 rotate-half pairs (`heads` a row, hd / 2
+// pairs each), and their shared memory: the raw heads (f32) and their rms scales, and,
+// with kv, each row's roped k and its v (bf16).
+MPK_HD constexpr int64_t head_prep_rows(int64_t hd, int64_t heads, int64_t rows, int64_t threads) {
+  const int64_t r = 2 * threads / (heads * (hd / 2));
+  return r < 1 ? 1 : r > rows ? rows : r;
+}
+MPK_HD constexpr int64_t head_scratch_bytes(int64_t hd, int64_t g, bool kv, int64_t rows) {
+  const int64_t heads = g + (kv ? 1 : 0);
+  return rows * heads * hd * 4 + (rows * heads * 4 + 15) / 16 * 16 + (kv ? rows * 2 * hd * 2 : 0);
+}
+
+// A prefill chunk's attention partial task (runtime/device/tasks_attention.cuh,
+// AttendRows) attends `rows` of its rows at once: those whose g query heads hold at most
+// 8192 scores and 8192 values. Byte offsets: their query heads (f32; later their o), the
+// scores of each head (rmax rounded up to 8, f32), each head's m and l (f32), a K and a V
+// tile of `tile` positions (up to kAttnTile; rows of hd + 8 bf16), the raw query heads
+// (bf16); a fused task's RoPE rows (hd / 2 (cos, sin) a row), q norm weight (bf16) and
+// rms scales (f32); `bytes` in all.
+inline constexpr int64_t kAttnTile = 64;
+struct AttnRowsScratch {
+  int64_t rows, tile, q, scores, score_row, ml, k, v, tile_row, raw, rope, norm, scales, bytes;
+};
+MPK_HD constexpr int64_t align16(int64_t n) { return (n + 15) / 16 * 16; }
+MPK_HD constexpr AttnRowsScratch attn_rows_scratch(int64_t hd, int64_t g, int64_t rows, int64_t rmax, bool fused) {
+  AttnRowsScratch s{};
+  s.score_row = (rmax + 7) / 8 * 8;
+  const int64_t by_scores = 8192 / (g * s.score_row), by_values = 8192 / (g * hd);
+  const int64_t most = by_scores < by_values ? by_scores : by_values;
+  s.rows = most < 1 ? 1 : most < rows ? most : rows;
+  s.tile = s.score_row < kAttnTile ? s.score_row : kAttnTile;
+  s.tile_row = hd + 8;
+  s.q = 0;
+  s.scores = s.rows * g * hd * 4;
+  s.ml = s.scores + s.rows * g * s.score_row * 4;
+  s.k = s.ml + align16(2 * s.rows * g * 4);
+  s.v = s.k + s.tile * s.tile_row * 2;
+  s.raw = s.v + s.tile * s.tile_row * 2;
+  s.rope = s.raw + s.rows * g * hd * 2;
+  s.norm = s.rope + (fused ? s.rows * hd * 4 : 0);
+  s.scales = s.norm + (fused ? align16(hd * 2) : 0);
+  s.bytes = s.scales + (fused ? align16(s.rows * g * 4) : 0);
+  return s;
+}
+
 // Tensor parallel (docs/ir.md "Tensor parallel"): the most ranks, and the bit of a
 // trigger's event id that marks an event other ranks wait on (its add is system scope).
 inline constexpr int kMaxRanks = 8;

@@ -87,6 +87,21 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// 16 bytes from global memory (L2, never L1: other SMs write it during the launch) to
+// shared memory, asynchronously; the copies since the last commit form one group.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(smem)), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Until at most N of this thread's groups are pending.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
 // Synchronizes the body threads (named barrier 1; the stream and dispatch warps of the
 // block never take part): task bodies use it wherever a block-wide barrier is meant.
 __device__ __forceinline__ void body_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }

@@ -68,42 +68,45 @@ struct HeadIo {
   int64_t kvstride;
 };
 
-// Shared memory of preparing heads: the raw heads (f32, for the norms' sums) and their
-// scales; with KV, this position's roped k and v (bf16), which attend reads there.
-template <int HD, int G, bool KV>
+// Shared memory of preparing R rows' heads (abi::head_scratch_bytes): the raw heads (f32,
+// [R][H][HD], for the norms' sums) and their scales; with KV, each row's roped k and v
+// (bf16, [R][2][HD]), which attend reads there.
+template <int HD, int G, bool KV, int R = 1>
 struct HeadScratch {
   static constexpr int kHeads = G + (KV ? 1 : 0);
-  static constexpr int kRaw = kHeads * HD * 4;
-  static constexpr int kScales = (kHeads * 4 + 15) / 16 * 16;
-  static constexpr int kCur = KV ? 2 * HD * 2 : 0;
-  static constexpr int kBytes = kRaw + kScales + kCur;
-  __device__ static bf16_t* current(unsigned char* tmp) { return reinterpret_cast<bf16_t*>(tmp + kRaw + kScales); }
+  static constexpr int kRaw = R * kHeads * HD * 4;
+  static constexpr int kScales = (R * kHeads * 4 + 15) / 16 * 16;
+  static constexpr int kBytes = static_cast<int>(abi::head_scratch_bytes(HD, G, KV, R));
+  __device__ static bf16_t* current(unsigned char* tmp, int r = 0) {
+    return reinterpret_cast<bf16_t*>(tmp + kRaw + kScales) + r * 2 * HD;
+  }
 };
 
-// Preparing row b's heads at its position `at` (positions.cuh): the G query heads normed
-// (EPS_BITS != 0: the f32 bits of eps) and roped into qs (f32, [G][HD]); with KV also the
-// k head and v, into HeadScratch::current and, with STORE, into k_cache and v_cache at
-// the row's sequence and position (when the row stores). issue()
-// requests everything a thread needs at once (its rotate-half pairs' raw values, norm
-// weights and angles, its elements of v); finish() computes and stores, and ends with
-// the body threads synchronized (qs, the cache rows and HeadScratch::current visible to
-// the block).
-template <int HD, int G, int S, int NKV, int EPS_BITS, bool KV, bool STORE = KV>
+// Preparing the heads of n <= R rows b0.. (at(r): row b0 + r's position, positions.cuh): the G
+// query heads normed (EPS_BITS != 0: the f32 bits of eps) and roped into qs (f32,
+// [R][G][HD]); with KV also the k head and v, into HeadScratch::current and, with STORE,
+// into k_cache and v_cache at the row's sequence and position (when the row stores).
+// issue() requests everything a thread needs at once (its rotate-half pairs' raw values,
+// norm weights and angles, its elements of v); finish() computes and stores, and ends
+// with the body threads synchronized (qs, the cache rows and HeadScratch::current visible
+// to the block). R rows at once keep a thread's pairs within abi::head_prep_rows.
+template <int HD, int G, int S, int NKV, int EPS_BITS, bool KV, bool STORE = KV, int R = 1>
 struct HeadPrep {
   static constexpr int H = G + (KV ? 1 : 0), kHalf = HD / 2;
-  static constexpr int kPer = (H * kHalf + kThreads - 1) / kThreads;
-  static constexpr int kVPer = (HD + kThreads - 1) / kThreads;
+  static constexpr int kPer = (R * H * kHalf + kThreads - 1) / kThreads;
+  static constexpr int kVPer = (R * HD + kThreads - 1) / kThreads;
   float x0[kPer], x1[kPer], w0[kPer], w1[kPer];
   float2 t[kPer];
   bf16_t v[kVPer];
 
-  __device__ void issue(const HeadIo& io, int b, const RowPos& at) {
-    const float2* angles = io.rope + static_cast<int64_t>(min(at.pos, S - 1)) * kHalf;
+  template <class At>
+  __device__ void issue(const HeadIo& io, int b0, int n, At at) {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int u = threadIdx.x + j * kThreads;
-      if (u >= H * kHalf) continue;
-      const int h = u / kHalf, i = u % kHalf;
+      if (u >= n * H * kHalf) continue;
+      const int r = u / (H * kHalf), h = u / kHalf % H, i = u % kHalf;
+      const int64_t b = b0 + r;
       const bf16_t* src = h < G ? io.q + b * io.qstride + h * HD : io.k + b * io.kvstride;
       x0[j] = bf16_to_f32(ld_cg_bf16(src + i));
       x1[j] = bf16_to_f32(ld_cg_bf16(src + i + kHalf));
@@ -112,71 +115,74 @@ struct HeadPrep {
         w0[j] = bf16_to_f32(ld_const_bf16(w + i));
         w1[j] = bf16_to_f32(ld_const_bf16(w + i + kHalf));
       }
-      t[j] = __ldg(angles + i);
+      t[j] = __ldg(io.rope + static_cast<int64_t>(min(at(r).pos, S - 1)) * kHalf + i);
     }
     if constexpr (KV) {
 #pragma unroll
       for (int j = 0; j < kVPer; ++j) {
         const int i = threadIdx.x + j * kThreads;
-        if (i < HD) v[j] = ld_cg_bf16(io.v + b * io.kvstride + i);
+        if (i < n * HD) v[j] = ld_cg_bf16(io.v + (b0 + i / HD) * io.kvstride + i % HD);
       }
     }
   }
 
-  __device__ void finish(const HeadIo& io, const RowPos& at, float* qs, unsigned char* tmp) {
-    using Sh = HeadScratch<HD, G, KV>;
-    float* raw = reinterpret_cast<float*>(tmp);  // [H][HD]
+  template <class At>
+  __device__ void finish(const HeadIo& io, int n, At at, float* qs, unsigned char* tmp) {
+    using Sh = HeadScratch<HD, G, KV, R>;
+    float* raw = reinterpret_cast<float*>(tmp);  // [R][H][HD]
     float* r = reinterpret_cast<float*>(tmp + Sh::kRaw);
-    bf16_t* cur = Sh::current(tmp);  // k [HD], v [HD]
     if constexpr (EPS_BITS != 0) {
 #pragma unroll
       for (int j = 0; j < kPer; ++j) {
         const int u = threadIdx.x + j * kThreads;
-        if (u >= H * kHalf) continue;
-        const int h = u / kHalf, i = u % kHalf;
-        raw[h * HD + i] = x0[j];
-        raw[h * HD + i + kHalf] = x1[j];
+        if (u >= n * H * kHalf) continue;
+        const int rh = u / kHalf, i = u % kHalf;
+        raw[rh * HD + i] = x0[j];
+        raw[rh * HD + i + kHalf] = x1[j];
       }
       body_sync();
-      if (threadIdx.x < H) {
-        const float* x = raw + threadIdx.x * HD;
-        r[threadIdx.x] = head_rms_scale<HD>([&](int i) { return x[i]; }, __int_as_float(EPS_BITS));
+      for (int rh = threadIdx.x; rh < n * H; rh += kThreads) {
+        const float* x = raw + rh * HD;
+        r[rh] = head_rms_scale<HD>([&](int i) { return x[i]; }, __int_as_float(EPS_BITS));
       }
       body_sync();
     }
-    const bool in_cache = STORE && at.stores && at.pos < S;  // the host never runs past max_seq_len
-    const int64_t row = (static_cast<int64_t>(at.seq) * S + at.pos) * NKV * HD;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int u = threadIdx.x + j * kThreads;
-      if (u >= H * kHalf) continue;
-      const int h = u / kHalf, i = u % kHalf;
+      if (u >= n * H * kHalf) continue;
+      const int rh = u / kHalf, row = rh / H, h = rh % H, i = u % kHalf;
       float a = x0[j], c = x1[j];
       if constexpr (EPS_BITS != 0) {
-        a = normed(a, r[h], w0[j]);
-        c = normed(c, r[h], w1[j]);
+        a = normed(a, r[rh], w0[j]);
+        c = normed(c, r[rh], w1[j]);
       }
       bf16_t y0, y1;
       rope_rotate(a, c, t[j], y0, y1);
       if (h < G) {
-        qs[h * HD + i] = bf16_to_f32(y0);
-        qs[h * HD + i + kHalf] = bf16_to_f32(y1);
+        qs[(row * G + h) * HD + i] = bf16_to_f32(y0);
+        qs[(row * G + h) * HD + i + kHalf] = bf16_to_f32(y1);
       } else {
+        bf16_t* cur = Sh::current(tmp, row);  // k [HD], v [HD]
         cur[i] = y0;
         cur[i + kHalf] = y1;
-        if (in_cache) {
-          io.kc[row + i] = y0;
-          io.kc[row + i + kHalf] = y1;
+        const RowPos p = at(row);
+        if (STORE && p.stores && p.pos < S) {  // the host never runs past max_seq_len
+          const int64_t dst = (static_cast<int64_t>(p.seq) * S + p.pos) * NKV * HD;
+          io.kc[dst + i] = y0;
+          io.kc[dst + i + kHalf] = y1;
         }
       }
     }
     if constexpr (KV) {
 #pragma unroll
       for (int j = 0; j < kVPer; ++j) {
-        const int i = threadIdx.x + j * kThreads;
-        if (i >= HD) continue;
-        cur[HD + i] = v[j];
-        if (in_cache) io.vc[row + i] = v[j];
+        const int u = threadIdx.x + j * kThreads;
+        if (u >= n * HD) continue;
+        const int row = u / HD, i = u % HD;
+        Sh::current(tmp, row)[HD + i] = v[j];
+        const RowPos p = at(row);
+        if (STORE && p.stores && p.pos < S) io.vc[(static_cast<int64_t>(p.seq) * S + p.pos) * NKV * HD + i] = v[j];
       }
     }
     body_sync();
@@ -185,17 +191,20 @@ struct HeadPrep {
 
 // Rows [0, B) of one kv head's k and v (io's k, v, k norm weight, RoPE table and caches)
 // into the caches, each row at its own sequence and position (row_pos of row0 + b at
-// `step`), k normed and roped first (HeadPrep): a roped kv_append's body, and the first
-// phase of a prefill chunk's fused attention. tmp: HeadScratch<HD, 0, true>.
+// `step`), k normed and roped first (HeadPrep, abi::head_prep_rows rows at once): a roped
+// kv_append's body, and the first phase of a prefill chunk's fused attention. tmp:
+// HeadScratch<HD, 0, true, R>.
 template <int HD, int B, int S, int NKV, int EPS_BITS>
 __device__ __forceinline__ void append_heads(const HeadIo& io, const KernelParams& p, int32_t step, int32_t row0,
                                              unsigned char* tmp) {
+  constexpr int R = static_cast<int>(abi::head_prep_rows(HD, 1, B, kThreads));
 #pragma unroll 1
-  for (int b = 0; b < B; ++b) {
-    const RowPos at = row_pos(p, step, row0 + b);
-    HeadPrep<HD, 0, S, NKV, EPS_BITS, true> prep;
-    prep.issue(io, b, at);
-    prep.finish(io, at, nullptr, tmp);
+  for (int b0 = 0; b0 < B; b0 += R) {
+    const int n = min(R, B - b0);
+    const auto at = [&](int r) { return row_pos(p, step, row0 + b0 + r); };
+    HeadPrep<HD, 0, S, NKV, EPS_BITS, true, true, R> prep;
+    prep.issue(io, b0, n, at);
+    prep.finish(io, n, at, nullptr, tmp);
   }
 }
 

@@ -55,16 +55,18 @@ __device__ __forceinline__ float warp_sum_squares(const T* x, int lane) {
 
 // One thread, n = 8 * L <= 256 terms: lanes[l] holds lane l's sum (terms 8l..8l+7 added
 // left to right); the butterfly over the 32 lanes (lanes past L are +0) leaves lane 0.
+// Only the first L lanes are kept (those past L stay +0, and adding one still rounds a
+// -0 to +0, as the butterfly does): an array of 32 had been put in local memory.
 template <int L>
 __device__ __forceinline__ float thread_lane_tree(float (&lanes)[L]) {
   static_assert(L >= 1 && L <= 32, "thread_lane_tree: at most 32 lanes");
-  float v[32];
+  float v[L];
 #pragma unroll
-  for (int l = 0; l < 32; ++l) v[l] = l < L ? lanes[l] : 0.f;
+  for (int l = 0; l < L; ++l) v[l] = lanes[l];
 #pragma unroll
   for (int off = 16; off >= 1; off >>= 1)
 #pragma unroll
-    for (int l = 0; l < off; ++l) v[l] = __fadd_rn(v[l], v[l + off]);
+    for (int l = 0; l < (off < L ? off : L); ++l) v[l] = __fadd_rn(v[l], l + off < L ? v[l + off] : 0.f);
   return v[0];
 }
 

@@ -19,14 +19,12 @@
 
 #include <cstdint>
 
+#include "runtime/device/common.cuh"
 #include "runtime/device/config.cuh"
 
 namespace mpk {
 namespace dev {
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");

@@ -328,6 +328,10 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
   using Sh = AttnScratch<HD, G, S>;
   using Hs = HeadScratch<HD, G, true>;
   static_assert(Sh::kBytes + (FUSED ? Hs::kBytes : 0) <= kScratchBytes, "attention: scratch too small");
+  static_assert(!FUSED || kChunk == 1 ||
+                    Sh::kBytes + abi::head_scratch_bytes(HD, 0, true, abi::head_prep_rows(HD, 1, B, kThreads)) <=
+                        kScratchBytes,
+                "attention: scratch too small for appending a chunk's rows");
   static_assert(FUSED || !APPEND, "attention: only a fused attention appends");
   static_assert(kChunk == 1 || !FUSED || APPEND, "attention: a prefill chunk's fused attention appends its rows");
   constexpr bool kAppendFirst = kChunk > 1 && FUSED;
@@ -346,8 +350,9 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
     if constexpr (FUSED) {
       HeadPrep<HD, G, S, NKV, EPS_BITS, !kAppendFirst, APPEND && !kAppendFirst> prep;
       const HeadIo io = fused_heads<HD, NQ, NKV>(d);
-      prep.issue(io, b, pos);
-      prep.finish(io, pos, reinterpret_cast<float*>(c.scratch), heads);
+      const auto row_at = [&](int) { return pos; };
+      prep.issue(io, b, 1, row_at);
+      prep.finish(io, 1, row_at, reinterpret_cast<float*>(c.scratch), heads);
     } else {
       load_q<HD, G, NQ>(dptr<const bf16_t>(d, Slot::kQ), b, c.scratch);
     }
@@ -357,88 +362,331 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
+// A prefill chunk's partial task (kChunk > 1): its rows over the split [s0, s1), in
+// groups of R rows (abi::attn_rows_scratch) attended together, in Attend's order (the
+// same bits). One round trip brings a group's raw query heads (with a fused attention's
+// RoPE rows and q norm weight) and the split's first K and V tiles into shared memory
+// (cp.async: no registers held); the heads are then normed and roped there as HeadPrep
+// does. Each warp takes kQB query heads (row r, head g) at a time, side by side (one load
+// of a K or V row for all of them), one position a lane: the scores (each dot as
+// thread_lane_tree sums its pieces), their maximum and exponentials; then lane l runs o
+// of elements l, l + 32, ... and l ascending over the positions, carried from tile to
+// tile in shared memory (in the query heads' place). A group whose
+// positions all lie before s0 writes empty partials (o = 0, m = -inf, l = 0) at once.
+template <int HD, int G, int B, int S, int NKV, int SPLITS, int RMAX, bool FUSED, int EPS_BITS>
+struct AttendRows {
+  static constexpr abi::AttnRowsScratch kAt = abi::attn_rows_scratch(HD, G, B, RMAX, FUSED);
+  static constexpr int R = static_cast<int>(kAt.rows), L = HD / 8, E = (HD + 31) / 32, kHalf = HD / 2;
+  static constexpr int kTile = static_cast<int>(kAt.tile), kTileRow = static_cast<int>(kAt.tile_row);
+  static constexpr int kScoreRow = static_cast<int>(kAt.score_row);
+  static constexpr int kQB = 4;  // query heads a warp runs side by side
+  static constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
+  static_assert(kAt.bytes <= kScratchBytes, "attention: scratch too small");
+  static_assert(L <= 32 && HD % 8 == 0, "attention: head_dim a multiple of 8, at most 256");
+  using Slot = slots::Attention;
+
+  // Positions [t0, t0 + n) of sequence seq's cache (k or v) into a tile, asynchronously.
+  __device__ static void stage(const bf16_t* cache, int seq, int t0, int n, bf16_t* tile) {
+    for (int u = threadIdx.x; u < n * L; u += kThreads)
+      cp_async16(tile + u / L * kTileRow + u % L * 8,
+                 cache + (static_cast<int64_t>(seq) * S + t0 + u / L) * NKV * HD + u % L * 8);
+  }
+
+  __device__ static void run(const TaskDesc& d, TaskCtx& c) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int32_t row0 = arg_int(d, Slot::kChunkRow0);
+    const int s0 = arg_int(d, Slot::kFirstPos), s1 = arg_int(d, Slot::kEndPos);
+    const float scale = arg_float(d, Slot::kScale);
+    const bf16_t* kc = dptr<const bf16_t>(d, Slot::kKCache);
+    const bf16_t* vc = dptr<const bf16_t>(d, Slot::kVCache);
+    const HeadIo io = fused_heads<HD, NKV * G, NKV>(d);  // q: raw, or roped (not FUSED)
+    float* part = dptr<float>(d, Slot::kOut);
+    float* qs = reinterpret_cast<float*>(c.scratch + kAt.q);  // [R * G][HD]
+    float* sc = reinterpret_cast<float*>(c.scratch + kAt.scores);  // [R * G][kScoreRow]
+    float* ml = reinterpret_cast<float*>(c.scratch + kAt.ml);  // m [R * G], then l [R * G]
+    bf16_t* kt = reinterpret_cast<bf16_t*>(c.scratch + kAt.k);
+    bf16_t* vt = reinterpret_cast<bf16_t*>(c.scratch + kAt.v);
+    bf16_t* raw = reinterpret_cast<bf16_t*>(c.scratch + kAt.raw);  // [R * G][HD]
+    float2* rope = reinterpret_cast<float2*>(c.scratch + kAt.rope);  // [R][kHalf]
+    bf16_t* qw = reinterpret_cast<bf16_t*>(c.scratch + kAt.norm);
+    float* rs = reinterpret_cast<float*>(c.scratch + kAt.scales);  // [R * G]
+#pragma unroll 1
+    for (int b0 = 0; b0 < B;) {
+      // The group: up to R rows of one sequence.
+      const int seq = row_pos(*c.params, c.step, row0 + b0).seq;
+      int n = 1;
+      while (n < R && b0 + n < B && row_pos(*c.params, c.step, row0 + b0 + n).seq == seq) ++n;
+      const auto at = [&](int r) { return row_pos(*c.params, c.step, row0 + b0 + r); };
+      const auto count = [&](int r) { return max(0, min(s1, at(r).pos + 1) - s0); };  // row r's positions
+      int cnt = 0;
+      for (int r = 0; r < n; ++r) cnt = max(cnt, count(r));
+      if (cnt == 0) {
+        for (int u = threadIdx.x; u < n * G * (HD + 2); u += kThreads) {
+          const int r = u / (G * (HD + 2)), g = u / (HD + 2) % G, i = u % (HD + 2);
+          part[(b0 + r) * kPartRow + g * SPLITS * (HD + 2) + i] = i == HD ? -INFINITY : 0.f;
+        }
+        b0 += n;
+        continue;
+      }
+      // One round trip: the raw heads (RoPE rows, norm weight) and the first tiles.
+      for (int u = threadIdx.x; u < n * G * L; u += kThreads)
+        cp_async16(raw + u * 8, io.q + (b0 + u / (G * L)) * io.qstride + u % (G * L) * 8);
+      if constexpr (FUSED) {
+        for (int u = threadIdx.x; u < n * kHalf / 2; u += kThreads)
+          cp_async16(rope + u * 2, io.rope + static_cast<int64_t>(min(at(u / (kHalf / 2)).pos, S - 1)) * kHalf +
+                                       u % (kHalf / 2) * 2);
+        if constexpr (EPS_BITS != 0)
+          for (int u = threadIdx.x; u < L; u += kThreads) cp_async16(qw + u * 8, io.qw + u * 8);
+      }
+      stage(kc, seq, s0, min(kTile, cnt), kt);
+      stage(vc, seq, s0, min(kTile, cnt), vt);
+      cp_async_commit();
+      cp_async_wait<0>();
+      body_sync();
+      // The query heads: normed (the head's rms scale by one thread) and roped, as HeadPrep
+      // stores them; or as they are.
+      if constexpr (FUSED) {
+        if constexpr (EPS_BITS != 0) {
+          for (int h = threadIdx.x; h < n * G; h += kThreads)
+            rs[h] = head_rms_scale<HD>([&](int i) { return bf16_to_f32(raw[h * HD + i]); }, __int_as_float(EPS_BITS));
+          body_sync();
+        }
+        for (int u = threadIdx.x; u < n * G * kHalf; u += kThreads) {
+          const int h = u / kHalf, i = u % kHalf;
+          float a = bf16_to_f32(raw[h * HD + i]), b = bf16_to_f32(raw[h * HD + i + kHalf]);
+          if constexpr (EPS_BITS != 0) {
+            a = normed(a, rs[h], bf16_to_f32(qw[i]));
+            b = normed(b, rs[h], bf16_to_f32(qw[i + kHalf]));
+          }
+          bf16_t y0, y1;
+          rope_rotate(a, b, rope[h / G * kHalf + i], y0, y1);
+          qs[h * HD + i] = bf16_to_f32(y0);
+          qs[h * HD + i + kHalf] = bf16_to_f32(y1);
+        }
+      } else {
+        for (int u = threadIdx.x; u < n * G * HD; u += kThreads) qs[u] = bf16_to_f32(raw[u]);
+      }
+      body_sync();
+      // The scores, K tile by K tile.
+#pragma unroll 1
+      for (int t0 = 0; t0 < cnt; t0 += kTile) {
+        if (t0 > 0) {
+          stage(kc, seq, s0 + t0, min(kTile, cnt - t0), kt);
+          cp_async_commit();
+          cp_async_wait<0>();
+          body_sync();
+        }
+#pragma unroll 1
+        for (int q0 = warp; q0 < n * G; q0 += kQB * kWarps) {  // kQB heads at once: one K load each
+          int end[kQB];
+#pragma unroll
+          for (int k = 0; k < kQB; ++k) {
+            const int q = q0 + k * kWarps;
+            end[k] = q < n * G ? min(count(q / G), t0 + kTile) : 0;
+          }
+          int last = end[0];
+#pragma unroll
+          for (int k = 1; k < kQB; ++k) last = max(last, end[k]);
+          for (int t = t0 + lane; t < last; t += 32) {
+            const bf16_t* kr = kt + (t - t0) * kTileRow;
+            float lanes[kQB][L];
+#pragma unroll
+            for (int p = 0; p < L; ++p) {
+              float kf[8];
+              unpack8(*reinterpret_cast<const uint4*>(kr + p * 8), kf);
+#pragma unroll
+              for (int k = 0; k < kQB; ++k) {
+                const float* qh = qs + min(q0 + k * kWarps, n * G - 1) * HD + p * 8;
+                float l = __fmul_rn(qh[0], kf[0]);
+#pragma unroll
+                for (int e = 1; e < 8; ++e) l = fmaf(qh[e], kf[e], l);
+                lanes[k][p] = l;
+              }
+            }
+#pragma unroll
+            for (int k = 0; k < kQB; ++k)
+              if (t < end[k]) sc[(q0 + k * kWarps) * kScoreRow + t] = __fmul_rn(scale, thread_lane_tree(lanes[k]));
+          }
+        }
+        body_sync();
+      }
+      // Each head's maximum (exact in any order) and exponentials, by its warp; its o
+      // (in its query's place, no longer needed) and l start at 0.
+#pragma unroll 1
+      for (int q = warp; q < n * G; q += kWarps) {
+        const int nq = count(q / G);
+        float m = -INFINITY;
+        for (int t = lane; t < nq; t += 32) m = fmaxf(m, sc[q * kScoreRow + t]);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        for (int t = lane; t < nq; t += 32) sc[q * kScoreRow + t] = exp_rn(__fsub_rn(sc[q * kScoreRow + t], m));
+        for (int i = lane; i < HD; i += 32) qs[q * HD + i] = 0.f;
+        if (lane == 0) ml[q] = m, ml[R * G + q] = 0.f;
+      }
+      // o and l ascending over the positions, V tile by V tile.
+#pragma unroll 1
+      for (int t0 = 0; t0 < cnt; t0 += kTile) {
+        if (t0 > 0) {
+          stage(vc, seq, s0 + t0, min(kTile, cnt - t0), vt);
+          cp_async_commit();
+          cp_async_wait<0>();
+        }
+        body_sync();
+#pragma unroll 1
+        for (int q0 = warp; q0 < n * G; q0 += kQB * kWarps) {  // kQB heads at once: one V load each
+          int end[kQB];
+          float o[kQB][E], l[kQB];
+#pragma unroll
+          for (int k = 0; k < kQB; ++k) {
+            const int q = q0 + k * kWarps;
+            end[k] = q < n * G ? min(count(q / G), t0 + kTile) : 0;
+            l[k] = q < n * G ? ml[R * G + q] : 0.f;
+#pragma unroll
+            for (int e = 0; e < E; ++e) o[k][e] = q < n * G && lane + 32 * e < HD ? qs[q * HD + lane + 32 * e] : 0.f;
+          }
+          int last = end[0];
+#pragma unroll
+          for (int k = 1; k < kQB; ++k) last = max(last, end[k]);
+#pragma unroll 2
+          for (int t = t0; t < last; ++t) {
+            const bf16_t* vr = vt + (t - t0) * kTileRow;
+            float v[E];
+#pragma unroll
+            for (int e = 0; e < E; ++e) v[e] = lane + 32 * e < HD ? bf16_to_f32(vr[lane + 32 * e]) : 0.f;
+#pragma unroll
+            for (int k = 0; k < kQB; ++k) {
+              if (t >= end[k]) continue;
+              const float pt = sc[(q0 + k * kWarps) * kScoreRow + t];
+#pragma unroll
+              for (int e = 0; e < E; ++e) o[k][e] = __fadd_rn(o[k][e], __fmul_rn(pt, v[e]));
+              l[k] = __fadd_rn(l[k], pt);
+            }
+          }
+#pragma unroll
+          for (int k = 0; k < kQB; ++k) {
+            const int q = q0 + k * kWarps;
+            if (q >= n * G) continue;
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+              if (lane + 32 * e < HD) qs[q * HD + lane + 32 * e] = o[k][e];
+          }
+          __syncwarp();  // every lane has read l before lane 0 replaces it
+#pragma unroll
+          for (int k = 0; k < kQB; ++k) {
+            const int q = q0 + k * kWarps;
+            if (lane == 0 && q < n * G) ml[R * G + q] = l[k];
+          }
+        }
+        body_sync();
+      }
+#pragma unroll 1
+      for (int q = warp; q < n * G; q += kWarps) {
+        const float l = ml[R * G + q];
+        float* dst = part + (b0 + q / G) * kPartRow + static_cast<int64_t>(q % G) * SPLITS * (HD + 2);
+        for (int i = lane; i < HD; i += 32) dst[i] = count(q / G) > 0 ? __fdiv_rn(qs[q * HD + i], l) : 0.f;
+        if (lane == 0) dst[HD] = ml[q], dst[HD + 1] = l;
+      }
+      body_sync();
+      b0 += n;
+    }
+  }
+};
+
 // As task_attention over [s0, s1) ∩ [0, pos] (s1 - s0 <= RMAX; kFirstPos, kEndPos);
 // kOut: attn_part + (h*G*SPLITS + s)*(HD+2) of attn_part [B, NQ, SPLITS, HD+2] (f32).
 // FUSED: q is raw and prepared here (its k and v were appended by the operator's
-// kv_append tasks).
+// kv_append tasks). A prefill chunk's rows attend together (AttendRows).
 template <int HD, int G, int B, int S, int NKV, int SPLITS, int RMAX, bool FUSED, int EPS_BITS>
 __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
-  using Sh = AttnScratch<HD, G, RMAX>;
-  static_assert(Sh::kBytes + (FUSED ? HeadScratch<HD, G, false>::kBytes : 0) <= kScratchBytes,
-                "attention: scratch too small");
-  constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
-  using Slot = slots::Attention;
-  float* part = dptr<float>(d, Slot::kOut);
-  const int32_t row0 = kChunk == 1 ? 0 : arg_int(d, Slot::kChunkRow0);
-  const int s0 = arg_int(d, Slot::kFirstPos);
+  if constexpr (kChunk > 1) {
+    AttendRows<HD, G, B, S, NKV, SPLITS, RMAX, FUSED, EPS_BITS>::run(d, c);
+  } else {
+    using Sh = AttnScratch<HD, G, RMAX>;
+    static_assert(Sh::kBytes + (FUSED ? HeadScratch<HD, G, false>::kBytes : 0) <= kScratchBytes,
+                  "attention: scratch too small");
+    constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
+    using Slot = slots::Attention;
+    float* part = dptr<float>(d, Slot::kOut);
+    const int s0 = arg_int(d, Slot::kFirstPos);
 #pragma unroll 1
-  for (int b = 0; b < B; ++b) {
-    const RowPos pos = row_pos(*c.params, c.step, row0 + b);
-    Attend<HD, G, S, NKV, RMAX> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), pos.seq,
-                                   s0, min(arg_int(d, Slot::kEndPos), pos.pos + 1), -1);
-    at.issue();
-    if constexpr (FUSED) {
-      HeadPrep<HD, G, S, NKV, EPS_BITS, false> prep;
-      const HeadIo io = fused_heads<HD, NKV * G, NKV>(d);
-      prep.issue(io, b, pos);
-      prep.finish(io, pos, reinterpret_cast<float*>(c.scratch), c.scratch + Sh::kBytes);
-    } else {
-      load_q<HD, G, NKV * G>(dptr<const bf16_t>(d, Slot::kQ), b, c.scratch);
-    }
-    at.run(arg_float(d, Slot::kScale), nullptr, c.scratch, [&](int g, int i, float o, float m, float l) {
-      float* dst = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
-      dst[i] = o;
-      if (i == 0) {
-        dst[HD] = m;
-        dst[HD + 1] = l;
+    for (int b = 0; b < B; ++b) {
+      const RowPos pos = row_pos(*c.params, c.step, b);
+      Attend<HD, G, S, NKV, RMAX> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache),
+                                     pos.seq, s0, min(arg_int(d, Slot::kEndPos), pos.pos + 1), -1);
+      at.issue();
+      if constexpr (FUSED) {
+        HeadPrep<HD, G, S, NKV, EPS_BITS, false> prep;
+        const HeadIo io = fused_heads<HD, NKV * G, NKV>(d);
+        const auto row_at = [&](int) { return pos; };
+        prep.issue(io, b, 1, row_at);
+        prep.finish(io, 1, row_at, reinterpret_cast<float*>(c.scratch), c.scratch + Sh::kBytes);
+      } else {
+        load_q<HD, G, NKV * G>(dptr<const bf16_t>(d, Slot::kQ), b, c.scratch);
       }
-    });
+      at.run(arg_float(d, Slot::kScale), nullptr, c.scratch, [&](int g, int i, float o, float m, float l) {
+        float* dst = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
+        dst[i] = o;
+        if (i == 0) {
+          dst[HD] = m;
+          dst[HD + 1] = l;
+        }
+      });
+    }
   }
 }
 
-// slots::AttentionMerge: attn_part + h*G*SPLITS*(HD+2); y + h*G*HD (rows of NQ*HD).
+// slots::AttentionMerge: attn_part + h*G*SPLITS*(HD+2); y + h*G*HD (rows of NQ*HD). A
+// warp takes one (row, head, 32 elements) at a time: lane s loads split s's (m, l) (32
+// splits a round), computes the weight w_s = l_s exp(m_s - M) of a non-empty split, and
+// every lane adds the weights in split order; then lane i sums w_s o_s of its element in
+// split order, the loads of up to 16 non-empty splits' o in flight at once.
 template <int HD, int G, int B, int NKV, int SPLITS>
 __device__ void task_attention_merge(const TaskDesc& d, TaskCtx& c) {
   constexpr int kQStride = NKV * G * HD;
   constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
+  constexpr int kRounds = (SPLITS + 31) / 32, kSlices = (HD + 31) / 32;
+  constexpr int kGroup = SPLITS < 16 ? SPLITS : 16;
   const float* part = dptr<const float>(d, slots::AttentionMerge::kPart);
   bf16_t* y = dptr<bf16_t>(d, slots::AttentionMerge::kY);
-  for (int u = threadIdx.x; u < B * G * HD; u += kThreads) {
-    const int b = u / (G * HD), g = (u / HD) % G, i = u % HD;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll 1
+  for (int u = warp; u < B * G * kSlices; u += kWarps) {
+    const int b = u / (G * kSlices), g = u / kSlices % G, i = u % kSlices * 32 + lane;
     const float* ps = part + b * kPartRow + static_cast<int64_t>(g) * SPLITS * (HD + 2);
-    // The splits' (m, l), then their (o_i, m, l) again, kGroup splits' loads in flight at
-    // once (one L2 round trip per group, not one or two per split); the sums in split order.
-    constexpr int kGroup = SPLITS < 16 ? SPLITS : 16;
+    float m[kRounds], w[kRounds];
+    uint32_t live[kRounds];
     float big = -INFINITY;
-#pragma unroll 1
-    for (int s0 = 0; s0 < SPLITS; s0 += kGroup) {
-      float m[kGroup], l[kGroup];
 #pragma unroll
-      for (int k = 0; k < kGroup; ++k)
-        if (s0 + k < SPLITS) m[k] = ld_cg_f32(&ps[(s0 + k) * (HD + 2) + HD]), l[k] = ld_cg_f32(&ps[(s0 + k) * (HD + 2) + HD + 1]);
-#pragma unroll
-      for (int k = 0; k < kGroup; ++k)
-        if (s0 + k < SPLITS && l[k] > 0.f) big = fmaxf(big, m[k]);
+    for (int r = 0; r < kRounds; ++r) {
+      const int s = 32 * r + lane;
+      m[r] = -INFINITY, w[r] = 0.f;
+      if (s < SPLITS) m[r] = ld_cg_f32(&ps[s * (HD + 2) + HD]), w[r] = ld_cg_f32(&ps[s * (HD + 2) + HD + 1]);
+      live[r] = __ballot_sync(0xffffffffu, w[r] > 0.f);  // an empty split contributes nothing
+      if (w[r] > 0.f) big = fmaxf(big, m[r]);
     }
-    float num = 0.f, den = 0.f;
-#pragma unroll 1
-    for (int s0 = 0; s0 < SPLITS; s0 += kGroup) {
-      float o[kGroup], m[kGroup], l[kGroup];
 #pragma unroll
-      for (int k = 0; k < kGroup; ++k)
-        if (s0 + k < SPLITS) {
-          const float* r = &ps[(s0 + k) * (HD + 2)];
-          o[k] = ld_cg_f32(&r[i]), m[k] = ld_cg_f32(&r[HD]), l[k] = ld_cg_f32(&r[HD + 1]);
+    for (int o = 16; o > 0; o >>= 1) big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, o));
+    float den = 0.f, num = 0.f;
+#pragma unroll
+    for (int r = 0; r < kRounds; ++r) {
+      if (w[r] > 0.f) w[r] = __fmul_rn(w[r], exp_rn(__fsub_rn(m[r], big)));
+#pragma unroll
+      for (int s0 = 0; s0 < 32 && 32 * r + s0 < SPLITS; s0 += kGroup) {
+        float o[kGroup];
+#pragma unroll
+        for (int k = 0; k < kGroup; ++k)
+          o[k] = (live[r] >> (s0 + k)) & 1u && i < HD ? ld_cg_f32(&ps[(32 * r + s0 + k) * (HD + 2) + i]) : 0.f;
+#pragma unroll
+        for (int k = 0; k < kGroup; ++k) {
+          const float ws = __shfl_sync(0xffffffffu, w[r], s0 + k);
+          if ((live[r] >> (s0 + k)) & 1u) {
+            den = __fadd_rn(den, ws);
+            num = __fadd_rn(num, __fmul_rn(ws, o[k]));
+          }
         }
-#pragma unroll
-      for (int k = 0; k < kGroup; ++k) {
-        if (s0 + k >= SPLITS || !(l[k] > 0.f)) continue;  // an empty split contributes nothing
-        const float w = __fmul_rn(l[k], exp_rn(__fsub_rn(m[k], big)));
-        den = __fadd_rn(den, w);
-        num = __fadd_rn(num, __fmul_rn(w, o[k]));
       }
     }
-    y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(__fdiv_rn(num, den));
+    if (i < HD) y[static_cast<int64_t>(b) * kQStride + g * HD + i] = f32_to_bf16(__fdiv_rn(num, den));
   }
 }
 

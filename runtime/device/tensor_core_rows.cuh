@@ -44,18 +44,6 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// 16 bytes from global memory (L2, never L1: other SMs write x during the launch) to
-// shared memory, asynchronously; the copies since the last commit form one group.
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(smem)), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-// Until at most N of this thread's groups are pending.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
 // The rows of a chunk: up to four parts one after another (a linear group's members, or
 // a SwiGLU row group's gate and up rows), part p with rows[p] rows in boxes padded to
 // pad[p] (a multiple of 8; 0 for an absent part). Slots number the padded rows of all

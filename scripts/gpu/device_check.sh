@@ -5,7 +5,7 @@
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
 # Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpab] [tpbig] [batch] [big1] [driver] [cli] [hf] [bench] [trace] [qtrace]
-#        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [sanitize]
+#        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [prefillcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
 #        here; tinytraces: the same on tiny and tiny-qwen3, as test data; path: the
@@ -22,7 +22,8 @@
 #        rank 0's and the last rank's critical-path tables, and tiny's at tp 2 into $OUT/tiny-tp.db; tpab: qwen3-8b at
 #        tp 2 and 4 by .carry/bin/mpk-old and mpk, alternated;
 #        tpbig: a Llama-3.1-70B shape (scripts/gpu/models/llama-3.1-70b) at tp 4, and 2 on H200s;
-#        batch: issue 15's batch figures; big1: a Qwen3-32B shape on one GPU)
+#        batch: issue 15's batch figures; big1: a Qwen3-32B shape on one GPU; prefillcmp:
+#        bitcmp's comparison for prefilled runs)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
 mkdir -p "$OUT"
@@ -312,6 +313,23 @@ if want bitcmp; then
         cmp -s /tmp/old.f32 /tmp/new.f32 && r=identical || r=DIFFERENT
         printf "%-13s %-14s %s (%s bytes)\n" $m $p $r "$(stat -c %s /tmp/new.f32)"
       done
+    done
+  } 2>&1 | tee -a "$LOG"
+fi
+
+if want prefillcmp; then
+  {
+    # The same for a prefilled run: the prompt in chunks, then the decode.
+    step "prefilled logits of .carry/bin/mpk-old against mpk on the GPU"
+    ids=$(seq -s, 1 100)
+    for ms in tiny:16:8 tiny-qwen3:16:5 llama-3.2-1b:16:16; do
+      IFS=: read -r m n c <<< "$ms"
+      for b in mpk-old mpk; do
+        timeout 200 "$BIN/$b" run --backend gpu --model $m --steps $((100 + n)) --max-seq 512 --prompt-ids "$ids" \
+          --prefill-chunk $c --dump-logits /tmp/$b.f32 > /dev/null || echo "$b failed on $m"
+      done
+      cmp -s /tmp/mpk-old.f32 /tmp/mpk.f32 && r=identical || r=DIFFERENT
+      printf "%-13s chunk %-3s %s (%s bytes)\n" $m $c $r "$(stat -c %s /tmp/mpk.f32)"
     done
   } 2>&1 | tee -a "$LOG"
 fi

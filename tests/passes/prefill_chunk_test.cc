@@ -44,12 +44,21 @@ TEST(PrefillChunk, TheDefaultPipelineSchedulesAChunkOfEveryPreset) {
     for (const Operator& op : m.program.ops) EXPECT_TRUE(op.layer >= 0 || op.kind == OpKind::kEmbedding) << op.name;
     // A chunk's attention is split to fill the SMs: tiny's 128 positions in 4 splits per kv
     // head, the kv_append tasks first, over the chunk's 16 rows.
-    int64_t partials = 0;
+    // The merges spread over the SMs by rows: every kv head's 16 rows in one-row tasks.
+    const int64_t nkv = attr_int(m.attrs, "num_kv_heads"), layers = attr_int(m.attrs, "num_layers");
+    int64_t partials = 0, merges = 0, merged_rows = 0;
     for (const Task& t : m.graph.tasks) {
       if (t.kind == TaskKind::kAttentionPartial) ++partials;
       if (t.kind == TaskKind::kKvAppend) EXPECT_EQ(t.reads[0].dims[0], (Range{0, 16})) << preset;
+      if (t.kind == TaskKind::kAttentionMerge) {
+        ++merges;
+        merged_rows += t.writes[0].dims[0].size();
+        EXPECT_EQ(t.writes[0].dims[0].size(), 1) << preset;
+      }
     }
-    EXPECT_EQ(partials, 4 * attr_int(m.attrs, "num_kv_heads") * attr_int(m.attrs, "num_layers")) << preset;
+    EXPECT_EQ(partials, 4 * nkv * layers) << preset;
+    EXPECT_EQ(merges, 16 * nkv * layers) << preset;
+    EXPECT_EQ(merged_rows, 16 * nkv * layers) << preset;
   }
 }
 
