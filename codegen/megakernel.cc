@@ -257,4 +257,11 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   return k;
 }
 
+int64_t auto_prefill_chunk(int64_t hidden) {
+  int64_t rows = 16;
+  for (int64_t c = 32; c <= abi::kTcMaxRows; c += 16)
+    if (abi::tc_whole_x_bytes(c, hidden, true) <= abi::tc_x_budget(true)) rows = c;
+  return rows;
+}
+
 }  // namespace mpk

@@ -116,5 +116,11 @@ struct Megakernel {
 // of more than one sequence).
 Megakernel generate_megakernel(const Module& scheduled, const MegakernelOptions& options = {});
 
+// The rows of a prefill chunk that suit a model of `hidden` columns on the GPU: the most,
+// in steps of 16 up to abi::kTcMaxRows, whose normed x a chunk's tensor-core linears keep
+// whole in shared memory (abi::tc_x_budget), so that x is read once per task; 16 when
+// none is (on an H100: llama-3.2-1b 32, qwen3-8b 16; docs/benchmarks.md).
+int64_t auto_prefill_chunk(int64_t hidden);
+
 
 }  // namespace mpk

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/megakernel.h"
 #include "driver/compile.h"
 #include "driver/weights.h"
 #include "ir/error.h"
@@ -36,7 +37,7 @@ constexpr const char* kUsage =
     "usage: mpk bench [--model PRESET|HF_DIR|config.json] [--steps N] [--mode megakernel|per-op|both]\n"
     "                 [--policy P | --pipeline PIPELINE] [--batch N] [--max-seq N] [--prompt 1,2]\n"
     "                 [--reps R] [--warmup W] [--trace-overhead] [--weights-seed S] [--slot-kib S]\n"
-    "                 [--inflight N] [--l2-prefetch on|off] [--prompt-len P [--prefill-chunk C]] [--tp N]\n"
+    "                 [--inflight N] [--l2-prefetch on|off] [--prompt-len P [--prefill-chunk auto|C]] [--tp N]\n"
     "                 [--compile-only]\n\n"
     "Measures decode on the GPU: the median per-token latency over R launches of N steps\n"
     "(default 128 steps, 5 reps, after W warm-up launches), the copy bandwidth, the\n"
@@ -51,8 +52,9 @@ constexpr const char* kUsage =
     "--inflight: weight-stream copies in flight per SM at most (default 1; 0: one per slot).\n"
     "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n"
     "--prompt-len P: also the time to the first token after a P-token prompt: a prefill of\n"
-    "its first P-1 positions, C at a time (--prefill-chunk C, default 16; 0: one decode step\n"
-    "per prompt token), then the decode step that makes the first token.\n"
+    "its first P-1 positions, C at a time (--prefill-chunk C; 0: one decode step per prompt\n"
+    "token; default auto: 32 where 32 rows of the model's hidden size fit a chunk's shared\n"
+    "memory whole, else 16; 0 with --tp), then the decode step that makes the first token.\n"
     "--tp N: tensor parallel, one megakernel on each of GPUs 0..N-1 (megakernel mode); the\n"
     "floor is then one GPU's share of the weight bytes over one GPU's copy bandwidth.\n"
     "--compile-only: compile the megakernel these options give into the cubin cache\n"
@@ -101,7 +103,18 @@ int cmd_bench(int argc, char** argv) {
   o.steps = steps;
   if (args.has("prompt")) o.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
   const int64_t prompt_len = args.get_int("prompt-len", 0, {0, kMaxPositions});
-  const int64_t chunk = prompt_len > 1 ? args.get_int("prefill-chunk", 16, kPrefillChunkRange) : 0;
+  // -1: auto, once the model is known (one decode step per prompt token with --tp).
+  const bool auto_chunk = prompt_len > 1 && args.get("prefill-chunk", "auto") == "auto";
+  int64_t chunk = 0;
+  if (prompt_len > 1 && !auto_chunk) {
+    try {
+      chunk = args.get_int("prefill-chunk", 0, kPrefillChunkRange);
+    } catch (const Error&) {
+      throw Error("option '--prefill-chunk' expects auto or rows in " + std::to_string(kPrefillChunkRange.lo) + ".." +
+                  std::to_string(kPrefillChunkRange.hi) + ", got '" + args.get("prefill-chunk") + "'");
+    }
+  }
+  if (auto_chunk && req.tp == 0) chunk = -1;
   if (chunk > 0 && req.tp > 0) throw Error("--prefill-chunk runs on one GPU; give --prefill-chunk 0 with --tp");
   if (req.max_seq_len == 0)  // the decode's own length (step s is position s), or the prompt's
     req.max_seq_len = static_cast<int64_t>(
@@ -124,6 +137,7 @@ int cmd_bench(int argc, char** argv) {
   if (!args.flag("compile-only") && !gpu_available()) throw Error("no CUDA GPU is available");
 
   const Compiled c = compile(req);
+  if (chunk < 0) chunk = auto_prefill_chunk(attr_int(c.module.attrs, "hidden"));
   std::optional<Compiled> chunk_module;  // the prefill chunk (--prompt-len with --prefill-chunk)
   if (chunk > 0) {
     CompileRequest cr = req;

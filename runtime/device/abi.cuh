@@ -37,12 +37,17 @@ MPK_HD constexpr int64_t max_linear_rows(int64_t warps) { return warps < 1 ? 8 :
 // The scratch of a linear body on tensor cores (batch >= 2; runtime/device/
 // tensor_core_rows.cuh) of K columns in chunks of `cols`, `slots` padded rows per row
 // group, byte offsets: the rms scales of a fused norm (batch f32); x, whole (batch rows of
-// K + 8 bf16, then the norm weight's K) when that takes at most kTcXBytes, else a ring of
+// K + 8 bf16, then the norm weight's K) when that takes at most `budget`, else a ring of
 // `slices` (>= 2) slices of a chunk's columns (batch rows of cols + 8, then the norm
 // weight's cols); a row group's partial sums (kTcKSlices x slots x batch f32) and two
 // buffers of its sums (slots x batch f32); the argmax epilogue's 2 x warps words; `bytes`
-// in all.
+// in all. The budget is kTcXBytes in a decode kernel, kTcXBytesChunk in a prefill chunk's
+// (tc_x_budget): a chunk's x of 16 rows of qwen3-8b's K = 4096, or 32 of llama-3.2-1b's
+// 2048, then stays whole instead of being loaded again for every row group, at the price
+// of weight-ring stages (two left).
 inline constexpr int64_t kTcXBytes = 77824;
+inline constexpr int64_t kTcXBytesChunk = 147456;
+MPK_HD constexpr int64_t tc_x_budget(bool chunk) { return chunk ? kTcXBytesChunk : kTcXBytes; }
 inline constexpr int64_t kTcMaxRows = 32;  // x rows (batch, or a prefill chunk's batch x chunk): up to four 8-column tiles
 inline constexpr int64_t kTcKSlices = 8;  // a tensor-core sum's k16 steps, dealt round-robin
 // The bytes of x kept whole: batch rows of K + 8 bf16, then the norm weight's K.
@@ -50,10 +55,10 @@ MPK_HD constexpr int64_t tc_whole_x_bytes(int64_t batch, int64_t K, bool norm) {
   return (batch * (K + 8) + (norm ? K : 0)) * 2;
 }
 // The most boxes a chunk may span on tensor cores: any number when x fits whole, else as
-// many as keep two slices within kTcXBytes.
-MPK_HD constexpr int64_t tc_max_boxes(int64_t batch, int64_t K, bool norm) {
-  if (tc_whole_x_bytes(batch, K, norm) <= kTcXBytes) return K / 64;
-  const int64_t n = (kTcXBytes / 4 - 8 * batch) / (64 * (batch + (norm ? 1 : 0)));
+// many as keep two slices within the budget.
+MPK_HD constexpr int64_t tc_max_boxes(int64_t batch, int64_t K, bool norm, int64_t budget) {
+  if (tc_whole_x_bytes(batch, K, norm) <= budget) return K / 64;
+  const int64_t n = (budget / 4 - 8 * batch) / (64 * (batch + (norm ? 1 : 0)));
   return n < 1 ? 1 : n;
 }
 struct TcLinearScratch {
@@ -61,12 +66,12 @@ struct TcLinearScratch {
   MPK_HD constexpr bool whole() const { return slices == 0; }
 };
 MPK_HD constexpr TcLinearScratch tc_linear_scratch(int64_t batch, int64_t K, int64_t cols, int64_t slots,
-                                                   int64_t warps, bool norm) {
+                                                   int64_t warps, bool norm, int64_t budget) {
   TcLinearScratch s{};
   s.x = (batch * 4 + 15) / 16 * 16;
   const int64_t whole = tc_whole_x_bytes(batch, K, norm);
   s.slice_bytes = (batch * (cols + 8) + (norm ? cols : 0)) * 2;
-  s.slices = whole <= kTcXBytes ? 0 : (kTcXBytes / s.slice_bytes < 2 ? 2 : kTcXBytes / s.slice_bytes);
+  s.slices = whole <= budget ? 0 : (budget / s.slice_bytes < 2 ? 2 : budget / s.slice_bytes);
   s.x_stride = s.whole() ? K + 8 : cols + 8;
   s.partials = s.x + (s.whole() ? whole : s.slices * s.slice_bytes);
   s.sums = s.partials + kTcKSlices * slots * batch * 4;

@@ -62,7 +62,7 @@ class TcRowGroups {
   static constexpr int kXLoads = kNT == 1 ? 1 : (kNT + 1) / 2;    // ldmatrix of x per k16 step: .x2, or .x4 per two tiles
   static constexpr int kMT = (SLOTS + 15) / 16;                   // 16-row tiles of a row group
   static constexpr int kSW = (kTcKSlices + kWarps - 1) / kWarps;  // partials per warp
-  static constexpr TcLinearScratch kAt = tc_linear_scratch(B, K, kCols, SLOTS, kWarps, EPS_BITS != 0);
+  static constexpr TcLinearScratch kAt = tc_linear_scratch(B, K, kCols, SLOTS, kWarps, EPS_BITS != 0, tc_x_budget(kChunk > 1));
   static constexpr bool kWhole = kAt.whole();
   static constexpr int kSlices = static_cast<int>(kAt.slices);  // the ring's (not whole)
   // bf16 per row of x in shared memory: 16 bytes of padding keep ldmatrix conflict-free.

@@ -291,25 +291,46 @@ TEST(MegakernelGen, SharedMemoryFitsTheBudget) {
   }
 }
 
-// abi::tc_linear_scratch: x whole when it fits the budget, else a ring of at least two
-// slices that, with the chunks tc_max_boxes allows, stays within it.
+// abi::tc_linear_scratch: x whole when it fits the budget (a decode's, or a prefill
+// chunk's larger one), else a ring of at least two slices that, with the chunks
+// tc_max_boxes allows, stays within it.
 TEST(MegakernelGen, TensorCoreScratchKeepsXWithinItsBudget) {
-  EXPECT_TRUE(abi::tc_linear_scratch(8, 2048, 128, 64, 8, true).whole());    // llama-3.2-1b's normed x
-  EXPECT_FALSE(abi::tc_linear_scratch(8, 8192, 1024, 16, 8, false).whole()); // its down_proj's
-  for (int64_t batch : {2, 3, 8, 16, 32})  // 32: a prefill chunk's rows
-    for (int64_t K : {256, 2048, 4096, 8192, 12288})
-      for (bool norm : {false, true}) {
-        SCOPED_TRACE(std::to_string(batch) + " x " + std::to_string(K) + (norm ? " normed" : ""));
-        const int64_t boxes = abi::tc_max_boxes(batch, K, norm);
-        ASSERT_GE(boxes, 1);
-        const abi::TcLinearScratch s = abi::tc_linear_scratch(batch, K, boxes * 64, 64, 8, norm);
-        EXPECT_LE(s.partials - s.x, abi::kTcXBytes);
-        EXPECT_EQ(s.whole(), (batch * (K + 8) + (norm ? K : 0)) * 2 <= abi::kTcXBytes);
-        EXPECT_TRUE(s.whole() || s.slices >= 2);
-        EXPECT_EQ(s.x % 16, 0);
-        EXPECT_EQ(s.partials % 16, 0);
-        EXPECT_GT(s.bytes, s.red);
-      }
+  EXPECT_TRUE(abi::tc_linear_scratch(8, 2048, 128, 64, 8, true, abi::kTcXBytes).whole());    // llama-3.2-1b's normed x
+  EXPECT_FALSE(abi::tc_linear_scratch(8, 8192, 1024, 16, 8, false, abi::kTcXBytes).whole()); // its down_proj's
+  // A chunk of 16 rows of qwen3-8b's normed x, and of 32 of llama-3.2-1b's, whole in a chunk's kernel only.
+  EXPECT_FALSE(abi::tc_linear_scratch(16, 4096, 1024, 16, 8, true, abi::tc_x_budget(false)).whole());
+  EXPECT_TRUE(abi::tc_linear_scratch(16, 4096, 1024, 16, 8, true, abi::tc_x_budget(true)).whole());
+  EXPECT_TRUE(abi::tc_linear_scratch(32, 2048, 1024, 16, 8, true, abi::tc_x_budget(true)).whole());
+  for (bool chunk : {false, true})
+    for (int64_t batch : {2, 3, 8, 16, 32})  // 32: a prefill chunk's rows
+      for (int64_t K : {256, 2048, 4096, 8192, 12288})
+        for (bool norm : {false, true}) {
+          SCOPED_TRACE(std::to_string(batch) + " x " + std::to_string(K) + (norm ? " normed" : "") +
+                       (chunk ? ", chunk" : ""));
+          const int64_t budget = abi::tc_x_budget(chunk);
+          const int64_t boxes = abi::tc_max_boxes(batch, K, norm, budget);
+          ASSERT_GE(boxes, 1);
+          const abi::TcLinearScratch s = abi::tc_linear_scratch(batch, K, boxes * 64, 64, 8, norm, budget);
+          EXPECT_LE(s.partials - s.x, budget);
+          EXPECT_EQ(s.whole(), (batch * (K + 8) + (norm ? K : 0)) * 2 <= budget);
+          EXPECT_TRUE(s.whole() || s.slices >= 2);
+          EXPECT_EQ(s.x % 16, 0);
+          EXPECT_EQ(s.partials % 16, 0);
+          EXPECT_GT(s.bytes, s.red);
+        }
+}
+
+// A prefill chunk's rows by the model's hidden size: 32 where 32 rows of normed x fit a
+// chunk's x budget whole, else 16.
+TEST(MegakernelGen, AutoPrefillChunkKeepsTheChunksXWhole) {
+  EXPECT_EQ(auto_prefill_chunk(2048), 32);  // llama-3.2-1b
+  EXPECT_EQ(auto_prefill_chunk(4096), 16);  // qwen3-8b
+  EXPECT_EQ(auto_prefill_chunk(256), 32);   // tiny
+  for (int64_t hidden : {64, 1024, 2048, 2176, 3072, 4096, 8192}) {
+    const int64_t c = auto_prefill_chunk(hidden);
+    EXPECT_TRUE(c == 16 || c == 32) << hidden;
+    EXPECT_EQ(c == 32, abi::tc_whole_x_bytes(32, hidden, true) <= abi::tc_x_budget(true)) << hidden;
+  }
 }
 
 TEST(MegakernelGen, CopiesInFlightAreCappedByTheRing) {

@@ -51,6 +51,16 @@ TEST_F(HostileTest, TensorParallelRanksAreRefusedByRangeAndByTheModel) {
     expect_refused(bench, "--tp above 1 runs the megakernel only (--mode megakernel)");
 }
 
+TEST_F(HostileTest, BenchPrefillChunkIsAutoOrRowsInItsRange) {
+  for (const char* v : {"x", "65", "-1", "Auto"}) {
+    const CliResult r = run("mpk", std::string("bench --model tiny --prompt-len 16 --prefill-chunk ") + v);
+    if (r.err.find("unknown command 'bench'") != std::string::npos) return;  // a build without CUDA has none
+    expect_refused(r, "option '--prefill-chunk'");
+  }
+  expect_refused(run("mpk", "bench --model tiny --prompt-len 16 --prefill-chunk 4 --tp 2"),
+                 "--prefill-chunk runs on one GPU; give --prefill-chunk 0 with --tp");
+}
+
 TEST_F(HostileTest, HugeWatchdogIsRefusedByItsRange) {
   expect_refused(run("mpk", "run --backend cpu --model tiny --steps 2 --watchdog 1e10"),
                  "option '--watchdog' must be a number in 0.001..1e+06, got '1e10'");
