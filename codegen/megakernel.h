@@ -122,5 +122,4 @@ Megakernel generate_megakernel(const Module& scheduled, const MegakernelOptions&
 // none is (on an H100: llama-3.2-1b 32, qwen3-8b 16; docs/benchmarks.md).
 int64_t auto_prefill_chunk(int64_t hidden);
 
-
 }  // namespace mpk
