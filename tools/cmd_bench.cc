@@ -53,8 +53,9 @@ constexpr const char* kUsage =
     "--l2-prefetch: ask L2 for an attention task's cache rows while it waits (default on).\n"
     "--prompt-len P: also the time to the first token after a P-token prompt: a prefill of\n"
     "its first P-1 positions, C at a time (--prefill-chunk C; 0: one decode step per prompt\n"
-    "token; default auto: 32 where 32 rows of the model's hidden size fit a chunk's shared\n"
-    "memory whole, else 16; 0 with --tp), then the decode step that makes the first token.\n"
+    "token; default auto: up to P-1 = 32 (16 where 32 rows of the model's hidden size do not\n"
+    "fit a chunk's shared memory whole), 64 up to 64, else 128; 0 with --tp), then the\n"
+    "decode step that makes the first token.\n"
     "--tp N: tensor parallel, one megakernel on each of GPUs 0..N-1 (megakernel mode); the\n"
     "floor is then one GPU's share of the weight bytes over one GPU's copy bandwidth.\n"
     "--compile-only: compile the megakernel these options give into the cubin cache\n"
@@ -137,7 +138,7 @@ int cmd_bench(int argc, char** argv) {
   if (!args.flag("compile-only") && !gpu_available()) throw Error("no CUDA GPU is available");
 
   const Compiled c = compile(req);
-  if (chunk < 0) chunk = auto_prefill_chunk(attr_int(c.module.attrs, "hidden"));
+  if (chunk < 0) chunk = auto_prefill_chunk(attr_int(c.module.attrs, "hidden"), prompt_len - 1);
   std::optional<Compiled> chunk_module;  // the prefill chunk (--prompt-len with --prefill-chunk)
   if (chunk > 0) {
     CompileRequest cr = req;

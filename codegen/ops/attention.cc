@@ -105,8 +105,12 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
   b.reloc(t, Slot::kOut, pr.tensor, ((r0 * nq + h * G) * splits + s) * (hd + 2));
   DescBuilder::set_arg(out.d, Slot::kFirstPos, kr.dims[1].lo);
   DescBuilder::set_arg(out.d, Slot::kEndPos, kr.dims[1].hi);
+  if (C > 1) DescBuilder::set_arg(out.d, Slot::kSplit, s);
   const int64_t rmax = (S + splits - 1) / splits;  // the longest split range
-  if (kr.dims[1].size() > rmax) b.fail(t, "split range longer than ceil(S / splits)");
+  // A chunk's split follows the step's positions (runtime/device/positions.cuh, chunk_split).
+  if (C > 1 ? kr.dims[1].size() != S : kr.dims[1].size() > rmax)
+    b.fail(t, C > 1 ? "a prefill chunk's partial must read the whole cache (its split follows the step)"
+                    : "split range longer than ceil(S / splits)");
   out.call = "task_attention_partial" + DescBuilder::targs({hd, G, B, S, nkv, splits, rmax}, form);
   // A prefill chunk's rows attend together (runtime/device/tasks_attention.cuh, AttendRows).
   b.scratch(C > 1 ? static_cast<int>(abi::attn_rows_scratch(hd, G, B, rmax, fused).bytes)

@@ -17,7 +17,7 @@ using Slot = abi::slots::Linear;
 // chunk's columns (abi::tc_linear_scratch, for `slots` padded rows per row group).
 bool x_f32(const DescBuilder& b, int64_t K) { return b.rows == 1 && K * 4 <= 48 * 1024; }
 int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, int64_t slots) {
-  if (b.rows >= 2) return static_cast<int>(abi::tc_linear_scratch(b.rows, K, boxes * 64, slots, b.warps, norm, abi::tc_x_budget(b.out.chunk > 1)).bytes);
+  if (b.rows >= 2) return static_cast<int>(abi::tc_linear_scratch(b.rows, K, boxes * 64, slots, b.warps, norm, abi::tc_x_budget(b.out.chunk > 1, b.rows)).bytes);
   return static_cast<int>((K * (x_f32(b, K) ? 4 : 2) + 15) / 16 * 16 + (norm ? K * 2 : 0));
 }
 
@@ -28,7 +28,7 @@ int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, in
 // streams, and bytes in flight set its rate (qwen3-8b's: 5-box chunks, not 4). On tensor
 // cores x's columns of a chunk may have to fit shared memory twice (abi::tc_max_boxes).
 int64_t chunk_boxes(const DescBuilder& b, int64_t rows, int64_t K, int64_t task_bytes, bool norm) {
-  const int64_t most = b.rows >= 2 ? abi::tc_max_boxes(b.rows, K, norm, abi::tc_x_budget(b.out.chunk > 1)) : K / 64;
+  const int64_t most = b.rows >= 2 ? abi::tc_max_boxes(b.rows, K, norm, abi::tc_x_budget(b.out.chunk > 1, b.rows)) : K / 64;
   const int64_t fit = std::clamp<int64_t>(b.out.slot_bytes / (rows * 128), 1, most);
   const bool prefetched = task_bytes <= int64_t{4} * b.out.slot_bytes;
   return prefetched && fit >= 4 ? fit / 4 * 4 : fit;
@@ -63,9 +63,9 @@ Range check_operands(const DescBuilder& b, TaskId t, const LinearForm& lo) {
     b.fail(t, "the gate and up weight rows differ");
   const int64_t K = b.tensor(lo.weight).shape[1];
   if (K % 64 != 0) b.fail(t, "K = " + std::to_string(K) + " is not a multiple of 64");
-  if (b.rows > abi::kTcMaxRows)
+  if (b.rows > abi::kTcMaxChunkRows)
     b.fail(t, std::to_string(b.rows) + " rows (batch x chunk): the tensor-core linears take at most " +
-                  std::to_string(abi::kTcMaxRows));
+                  std::to_string(abi::kTcMaxChunkRows));
   const bool f32 = b.tensor(lo.y).dtype == DType::kF32;
   if ((lo.residual >= 0 || lo.swiglu()) && f32) b.fail(t, "a linear with a residual or SwiGLU needs a bf16 output");
   for (TensorId extra : {lo.residual, lo.norm, lo.bias})

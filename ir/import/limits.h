@@ -27,7 +27,7 @@ inline constexpr int64_t kMaxVocab = int64_t{1} << 20;  // vocab_size (Gemma 3: 
 // decode steps of a run (405B: 131072; the longest public context windows: 10M).
 inline constexpr int64_t kMaxPositions = int64_t{1} << 24;
 inline constexpr int64_t kMaxBatch = 16;               // the batch of the decode step
-inline constexpr int64_t kMaxChunkRows = 64;           // prompt positions per prefill chunk step
+inline constexpr int64_t kMaxChunkRows = 128;          // prompt positions per prefill chunk step (abi::kTcMaxChunkRows)
 
 inline constexpr double kMinRopeTheta = 1;             // rope_theta (real: 1e4 .. 1e7)
 inline constexpr double kMaxRopeTheta = 1e12;

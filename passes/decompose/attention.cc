@@ -66,6 +66,7 @@ struct Heads {
     return d.reg(t, {sequences_of(rows(), d.shape(f.q)[0], d.shape(t)[0]), {s0, s1}, {h, h + 1}, {0, hd}});
   }
   Region norm_w(TensorId w) const { return d.reg(w, {{0, hd}}); }
+  bool chunked() const { return d.shape(f.q)[0] > d.shape(f.k_cache)[0]; }  // a prefill chunk's: rows per sequence
   // Per (row, query head, position): q.k, p.v (2 hd each) and the softmax update.
   int64_t attn_flops(int64_t q_heads, int64_t positions) const { return (r1 - r0) * q_heads * positions * (4 * hd + 5); }
   // Per fused head (norm 4, RoPE 6 per element).
@@ -106,18 +107,20 @@ struct Heads {
     for (int64_t h = 0; h < nkv; ++h) kv_append(h);
   }
 
-  // Balanced position ranges: split i covers [i*S/splits, (i+1)*S/splits); `part` is
-  // the operator's partials tensor [B, nq, splits, hd + 2].
+  // Balanced position ranges: split i covers [i*S/splits, (i+1)*S/splits); in a prefill
+  // chunk it covers the i-th part of the positions up to the step's chunk, which the
+  // device computes at each step (docs/ir.md), so it reads the whole cache. `part` is the
+  // operator's partials tensor [B, nq, splits, hd + 2].
   void partials(int64_t splits, TensorId part) const {
     for (int64_t h = 0; h < nkv; ++h)
       for (int64_t i = 0; i < splits; ++i) {
-        const int64_t s0 = i * s / splits, s1 = (i + 1) * s / splits;
+        const int64_t s0 = chunked() ? 0 : i * s / splits, s1 = chunked() ? s : (i + 1) * s / splits;
         std::vector<Region> reads = {d.reg(f.q, {rows(), qcols(h * g, (h + 1) * g)})};
         if (f.q_norm >= 0) reads.push_back(norm_w(f.q_norm));
         reads.insert(reads.end(), {cache(f.k_cache, h, s0, s1), cache(f.v_cache, h, s0, s1)});
         d.task(TaskKind::kAttentionPartial, std::move(reads),
                {d.reg(part, {rows(), {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})},
-               attn_flops(g, s1 - s0) + g * prep_flops());
+               attn_flops(g, chunked() ? ceil_div(s, splits) : s1 - s0) + g * prep_flops());
       }
   }
   // Merge tasks per kv head over `per` rows each.

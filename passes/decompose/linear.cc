@@ -8,6 +8,12 @@
 namespace mpk::decompose {
 namespace {
 
+// Above kWideRows rows of x (a prefill chunk's) every task reads all of x again, from L2,
+// for each of its row groups: auto tiles are then at least kWideTile rows, and auto keeps
+// such linears tiled (a cooperative unit of 8 rows would read x once per 8 rows).
+constexpr int64_t kWideRows = 32;
+constexpr int64_t kWideTile = 32;
+
 // Rows per unit of a cooperative linear with n output rows and `row_bytes` weight
 // bytes per output row, 0 when it stays tiled: a linear whose x another linear reads
 // too (codegen runs such siblings, q/k/v, as a group) never is; auto takes operators of
@@ -16,7 +22,7 @@ namespace {
 constexpr int64_t kCoopUnitBytes = 64 * 1024;
 int64_t coop_unit_rows(const Decomposer& d, const LinearForm& f, int64_t n, int64_t row_bytes) {
   const DecomposeOptions& o = d.options();
-  if (o.coop == Coop::kOff) return 0;
+  if (o.coop == Coop::kOff || (o.coop == Coop::kAuto && d.shape(f.x)[0] > kWideRows)) return 0;
   for (OpId r : d.program().readers[f.x])
     if (r != d.current_op() && linear_form(d.program().ops[r]).x == f.x) return 0;
   const int64_t unit = o.coop_unit.value_or(std::clamp<int64_t>(kCoopUnitBytes / row_bytes / 8 * 8, 8, 64));
@@ -47,7 +53,8 @@ void cooperative(Decomposer& d, const Operator& op, TaskKind kind, const LinearF
 
 }  // namespace
 
-// Auto tile (docs/passes.md): ceil(N / sm_count) rounded up to a multiple of 8, at least 8.
+// Auto tile (docs/passes.md): ceil(N / sm_count) rounded up to a multiple of 8, at least 8
+// (kWideTile above kWideRows rows).
 void decompose_linear(Decomposer& d, const Operator& op) {
   const bool lm_head = op.kind == OpKind::kLmHead;
   const TaskKind kind = lm_head ? TaskKind::kLmHead : TaskKind::kLinear;
@@ -60,7 +67,8 @@ void decompose_linear(Decomposer& d, const Operator& op) {
   if (const int64_t unit = coop_unit_rows(d, f, n, products * k * d.esize(f.weight)); unit > 0)
     return cooperative(d, op, kind, f, unit, flops_of(n));
   const std::optional<int64_t> tile_opt = lm_head ? d.options().lm_head_tile : d.options().tile;
-  const int64_t tile = tile_opt.value_or(std::max<int64_t>(8, round_up(ceil_div(n, d.sms()), 8)));
+  const int64_t least = b > kWideRows ? kWideTile : 8;
+  const int64_t tile = tile_opt.value_or(std::max<int64_t>(least, round_up(ceil_div(n, d.sms()), 8)));
   const ArgmaxScratch am = f.tokens >= 0 ? d.argmax_scratch(op, b, ceil_div(n, tile)) : ArgmaxScratch{};
   int64_t part = 0;
   Decomposer::tiles(n, tile, [&](int64_t n0, int64_t n1) {

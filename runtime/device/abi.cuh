@@ -39,17 +39,24 @@ MPK_HD constexpr int64_t max_linear_rows(int64_t warps) { return warps < 1 ? 8 :
 // group, byte offsets: the rms scales of a fused norm (batch f32); x, whole (batch rows of
 // K + 8 bf16, then the norm weight's K) when that takes at most `budget`, else a ring of
 // `slices` (>= 2) slices of a chunk's columns (batch rows of cols + 8, then the norm
-// weight's cols); a row group's partial sums (kTcKSlices x slots x batch f32) and two
-// buffers of its sums (slots x batch f32); the argmax epilogue's 2 x warps words; `bytes`
-// in all. The budget is kTcXBytes in a decode kernel, kTcXBytesChunk in a prefill chunk's
-// (tc_x_budget): a chunk's x of 16 rows of qwen3-8b's K = 4096, or 32 of llama-3.2-1b's
-// 2048, then stays whole instead of being loaded again for every row group, at the price
-// of weight-ring stages (two left).
+// weight's cols); up to kTcMaxRows rows, a row group's partial sums (kTcKSlices x slots x
+// batch f32) and two buffers of its sums (slots x batch f32), above, one buffer of sums
+// (the warps split the outputs, not K); the argmax epilogue's 2 x warps words; `bytes` in
+// all. The budget is kTcXBytes in a decode kernel; in a prefill chunk's (tc_x_budget),
+// kTcXBytesChunk up to kTcMaxRows rows: a chunk's x of 16 rows of qwen3-8b's K = 4096,
+// or 32 of llama-3.2-1b's 2048, then stays whole instead of being loaded again for every
+// row group, at the price of weight-ring stages (two left); above, kTcXBytesTiles, a
+// ring of slices that leaves the weight ring three stages beside the sums.
 inline constexpr int64_t kTcXBytes = 77824;
 inline constexpr int64_t kTcXBytesChunk = 147456;
-MPK_HD constexpr int64_t tc_x_budget(bool chunk) { return chunk ? kTcXBytesChunk : kTcXBytes; }
-inline constexpr int64_t kTcMaxRows = 32;  // x rows (batch, or a prefill chunk's batch x chunk): up to four 8-column tiles
-inline constexpr int64_t kTcKSlices = 8;  // a tensor-core sum's k16 steps, dealt round-robin
+inline constexpr int64_t kTcXBytesTiles = 73728;
+inline constexpr int64_t kTcMaxRows = 32;  // x rows whose sums split K over the warps: up to four 8-column tiles
+inline constexpr int64_t kTcMaxChunkRows = 128;  // x rows of a prefill chunk's linears (sixteen 8-column tiles)
+MPK_HD constexpr bool tc_split_k(int64_t batch) { return batch <= kTcMaxRows; }
+MPK_HD constexpr int64_t tc_x_budget(bool chunk, int64_t batch) {
+  return !chunk ? kTcXBytes : tc_split_k(batch) ? kTcXBytesChunk : kTcXBytesTiles;
+}
+inline constexpr int64_t kTcKSlices = 8;  // a tensor-core sum's k16 steps, dealt round-robin (up to kTcMaxRows rows)
 // The bytes of x kept whole: batch rows of K + 8 bf16, then the norm weight's K.
 MPK_HD constexpr int64_t tc_whole_x_bytes(int64_t batch, int64_t K, bool norm) {
   return (batch * (K + 8) + (norm ? K : 0)) * 2;
@@ -74,8 +81,9 @@ MPK_HD constexpr TcLinearScratch tc_linear_scratch(int64_t batch, int64_t K, int
   s.slices = whole <= budget ? 0 : (budget / s.slice_bytes < 2 ? 2 : budget / s.slice_bytes);
   s.x_stride = s.whole() ? K + 8 : cols + 8;
   s.partials = s.x + (s.whole() ? whole : s.slices * s.slice_bytes);
-  s.sums = s.partials + kTcKSlices * slots * batch * 4;
-  s.red = s.sums + 2 * slots * batch * 4;
+  const bool split = tc_split_k(batch);
+  s.sums = s.partials + (split ? kTcKSlices * slots * batch * 4 : 0);
+  s.red = s.sums + (split ? 2 : 1) * slots * batch * 4;
   s.bytes = s.red + 2 * warps * 4;
   return s;
 }

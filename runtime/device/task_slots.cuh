@@ -71,6 +71,9 @@ struct Attention {
   // The chunk row of the task's first row (docs/ir.md "Prefill chunks"; positions.cuh), its
   // pointers offset to that row and to its sequence's caches: 0 in a decode module.
   static constexpr ArgSlot kChunkRow0{3};
+  // A prefill chunk's attention_partial: its split's index; its positions follow the step
+  // (positions.cuh, chunk_split), and kFirstPos, kEndPos are the whole cache.
+  static constexpr ArgSlot kSplit{4};
 };
 
 // attention_merge: the partial records of kv head h, y + h*G*hd.

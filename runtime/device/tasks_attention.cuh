@@ -290,7 +290,8 @@ struct Attend {
 };
 
 // The dispatch warp's L2 prefetch for an attention task of B rows (PARTIAL: a partial
-// task over its positions [kFirstPos, kEndPos)) at a step whose first position is `pos0`
+// task over its positions [kFirstPos, kEndPos); a prefill chunk's names the whole cache,
+// its split following the step) at a step whose first position is `pos0`
 // (positions.cuh, step_first_pos), issued before its event waits: the cache rows of the
 // positions before pos0, which earlier steps wrote, of the task's sequences, so that the
 // task's loads find them in L2. A prefetch is a hint and L2 is the point of coherence: it
@@ -362,7 +363,8 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
   }
 }
 
-// A prefill chunk's partial task (kChunk > 1): its rows over the split [s0, s1), in
+// A prefill chunk's partial task (kChunk > 1): its rows over its split [s0, s1) of the
+// step's positions (chunk_split), in
 // groups of R rows (abi::attn_rows_scratch) attended together, in Attend's order (the
 // same bits). One round trip brings a group's raw query heads (with a fused attention's
 // RoPE rows and q norm weight) and the split's first K and V tiles into shared memory
@@ -395,7 +397,8 @@ struct AttendRows {
   __device__ static void run(const TaskDesc& d, TaskCtx& c) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int32_t row0 = arg_int(d, Slot::kChunkRow0);
-    const int s0 = arg_int(d, Slot::kFirstPos), s1 = arg_int(d, Slot::kEndPos);
+    const PosRange split = chunk_split(step_first_pos(*c.params, c.step), arg_int(d, Slot::kSplit), SPLITS, S);
+    const int s0 = split.lo, s1 = split.hi;
     const float scale = arg_float(d, Slot::kScale);
     const bf16_t* kc = dptr<const bf16_t>(d, Slot::kKCache);
     const bf16_t* vc = dptr<const bf16_t>(d, Slot::kVCache);

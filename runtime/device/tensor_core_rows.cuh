@@ -59,15 +59,22 @@ class TcRowGroups {
   static constexpr int kCols = BOXES * kBoxCols;
   static constexpr int kChunks = (K / kBoxCols + BOXES - 1) / BOXES;
   static constexpr int kNT = (B + 7) / 8;                         // 8-column tiles of the rows of x
-  static constexpr int kXLoads = kNT == 1 ? 1 : (kNT + 1) / 2;    // ldmatrix of x per k16 step: .x2, or .x4 per two tiles
   static constexpr int kMT = (SLOTS + 15) / 16;                   // 16-row tiles of a row group
-  static constexpr int kSW = (kTcKSlices + kWarps - 1) / kWarps;  // partials per warp
-  static constexpr TcLinearScratch kAt = tc_linear_scratch(B, K, kCols, SLOTS, kWarps, EPS_BITS != 0, tc_x_budget(kChunk > 1));
+  // Up to kTcMaxRows rows every warp computes its partials (of K) of the whole row group;
+  // above, the warps split the outputs: kWM along the row group's tiles, kWarps / kWM
+  // along x's, kNW 8-column tiles each (even: ldmatrix.x4 loads two).
+  static constexpr bool kSplitK = tc_split_k(B);
+  static constexpr int kSW = kSplitK ? (kTcKSlices + kWarps - 1) / kWarps : 1;  // partials per warp
+  static constexpr int kWM = kSplitK || kMT < 2 ? 1 : 2;
+  static constexpr int kTW = kSplitK ? kMT : (kMT + kWM - 1) / kWM;  // 16-row tiles per warp
+  static constexpr int kNW = kSplitK ? kNT : ((kNT + kWarps / kWM - 1) / (kWarps / kWM) + 1) / 2 * 2;
+  static constexpr int kXLoads = kNW == 1 ? 1 : (kNW + 1) / 2;  // ldmatrix of x per k16 step: .x2, or .x4 per two tiles
+  static constexpr TcLinearScratch kAt = tc_linear_scratch(B, K, kCols, SLOTS, kWarps, EPS_BITS != 0, tc_x_budget(kChunk > 1, B));
   static constexpr bool kWhole = kAt.whole();
   static constexpr int kSlices = static_cast<int>(kAt.slices);  // the ring's (not whole)
   // bf16 per row of x in shared memory: 16 bytes of padding keep ldmatrix conflict-free.
   static constexpr int kStride = static_cast<int>(kAt.x_stride);
-  static_assert(B >= 2 && B <= kTcMaxRows, "tensor-core linear: 2..kTcMaxRows rows");
+  static_assert(B >= 2 && B <= kTcMaxChunkRows, "tensor-core linear: 2..kTcMaxChunkRows rows");
   static_assert(K % kBoxCols == 0, "linear: K must be a multiple of 64");
   static_assert(kAt.bytes <= kScratchBytes, "tensor-core linear: scratch too small");
 
@@ -114,35 +121,42 @@ class TcRowGroups {
 
   // The sums of one row group, its first chunk `first` (acquired): sums[slot * B + b],
   // valid for every row of `rows` once this returns (to all body threads) and until the
-  // next but one call.
+  // next but one call (split K; the next call above kTcMaxRows rows).
   __device__ const float* run(const unsigned char* first, const TcRows& rows) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int slots = rows.pad[0] + rows.pad[1] + rows.pad[2] + rows.pad[3];
     const int tiles = (slots + 15) / 16;
-    // This lane's ldmatrix row of each tile: the part's padded rows before it, the part's
-    // padding and its row (a row past the part's reads row 0 of part 0: unused).
-    int before[kMT], pad[kMT], row[kMT];
+    // The row group's 16-row tiles this warp computes: t0, t0 + dt, ...
+    const int t0 = kSplitK ? 0 : warp % kWM, dt = kSplitK ? 1 : kWM;
+    // This lane's ldmatrix row of each of them: the part's padded rows before it, the
+    // part's padding and its row (a row past the part's reads row 0 of part 0: unused).
+    int before[kTW], pad[kTW], row[kTW];
 #pragma unroll
-    for (int t = 0; t < kMT; ++t) {
-      int q = t * 16 + (lane & 7) + (lane & 8), padded_before = 0, p = 0;
+    for (int i = 0; i < kTW; ++i) {
+      int q = (t0 + i * dt) * 16 + (lane & 7) + (lane & 8), padded_before = 0, p = 0;
       while (p < 3 && q >= rows.pad[p]) {
         q -= rows.pad[p];
         padded_before += rows.pad[p++];
       }
       const bool valid = q < rows.rows[p];
-      before[t] = valid ? padded_before : 0;
-      pad[t] = valid ? rows.pad[p] : rows.pad[0];
-      row[t] = valid ? q : 0;
+      before[i] = valid ? padded_before : 0;
+      pad[i] = valid ? rows.pad[p] : rows.pad[0];
+      row[i] = valid ? q : 0;
     }
     const int half = lane >> 4;  // which 8 columns of the k16 step this lane's A address names
-    // This lane's ldmatrix row of x in load i: row n + 16 i (a row past B reads row 0: unused).
+    // This lane's ldmatrix row of x in load i (a row past B reads row 0: unused): split K,
+    // row n + 16 i; else the warp's 8-column tiles from u0, two a load.
+    const int u0 = kSplitK ? 0 : warp / kWM * kNW;
     const int n = (lane & 7) + (kNT >= 2 ? (lane >> 4) * 8 : 0);
     int xoff[kXLoads];
 #pragma unroll
-    for (int i = 0; i < kXLoads; ++i) xoff[i] = (n + 16 * i < B ? n + 16 * i : 0) * kStride + ((lane >> 3) & 1) * 8;
-    float acc[kSW][kMT][kNT][4];
+    for (int i = 0; i < kXLoads; ++i) {
+      const int r = u0 * 8 + n + 16 * i;
+      xoff[i] = (r < B ? r : 0) * kStride + ((lane >> 3) & 1) * 8;
+    }
+    float acc[kSW][kTW][kNW][4];
 #pragma unroll
-    for (int e = 0; e < kSW * kMT * kNT * 4; ++e) (&acc[0][0][0][0])[e] = 0.f;
+    for (int e = 0; e < kSW * kTW * kNW * 4; ++e) (&acc[0][0][0][0])[e] = 0.f;
 #pragma unroll 1
     for (int ch = 0; ch < kChunks; ++ch) {
       if constexpr (!kWhole) {  // the slice kSlices - 1 chunks ahead, into the one read last
@@ -153,34 +167,57 @@ class TcRowGroups {
       const unsigned char* w = ch == 0 ? first : c_.next_chunk();
       const int nboxes = ch == kChunks - 1 ? K / kBoxCols - ch * BOXES : BOXES;
       const bf16_t* xs = reinterpret_cast<const bf16_t*>(x_at(kWhole ? ch : pos_ % kSlices));
+      // The A fragments of k16 step s of box bx, for the tiles below `tiles`.
+      const auto load_a = [&](uint32_t(&a)[kTW][4], int bx, int s) {
 #pragma unroll
-      for (int j = 0; j < kSW; ++j) {
-        // This warp's k16 steps of the chunk: those of partial warp + j * kWarps.
-        const int first_step = (warp + j * kWarps - ch * BOXES * 4) & (kTcKSlices - 1);
-        if (warp + j * kWarps >= kTcKSlices) continue;
+        for (int i = 0; i < kTW; ++i)
+          if (t0 + i * dt < tiles)
+            ldmatrix_x4(a[i], w + (before[i] * nboxes + bx * pad[i] + row[i]) * 128 +
+                                  (((2 * s + half) ^ (row[i] & 7)) << 4));
+      };
+      if constexpr (kSplitK) {
+#pragma unroll
+        for (int j = 0; j < kSW; ++j) {
+          // This warp's k16 steps of the chunk: those of partial warp + j * kWarps.
+          const int first_step = (warp + j * kWarps - ch * BOXES * 4) & (kTcKSlices - 1);
+          if (warp + j * kWarps >= kTcKSlices) continue;
 #pragma unroll 1
-        for (int k = first_step; k < nboxes * 4; k += kTcKSlices) {
-          const int bx = k >> 2, s = k & 3;
-          uint32_t xb[4 * kXLoads];  // tile u's b0, b1 at 2u, 2u + 1
-          if constexpr (kNT == 1) {
-            ldmatrix_x2(reinterpret_cast<uint32_t(&)[2]>(xb), xs + xoff[0] + bx * kBoxCols + s * 16);
-          } else {
+          for (int k = first_step; k < nboxes * 4; k += kTcKSlices) {
+            const int bx = k >> 2, s = k & 3;
+            uint32_t xb[4 * kXLoads];  // tile u's b0, b1 at 2u, 2u + 1
+            if constexpr (kNT == 1) {
+              ldmatrix_x2(reinterpret_cast<uint32_t(&)[2]>(xb), xs + xoff[0] + bx * kBoxCols + s * 16);
+            } else {
+#pragma unroll
+              for (int i = 0; i < kXLoads; ++i)
+                ldmatrix_x4(reinterpret_cast<uint32_t(&)[4]>(xb[4 * i]), xs + xoff[i] + bx * kBoxCols + s * 16);
+            }
+            uint32_t a[kTW][4];
+            load_a(a, bx, s);
+#pragma unroll
+            for (int t = 0; t < kMT; ++t)
+              if (t < tiles)
+#pragma unroll
+                for (int u = 0; u < kNT; ++u) mma_bf16(acc[j][t][u], a[t], xb[2 * u], xb[2 * u + 1]);
+          }
+        }
+      } else if (u0 < kNT) {  // every k16 step of the chunk in order: one MMA chain per output
+#pragma unroll 1
+        for (int bx = 0; bx < nboxes; ++bx)
+#pragma unroll
+          for (int s = 0; s < 4; ++s) {
+            uint32_t xb[4 * kXLoads];
 #pragma unroll
             for (int i = 0; i < kXLoads; ++i)
               ldmatrix_x4(reinterpret_cast<uint32_t(&)[4]>(xb[4 * i]), xs + xoff[i] + bx * kBoxCols + s * 16);
+            uint32_t a[kTW][4];
+            load_a(a, bx, s);
+#pragma unroll
+            for (int i = 0; i < kTW; ++i)
+              if (t0 + i * dt < tiles)
+#pragma unroll
+                for (int u = 0; u < kNW; ++u) mma_bf16(acc[0][i][u], a[i], xb[2 * u], xb[2 * u + 1]);
           }
-          uint32_t a[kMT][4];
-#pragma unroll
-          for (int t = 0; t < kMT; ++t)
-            if (t < tiles)
-              ldmatrix_x4(a[t], w + (before[t] * nboxes + bx * pad[t] + row[t]) * 128 +
-                                    (((2 * s + half) ^ (row[t] & 7)) << 4));
-#pragma unroll
-          for (int t = 0; t < kMT; ++t)
-            if (t < tiles)
-#pragma unroll
-              for (int u = 0; u < kNT; ++u) mma_bf16(acc[j][t][u], a[t], xb[2 * u], xb[2 * u + 1]);
-        }
       }
       c_.done_chunk();
       if constexpr (!kWhole) {  // the next chunk's slice: landed, and normalized
@@ -193,34 +230,40 @@ class TcRowGroups {
         body_sync();
       }
     }
-    // The partials to shared memory (lane l holds rows l / 4 and l / 4 + 8 of a tile,
-    // batch columns 2 (l % 4) and 2 (l % 4) + 1 of each 8-column tile), then each sum.
-    float* part = reinterpret_cast<float*>(c_.scratch + kAt.partials);  // [kTcKSlices][SLOTS][B]
+    // Lane l holds rows l / 4 and l / 4 + 8 of a tile, x rows 2 (l % 4) and 2 (l % 4) + 1
+    // of each 8-column tile.
+    const auto each = [&](auto f) {
 #pragma unroll
-    for (int j = 0; j < kSW; ++j) {
-      if (warp + j * kWarps >= kTcKSlices) continue;
+      for (int j = 0; j < kSW; ++j)
 #pragma unroll
-      for (int t = 0; t < kMT; ++t) {
-        if (t >= tiles) continue;
+        for (int i = 0; i < kTW; ++i)
 #pragma unroll
-        for (int u = 0; u < kNT; ++u)
+          for (int u = 0; u < kNW; ++u)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = t * 16 + (lane >> 2) + (e >> 1) * 8, b = u * 8 + (lane & 3) * 2 + (e & 1);
-            if (r < SLOTS && b < B) part[((warp + j * kWarps) * SLOTS + r) * B + b] = acc[j][t][u][e];
-          }
-      }
-    }
-    body_sync();
+            for (int e = 0; e < 4; ++e) {
+              const int r = (t0 + i * dt) * 16 + (lane >> 2) + (e >> 1) * 8, b = (u0 + u) * 8 + (lane & 3) * 2 + (e & 1);
+              if (t0 + i * dt < tiles && r < SLOTS && b < B) f(j, r, b, acc[j][i][u][e]);
+            }
+    };
     float* sums = reinterpret_cast<float*>(c_.scratch + kAt.sums) + sums_ * SLOTS * B;
-    for (int i = threadIdx.x; i < slots * B; i += kThreads) {
-      float v = part[i];
+    if constexpr (kSplitK) {  // the partials to shared memory, then each sum in slice order
+      float* part = reinterpret_cast<float*>(c_.scratch + kAt.partials);  // [kTcKSlices][SLOTS][B]
+      each([&](int j, int r, int b, float v) {
+        if (warp + j * kWarps < kTcKSlices) part[((warp + j * kWarps) * SLOTS + r) * B + b] = v;
+      });
+      body_sync();
+      for (int i = threadIdx.x; i < slots * B; i += kThreads) {
+        float v = part[i];
 #pragma unroll
-      for (int p = 1; p < kTcKSlices; ++p) v = __fadd_rn(v, part[p * SLOTS * B + i]);
-      sums[i] = v;
+        for (int p = 1; p < kTcKSlices; ++p) v = __fadd_rn(v, part[p * SLOTS * B + i]);
+        sums[i] = v;
+      }
+      sums_ ^= 1;
+    } else {  // the sums themselves, once the last row group's are read
+      body_sync();
+      each([&](int, int r, int b, float v) { sums[r * B + b] = v; });
     }
     body_sync();
-    sums_ ^= 1;
     return sums;
   }
 

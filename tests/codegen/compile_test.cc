@@ -71,7 +71,8 @@ TEST_F(MegakernelCompile, TinyQwen2BiasesCompile) {
 }
 
 // Prefill chunks (docs/ir.md "Prefill chunks"): batch x chunk rows on the tensor-core
-// linears (two n8 tiles at 16 rows, four at 32), each row at its own position: the fused
+// linears (two n8 tiles at 16 rows, four at 32, the warps splitting the outputs above),
+// each row at its own position: the fused
 // attention that appends its rows first (the default pipeline, an odd chunk too), and the
 // unfused one with plain rope and kv_append operators and split attention.
 TEST_F(MegakernelCompile, PrefillChunksCompile) {
@@ -81,7 +82,8 @@ TEST_F(MegakernelCompile, PrefillChunksCompile) {
       {"tiny-qwen3", "prefill-chunk{rows=16}," + unfused},
       {"tiny-qwen3", std::string("prefill-chunk{rows=5},") + kDefaultPipeline},
       {"tiny", std::string("prefill-chunk{rows=32},") + kDefaultPipeline},
-      {"llama-3.2-1b", std::string("prefill-chunk{rows=16},") + kDefaultPipeline},
+      {"tiny-qwen3", "prefill-chunk{rows=40}," + unfused},
+      {"llama-3.2-1b", std::string("prefill-chunk{rows=128},") + kDefaultPipeline},
   };
   for (const auto& [preset, pipeline] : forms) {
     SCOPED_TRACE(std::string(preset) + " under " + pipeline);

@@ -298,16 +298,17 @@ TEST(MegakernelGen, TensorCoreScratchKeepsXWithinItsBudget) {
   EXPECT_TRUE(abi::tc_linear_scratch(8, 2048, 128, 64, 8, true, abi::kTcXBytes).whole());    // llama-3.2-1b's normed x
   EXPECT_FALSE(abi::tc_linear_scratch(8, 8192, 1024, 16, 8, false, abi::kTcXBytes).whole()); // its down_proj's
   // A chunk of 16 rows of qwen3-8b's normed x, and of 32 of llama-3.2-1b's, whole in a chunk's kernel only.
-  EXPECT_FALSE(abi::tc_linear_scratch(16, 4096, 1024, 16, 8, true, abi::tc_x_budget(false)).whole());
-  EXPECT_TRUE(abi::tc_linear_scratch(16, 4096, 1024, 16, 8, true, abi::tc_x_budget(true)).whole());
-  EXPECT_TRUE(abi::tc_linear_scratch(32, 2048, 1024, 16, 8, true, abi::tc_x_budget(true)).whole());
+  EXPECT_FALSE(abi::tc_linear_scratch(16, 4096, 1024, 16, 8, true, abi::tc_x_budget(false, 16)).whole());
+  EXPECT_TRUE(abi::tc_linear_scratch(16, 4096, 1024, 16, 8, true, abi::tc_x_budget(true, 16)).whole());
+  EXPECT_TRUE(abi::tc_linear_scratch(32, 2048, 1024, 16, 8, true, abi::tc_x_budget(true, 32)).whole());
   for (bool chunk : {false, true})
-    for (int64_t batch : {2, 3, 8, 16, 32})  // 32: a prefill chunk's rows
+    for (int64_t batch : {2, 3, 8, 16, 32, 40, 64, 128})  // above 16: a prefill chunk's rows
       for (int64_t K : {256, 2048, 4096, 8192, 12288})
         for (bool norm : {false, true}) {
+          if (batch > kMaxBatch && !chunk) continue;
           SCOPED_TRACE(std::to_string(batch) + " x " + std::to_string(K) + (norm ? " normed" : "") +
                        (chunk ? ", chunk" : ""));
-          const int64_t budget = abi::tc_x_budget(chunk);
+          const int64_t budget = abi::tc_x_budget(chunk, batch);
           const int64_t boxes = abi::tc_max_boxes(batch, K, norm, budget);
           ASSERT_GE(boxes, 1);
           const abi::TcLinearScratch s = abi::tc_linear_scratch(batch, K, boxes * 64, 64, 8, norm, budget);
@@ -317,19 +318,26 @@ TEST(MegakernelGen, TensorCoreScratchKeepsXWithinItsBudget) {
           EXPECT_EQ(s.x % 16, 0);
           EXPECT_EQ(s.partials % 16, 0);
           EXPECT_GT(s.bytes, s.red);
+          // Above kTcMaxRows rows no partials and one buffer of sums.
+          const int64_t sums = 64 * batch * 4;
+          EXPECT_EQ(s.red - s.partials, abi::tc_split_k(batch) ? (abi::kTcKSlices + 2) * sums : sums);
         }
 }
 
-// A prefill chunk's rows by the model's hidden size: 32 where 32 rows of normed x fit a
-// chunk's x budget whole, else 16.
-TEST(MegakernelGen, AutoPrefillChunkKeepsTheChunksXWhole) {
-  EXPECT_EQ(auto_prefill_chunk(2048), 32);  // llama-3.2-1b
-  EXPECT_EQ(auto_prefill_chunk(4096), 16);  // qwen3-8b
-  EXPECT_EQ(auto_prefill_chunk(256), 32);   // tiny
+// A prefill chunk's rows by the model's hidden size and the prefill's positions E: for
+// E up to the split-K chunk, that chunk (32 where 32 rows of normed x fit a chunk's x
+// budget whole, else 16); 64 for E up to 64; else 128.
+TEST(MegakernelGen, AutoPrefillChunkFollowsThePrefillsLength) {
+  EXPECT_EQ(auto_prefill_chunk(2048, 20), 32);  // llama-3.2-1b
+  EXPECT_EQ(auto_prefill_chunk(4096, 16), 16);  // qwen3-8b
+  EXPECT_EQ(auto_prefill_chunk(4096, 17), 64);
+  EXPECT_EQ(auto_prefill_chunk(2048, 64), 64);
+  EXPECT_EQ(auto_prefill_chunk(2048, 65), 128);
+  EXPECT_EQ(auto_prefill_chunk(4096, 511), 128);
   for (int64_t hidden : {64, 1024, 2048, 2176, 3072, 4096, 8192}) {
-    const int64_t c = auto_prefill_chunk(hidden);
+    const int64_t c = auto_prefill_chunk(hidden, 1);
     EXPECT_TRUE(c == 16 || c == 32) << hidden;
-    EXPECT_EQ(c == 32, abi::tc_whole_x_bytes(32, hidden, true) <= abi::tc_x_budget(true)) << hidden;
+    EXPECT_EQ(c == 32, abi::tc_whole_x_bytes(32, hidden, true) <= abi::tc_x_budget(true, 32)) << hidden;
   }
 }
 
@@ -442,8 +450,8 @@ TEST(MegakernelGen, RefusesPrefillChunksItCannotRun) {
   };
   EXPECT_NE(refusal(std::string("prefill-chunk{rows=4},") + kDefaultPipeline, 2).find("one sequence (batch 1) only"),
             std::string::npos);
-  EXPECT_NE(refusal(std::string("prefill-chunk{rows=64},") + kDefaultPipeline, 1).find("tensor-core linears take at most 32"),
-            std::string::npos);
+  EXPECT_EQ(refusal(std::string("prefill-chunk{rows=128},") + kDefaultPipeline, 1), "no error");
+  EXPECT_NE(refusal(std::string("prefill-chunk{rows=129},") + kDefaultPipeline, 1).find("129"), std::string::npos);
 }
 
 TEST(MegakernelGen, RejectsAnUnscheduledModule) {

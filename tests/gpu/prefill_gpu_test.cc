@@ -53,6 +53,7 @@ struct Case {
   std::string model;
   int64_t chunk;
   std::string pipeline = kDefaultPipeline;
+  std::vector<int64_t> prompts = {1, 2, 7, 16, 17, 40};
 };
 
 // Step-by-step decoding against a prefill then decode, for prompts of several lengths.
@@ -63,7 +64,7 @@ void check_prefill(const Case& c) {
   GpuMegakernel ref(decode, w);
   GpuMegakernel dec(decode, w);
   GpuMegakernel pre(chunk, w, dec);
-  for (int64_t len : {1, 2, 7, 16, 17, 40}) {
+  for (int64_t len : c.prompts) {
     const std::string what = c.model + " chunk " + std::to_string(c.chunk) + " prompt " + std::to_string(len);
     SCOPED_TRACE(what);
     const int64_t end = len - 1, steps = len + 6;
@@ -132,6 +133,16 @@ TEST(PrefillGpu, Chunk32PassesTheFidelityGate) {
   MPK_REQUIRE_GPU();
   check_prefill({"tiny", 32});
   check_prefill({"tiny-qwen3", 32});
+}
+
+// Above 32 rows the warps split the linears' outputs (one MMA chain per output): 40 rows
+// (five n8 tiles), 64 and 128, prompts up to the chunk and past it (tiny's max_seq: 128).
+TEST(PrefillGpu, ChunksAbove32RowsPassTheFidelityGate) {
+  MPK_REQUIRE_GPU();
+  const std::vector<int64_t> prompts = {1, 17, 40, 100, 121};
+  check_prefill({"tiny-qwen3", 40, kDefaultPipeline, prompts});
+  check_prefill({"tiny", 64, kDefaultPipeline, prompts});
+  check_prefill({"tiny", 128, kDefaultPipeline, prompts});
 }
 
 // Unfused: plain rope and kv_append operators before the attention, whose partials (two

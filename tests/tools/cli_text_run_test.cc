@@ -137,7 +137,7 @@ TEST_F(CliTextRun, APrefillGivesTheSameTokensAndIsStoredAsARun) {
   const Result text_plain = run("mpk", "run --backend cpu --threads 1 --model '" + ckpt_ +
                                            "' --prompt 'hello the world' --max-new-tokens 6");
   EXPECT_EQ(text.out, text_plain.out);
-  for (const std::string& bad : {std::string(" --prefill-chunk 65"), std::string(" --prefill-chunk -1"),
+  for (const std::string& bad : {std::string(" --prefill-chunk 129"), std::string(" --prefill-chunk -1"),
                                  std::string(" --prefill-chunk 4 --tp 2")}) {
     const Result r = run("mpk", base + bad);
     EXPECT_EQ(r.status, 1) << bad;

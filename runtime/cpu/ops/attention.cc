@@ -79,6 +79,7 @@ TaskRun plan_partial(const TaskResolver& r, const AttentionShape& a, int64_t nq)
   r.require(w.dims[1].lo % g == 0 && w.dims[1].hi % g == 0, "must write whole kv-head groups of query heads");
   const int64_t b0 = w.dims[0].lo, b1 = w.dims[0].hi, j0 = w.dims[1].lo, j1 = w.dims[1].hi, slot = w.dims[2].lo;
   const Range positions = r.read_on(f.k_cache).dims[1];
+  const int64_t splits = ps[2], seq = r.tensor(f.k_cache).shape[1];
   const Range kv_heads{j0 / g, (j1 - 1) / g + 1};
   r.need(box(f.q, {{b0, b1}, {j0 * hd, j1 * hd}}));
   const Range seqs = sequences_of({b0, b1}, r.tensor(f.q).shape[0], r.tensor(f.k_cache).shape[0]);
@@ -88,8 +89,11 @@ TaskRun plan_partial(const TaskResolver& r, const AttentionShape& a, int64_t nq)
   if (fused && f.q_norm >= 0) r.need(box(f.q_norm, {{0, hd}}));
   return [=](TensorStore& st, const StepContext& ctx) {
     const HeadPrep q_prep = q_setup.prep(st);
+    // A prefill chunk's split follows the step (its region is the whole cache).
+    const auto [s0, s1] = ctx.rows().chunk > 1 ? ctx.rows().chunk_split(slot, splits, seq)
+                                               : std::pair<int64_t, int64_t>{positions.lo, positions.hi};
     attention_partial_block(st.at(f.q), st.at(f.k_cache), st.at(f.v_cache), st.at(part), b0, b1, kv_heads.lo,
-                            kv_heads.hi, a, ctx.rows(), positions.lo, positions.hi, slot, fused ? &q_prep : nullptr);
+                            kv_heads.hi, a, ctx.rows(), s0, s1, slot, fused ? &q_prep : nullptr);
   };
 }
 
