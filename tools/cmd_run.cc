@@ -79,8 +79,8 @@ constexpr const char* kUsage =
 void print_limits() {
   std::printf("  ranges: --steps %lld..%lld and at most the model's max_seq_len (every backend),\n"
               "  --batch %lld..%lld, --tp %lld..%lld, --max-seq %lld..%lld (0: the default), --threads %lld..%lld\n"
-              "  (0: all cores), --watchdog %g..%g seconds, --prefill-chunk %lld..%lld (the gpu backend: at\n"
-              "  most 32, batch 1); prompt tokens lie in the vocabulary.\n\n",
+              "  (0: all cores), --watchdog %g..%g seconds, --prefill-chunk %lld..%lld (the gpu backend:\n"
+              "  batch 1); prompt tokens lie in the vocabulary.\n\n",
               static_cast<long long>(kStepsRange.lo), static_cast<long long>(kStepsRange.hi),
               static_cast<long long>(kBatchRange.lo), static_cast<long long>(kBatchRange.hi),
               static_cast<long long>(kTpRange.lo), static_cast<long long>(kTpRange.hi),
