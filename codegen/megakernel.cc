@@ -257,12 +257,4 @@ Megakernel generate_megakernel(const Module& m, const MegakernelOptions& opt) {
   return k;
 }
 
-int64_t auto_prefill_chunk(int64_t hidden, int64_t end) {
-  int64_t rows = 16;
-  for (int64_t c = 32; c <= abi::kTcMaxRows; c += 16)
-    if (abi::tc_whole_x_bytes(c, hidden, true) <= abi::tc_x_budget(true, c)) rows = c;
-  if (end <= rows) return rows;
-  return end <= 64 ? 64 : abi::kTcMaxChunkRows;
-}
-
 }  // namespace mpk

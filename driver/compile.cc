@@ -11,11 +11,20 @@
 #include "passes/pipeline.h"
 #include "passes/policies/policy.h"
 #include "runtime/cpu/run_common.h"
+#include "runtime/device/abi.cuh"
 
 namespace mpk {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+int64_t auto_prefill_chunk(int64_t hidden, int64_t end) {
+  int64_t rows = 16;
+  for (int64_t c = 32; c <= abi::kTcMaxRows; c += 16)
+    if (abi::tc_whole_x_bytes(c, hidden, true) <= abi::tc_x_budget(true, c)) rows = c;
+  if (end <= rows) return rows;
+  return end <= 64 ? 64 : abi::kTcMaxChunkRows;
 }
 
 std::string pipeline_of(const CompileRequest& r) {

@@ -36,6 +36,15 @@ struct Compiled {
   double compile_s = 0;  // import + passes + verify
 };
 
+// The rows of a prefill chunk (CompileRequest::chunk) that suit a model of `hidden`
+// columns on the GPU for a prefill of `end` positions. A chunk step's time grows with its
+// rows, less than in proportion (on an H100, llama-3.2-1b: 2.6 ms at 32 rows, 4.8 at 64,
+// 9.0 at 128; docs/benchmarks.md), so: the split-K chunk, the most rows in steps of 16 up
+// to abi::kTcMaxRows whose normed x a chunk's tensor-core linears keep whole in shared
+// memory (abi::tc_x_budget; 16 when none is: llama-3.2-1b 32, qwen3-8b 16), when the
+// prefill fits it; else 64 when it fits that; else abi::kTcMaxChunkRows.
+int64_t auto_prefill_chunk(int64_t hidden, int64_t end);
+
 // The pipeline a request runs: request.pipeline, else the default pipeline with
 // assign-sm{policy=<policy>} (and costs=<costs> when given); after shard-tp{ranks=<tp>}
 // when tp > 0 and prefill-chunk{rows=<chunk>} when chunk > 0.

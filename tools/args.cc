@@ -78,6 +78,17 @@ int64_t parse_int(const std::string& s, const std::string& what, IntRange range)
 
 }  // namespace
 
+int64_t prefill_chunk_option(const Args& args, const std::string& fallback) {
+  const std::string v = args.get("prefill-chunk", fallback);
+  if (v == "auto") return kAutoPrefillChunk;
+  try {
+    return parse_int(v, "option '--prefill-chunk'", kPrefillChunkRange);
+  } catch (const Error&) {
+  }
+  throw Error("option '--prefill-chunk' expects auto or rows in " + std::to_string(kPrefillChunkRange.lo) + ".." +
+              std::to_string(kPrefillChunkRange.hi) + ", got '" + v + "'");
+}
+
 int64_t Args::get_int(const std::string& key, int64_t fallback, IntRange range) const {
   return has(key) ? parse_int(get(key), "option '--" + key + "'", range) : fallback;
 }

@@ -65,6 +65,12 @@ class Args {
   std::vector<std::string> positionals_;
 };
 
+// --prefill-chunk auto|C: the rows of a prefill chunk in kPrefillChunkRange, or
+// kAutoPrefillChunk for auto (codegen::auto_prefill_chunk, once the model and the prompt
+// are known); `fallback` when absent. Throws mpk::Error naming the option.
+inline constexpr int64_t kAutoPrefillChunk = -1;
+int64_t prefill_chunk_option(const Args& args, const std::string& fallback);
+
 // Parses "1,2,3" into integers in `range`; throws mpk::Error naming `what`.
 std::vector<int64_t> parse_int_list(const std::string& s, const std::string& what,
                                     IntRange range = kAnyInt64);

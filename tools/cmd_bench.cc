@@ -104,18 +104,9 @@ int cmd_bench(int argc, char** argv) {
   o.steps = steps;
   if (args.has("prompt")) o.prompt = parse_int_list(args.get("prompt"), "option '--prompt'", kPromptTokenRange);
   const int64_t prompt_len = args.get_int("prompt-len", 0, {0, kMaxPositions});
-  // -1: auto, once the model is known (one decode step per prompt token with --tp).
-  const bool auto_chunk = prompt_len > 1 && args.get("prefill-chunk", "auto") == "auto";
-  int64_t chunk = 0;
-  if (prompt_len > 1 && !auto_chunk) {
-    try {
-      chunk = args.get_int("prefill-chunk", 0, kPrefillChunkRange);
-    } catch (const Error&) {
-      throw Error("option '--prefill-chunk' expects auto or rows in " + std::to_string(kPrefillChunkRange.lo) + ".." +
-                  std::to_string(kPrefillChunkRange.hi) + ", got '" + args.get("prefill-chunk") + "'");
-    }
-  }
-  if (auto_chunk && req.tp == 0) chunk = -1;
+  // Auto once the model is known (one decode step per prompt token with --tp).
+  int64_t chunk = prompt_len > 1 ? prefill_chunk_option(args, "auto") : 0;
+  if (chunk == kAutoPrefillChunk && req.tp > 0) chunk = 0;
   if (chunk > 0 && req.tp > 0) throw Error("--prefill-chunk runs on one GPU; give --prefill-chunk 0 with --tp");
   if (req.max_seq_len == 0)  // the decode's own length (step s is position s), or the prompt's
     req.max_seq_len = static_cast<int64_t>(
@@ -138,7 +129,7 @@ int cmd_bench(int argc, char** argv) {
   if (!args.flag("compile-only") && !gpu_available()) throw Error("no CUDA GPU is available");
 
   const Compiled c = compile(req);
-  if (chunk < 0) chunk = auto_prefill_chunk(attr_int(c.module.attrs, "hidden"), prompt_len - 1);
+  if (chunk == kAutoPrefillChunk) chunk = auto_prefill_chunk(attr_int(c.module.attrs, "hidden"), prompt_len - 1);
   std::optional<Compiled> chunk_module;  // the prefill chunk (--prompt-len with --prefill-chunk)
   if (chunk > 0) {
     CompileRequest cr = req;

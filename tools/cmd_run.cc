@@ -35,7 +35,7 @@ struct RunRequest {
   ExecRequest exec;
   std::string dump_logits;  // path, "" = none
   std::string trace;        // trace.db path, "" = none (sim: trace.db)
-  int64_t prefill_chunk = 0;  // rows of the prefill chunk; 0: one decode step per prompt token
+  int64_t prefill_chunk = 0;  // rows of the prefill chunk; 0: one decode step per prompt token; or kAutoPrefillChunk
 };
 
 constexpr const char* kUsage =
@@ -45,7 +45,7 @@ constexpr const char* kUsage =
     "               [--prompt TEXT [--chat [--system TEXT]] [--tokenizer DIR] | --prompt-ids 1,2,3]\n"
     "               [--max-new-tokens N] [--order schedule|random] [--seed S] [--threads T]\n"
     "               [--dump-logits FILE] [--trace trace.db] [--weights-seed S] [--watchdog SEC]\n"
-    "               [--costs COSTS.json] [--prefill-chunk C]\n\n"
+    "               [--costs COSTS.json] [--prefill-chunk auto|C]\n\n"
     "Compiles the model (default pipeline with assign-sm{policy=P}, or --pipeline) and\n"
     "decodes --steps steps, step s at position s, reading prompt token s while s < prompt\n"
     "length and the previous step's argmax after. Prints the generated token ids and, per\n"
@@ -65,7 +65,9 @@ constexpr const char* kUsage =
     "  backend runs N ranks at once, the gpu backend one megakernel on each of GPUs 0..N-1.\n"
     "  --prefill-chunk C: the prompt's first P-1 positions are prefilled C at a time by a\n"
     "  prefill chunk of the model (prefill-chunk{rows=C} before the pipeline; docs/ir.md), then\n"
-    "  decoding goes on from step P-1; 0 feeds one decode step per prompt token.\n"
+    "  decoding goes on from step P-1; 0 feeds one decode step per prompt token; auto (the gpu\n"
+    "  backend's default): by the model and P-1, up to 32 (16 where 32 rows of the hidden size\n"
+    "  do not fit a chunk's shared memory), 64, else 128; 0 for a batch or with --tp.\n"
     "  --graph: run a saved schedule as it is (e.g. one edited in mpk-studio); it takes\n"
     "  no --model, --policy, --pipeline, --batch, --max-seq or --tp.\n"
     "  --order, --seed, --threads: cpu backend (random: a seeded order that respects only\n"
@@ -119,7 +121,7 @@ std::string scheduled_graph(const Args& args) {
   return path;
 }
 
-RunRequest parse_request(const Args& args) {
+RunRequest parse_request(const Args& args, const std::string& backend) {
   RunRequest r;
   CompileRequest& c = r.compile;
   c.model = args.has("graph") ? scheduled_graph(args) : args.get("model", c.model);
@@ -142,17 +144,22 @@ RunRequest parse_request(const Args& args) {
   x.weights_seed = parse_u64(args.get("weights-seed", "0"), "option '--weights-seed'");
   x.watchdog_s = args.get_number("watchdog", x.watchdog_s, kWatchdogRange);
   x.costs = c.costs = args.get("costs");
-  r.prefill_chunk = args.get_int("prefill-chunk", 0, kPrefillChunkRange);
+  r.prefill_chunk = prefill_chunk_option(args, backend == "gpu" ? "auto" : "0");
   if (r.prefill_chunk > 0 && c.tp > 0) throw Error("--prefill-chunk runs on one rank; it takes no --tp");
   return r;
 }
 
-// The prefill chunk of the run's model when asked for and the prompt has more than one
-// token per row (nullopt otherwise).
-std::optional<Compiled> compile_prefill(const RunRequest& req) {
-  if (req.prefill_chunk == 0 || static_cast<int64_t>(req.exec.prompt.size()) / req.exec.prompt_rows < 2) return {};
+// The prefill chunk of the run's model (`decode`) when asked for and the prompt has more
+// than one token per row (nullopt otherwise); auto by the model's hidden size and the
+// prompt (codegen::auto_prefill_chunk), none for a batch or with --tp.
+std::optional<Compiled> compile_prefill(const RunRequest& req, const Module& decode) {
+  const int64_t per_row = static_cast<int64_t>(req.exec.prompt.size()) / req.exec.prompt_rows;
+  int64_t chunk = req.prefill_chunk;
+  if (chunk == kAutoPrefillChunk)
+    chunk = req.exec.prompt_rows > 1 || req.compile.tp > 0 ? 0 : auto_prefill_chunk(attr_int(decode.attrs, "hidden"), per_row - 1);
+  if (chunk == 0 || per_row < 2) return {};
   CompileRequest c = req.compile;
-  c.chunk = req.prefill_chunk;
+  c.chunk = chunk;
   return compile(c);
 }
 
@@ -179,7 +186,7 @@ int run_sim(RunRequest req, CompileInFlight& compiling) {
   req.exec.prompt_rows = prompt.rows;
   req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
-  const std::optional<Compiled> prefill = compile_prefill(req);
+  const std::optional<Compiled> prefill = compile_prefill(req, c.module);
   if (prefill) req.exec.prefill = &prefill->module;
   const std::unique_ptr<Executor> sim = make_executor("sim", c.module, req.executor);
   if (prompt.text())
@@ -274,9 +281,9 @@ int cmd_run(int argc, char** argv) {
   }
   if (!args.positionals().empty())
     throw Error("unexpected argument '" + args.positionals().front() + "' (see --help)");
-  RunRequest req = parse_request(args);
   const ExecutorKind& kind = choose_backend(args);
   const std::string name = kind.name;
+  RunRequest req = parse_request(args, name);
   if (name == "cpu" && req.executor.order == "random" && !req.trace.empty())
     throw Error("--trace records schedule-order runs; random order has no workers");
   req.exec.record = !req.trace.empty() || name == "sim";
@@ -290,7 +297,7 @@ int cmd_run(int argc, char** argv) {
   req.exec.prompt_rows = prompt.rows;
   req.exec.steps = prompt.steps;
   check_steps_fit(c.module, req.exec.steps);
-  const std::optional<Compiled> prefill = compile_prefill(req);
+  const std::optional<Compiled> prefill = compile_prefill(req, c.module);
   if (prefill) req.exec.prefill = &prefill->module;
   const std::unique_ptr<Executor> ex = kind.make(c.module, req.executor);
   return prompt.text() ? run_text(req, c, *ex, prompt) : run_decode(req, c, *ex);

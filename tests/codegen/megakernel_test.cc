@@ -324,23 +324,6 @@ TEST(MegakernelGen, TensorCoreScratchKeepsXWithinItsBudget) {
         }
 }
 
-// A prefill chunk's rows by the model's hidden size and the prefill's positions E: for
-// E up to the split-K chunk, that chunk (32 where 32 rows of normed x fit a chunk's x
-// budget whole, else 16); 64 for E up to 64; else 128.
-TEST(MegakernelGen, AutoPrefillChunkFollowsThePrefillsLength) {
-  EXPECT_EQ(auto_prefill_chunk(2048, 20), 32);  // llama-3.2-1b
-  EXPECT_EQ(auto_prefill_chunk(4096, 16), 16);  // qwen3-8b
-  EXPECT_EQ(auto_prefill_chunk(4096, 17), 64);
-  EXPECT_EQ(auto_prefill_chunk(2048, 64), 64);
-  EXPECT_EQ(auto_prefill_chunk(2048, 65), 128);
-  EXPECT_EQ(auto_prefill_chunk(4096, 511), 128);
-  for (int64_t hidden : {64, 1024, 2048, 2176, 3072, 4096, 8192}) {
-    const int64_t c = auto_prefill_chunk(hidden, 1);
-    EXPECT_TRUE(c == 16 || c == 32) << hidden;
-    EXPECT_EQ(c == 32, abi::tc_whole_x_bytes(32, hidden, true) <= abi::tc_x_budget(true, 32)) << hidden;
-  }
-}
-
 TEST(MegakernelGen, CopiesInFlightAreCappedByTheRing) {
   const Module m = scheduled_preset("tiny");
   MegakernelOptions o;

@@ -44,7 +44,8 @@ class CliTextRun : public hostile::HostileTest {
   }
 
   // `extra`: more options of the text run (a prefill).
-  void expect_eos_stop(const std::string& backend, const std::string& extra = "");
+  // `prefilled`: the run prefills the prompt (an explicit chunk, or the gpu's auto).
+  void expect_eos_stop(const std::string& backend, const std::string& extra, bool prefilled);
 
   std::string ckpt_;
 };
@@ -72,7 +73,7 @@ TEST_F(CliTextRun, TextOnStdoutIsTheDecodeOfTheGeneratedTokens) {
 // A crafted EOS (config.json's eos_token_id set to the token the model produces at a
 // step k) stops a text run on `backend` at that step: the text before it on stdout, the
 // stop in the summary, no later step in the trace.
-void CliTextRun::expect_eos_stop(const std::string& backend, const std::string& extra) {
+void CliTextRun::expect_eos_stop(const std::string& backend, const std::string& extra, bool prefilled) {
   const text::Tokenizer tok = text::Tokenizer::load(ckpt_);
   const std::vector<int32_t> prompt = tok.encode("and the", true);
   const std::vector<int32_t> gen = generated_ids(prompt, 24);
@@ -102,13 +103,14 @@ void CliTextRun::expect_eos_stop(const std::string& backend, const std::string& 
   // from its first step, P - 1).
   const Result stats = run("mpk", "trace stats '" + path("t.db") + "'");
   ASSERT_EQ(stats.status, 0) << stats.err;
-  const size_t steps = extra.empty() ? prompt.size() + k : k + 1;
+  const size_t steps = prefilled ? k + 1 : prompt.size() + k;
+  EXPECT_EQ(r.err.find("a prefill of") != std::string::npos, prefilled) << r.err;
   EXPECT_NE(stats.out.find(" " + std::to_string(steps) + " steps"), std::string::npos) << stats.out;
 }
 
-TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) { expect_eos_stop("cpu"); }
+TEST_F(CliTextRun, TheConfigsEosStopsTheRunAtTheStepThatProducesIt) { expect_eos_stop("cpu", "", false); }
 
-TEST_F(CliTextRun, APrefilledRunStopsAtTheSameEos) { expect_eos_stop("cpu", "--prefill-chunk 3"); }
+TEST_F(CliTextRun, APrefilledRunStopsAtTheSameEos) { expect_eos_stop("cpu", "--prefill-chunk 3", true); }
 
 // A prefill (--prefill-chunk) fills the caches with the prompt before decoding: the same
 // generated ids and text as one decode step per prompt token, the time to the first token
@@ -152,15 +154,16 @@ class CliTextRunGpu : public CliTextRun {};
 TEST_F(CliTextRunGpu, TheKernelStreamsTheTextAndStopsAtTheConfigsEos) {
   if (run("mpk", "run --backend gpu --model tiny --steps 1").status != 0)
     GTEST_SKIP() << "no CUDA GPU here (or built without CUDA): GPU test skipped";
-  expect_eos_stop("gpu");
+  expect_eos_stop("gpu", "--prefill-chunk 0", false);
 }
 
 // A prefill launch fills the caches, then the decode launch streams the text and stops at
-// the same EOS.
+// the same EOS: with a chunk of 3, and by default (auto).
 TEST_F(CliTextRunGpu, APrefilledKernelStopsAtTheSameEos) {
   if (run("mpk", "run --backend gpu --model tiny --steps 1").status != 0)
     GTEST_SKIP() << "no CUDA GPU here (or built without CUDA): GPU test skipped";
-  expect_eos_stop("gpu", "--prefill-chunk 3");
+  expect_eos_stop("gpu", "--prefill-chunk 3", true);
+  expect_eos_stop("gpu", "", true);
 }
 
 TEST_F(CliTextRun, ChatRendersTheTemplateWithASystemTurn) {
