@@ -1,13 +1,17 @@
 // Linear row groups on tensor cores (batch >= 2, or a prefill chunk's rows): y[b, r] =
 // sum_k x[b, k] W[r, k] by mma.sync m16n8k16 (bf16 operands, f32 accumulation). The
 // weight rows are the 16-row A operand, read by ldmatrix straight from the stream's
-// swizzled boxes; the rows of x are the 8 columns of B (a tile per 8 rows, up to four:
-// kTcMaxRows). Every output is the sum, in slice order, of kTcKSlices partial sums: partial s adds the k16 steps s, s + 8, s + 16, ... in
+// swizzled boxes; the rows of x are the 8 columns of B (a tile per 8 rows). Up to
+// kTcMaxRows rows (up to four tiles) every output is the sum, in slice order, of
+// kTcKSlices partial sums: partial s adds the k16 steps s, s + 8, s + 16, ... in
 // ascending order (one MMA chain). Warp w computes the partials w (w + kWarps, ...) of
 // every 16-row tile of the row group, so all warps work on every chunk however few rows
-// a task has. The order depends on K alone: the same bits under every schedule, linear
-// group and row-group tiling, and in the per-op baseline; not the CPU's lane order
-// (docs/ir.md, "Exactness").
+// a task has. Above (a prefill chunk of up to kTcMaxChunkRows rows), eight partials of
+// every output would not fit the registers: the warps split the outputs instead, and
+// each output is one MMA chain over every k16 step in ascending order. Either order
+// depends on K and the rows alone: the same bits under every schedule, linear group and
+// row-group tiling, and in the per-op baseline; not the CPU's lane order (docs/ir.md,
+// "Exactness").
 //
 // x reaches the MMAs through shared memory, loaded by cp.async (abi::tc_linear_scratch):
 // whole, once per task, when it fits the budget; else in a ring of kSlices slices of a
