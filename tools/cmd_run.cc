@@ -151,12 +151,15 @@ RunRequest parse_request(const Args& args, const std::string& backend) {
 
 // The prefill chunk of the run's model (`decode`) when asked for and the prompt has more
 // than one token per row (nullopt otherwise); auto by the model's hidden size and the
-// prompt (codegen::auto_prefill_chunk), none for a batch or with --tp.
+// prompt (auto_prefill_chunk), none for a batch, with --tp, or for a module that is not
+// an imported model (no attr hidden).
 std::optional<Compiled> compile_prefill(const RunRequest& req, const Module& decode) {
   const int64_t per_row = static_cast<int64_t>(req.exec.prompt.size()) / req.exec.prompt_rows;
   int64_t chunk = req.prefill_chunk;
-  if (chunk == kAutoPrefillChunk)
-    chunk = req.exec.prompt_rows > 1 || req.compile.tp > 0 ? 0 : auto_prefill_chunk(attr_int(decode.attrs, "hidden"), per_row - 1);
+  if (chunk == kAutoPrefillChunk) {
+    const int64_t hidden = attr_int_or(decode.attrs, "hidden", 0);
+    chunk = req.exec.prompt_rows > 1 || req.compile.tp > 0 || hidden <= 0 ? 0 : auto_prefill_chunk(hidden, per_row - 1);
+  }
   if (chunk == 0 || per_row < 2) return {};
   CompileRequest c = req.compile;
   c.chunk = chunk;

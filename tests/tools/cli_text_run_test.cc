@@ -127,6 +127,11 @@ TEST_F(CliTextRun, APrefillGivesTheSameTokensAndIsStoredAsARun) {
   EXPECT_EQ(line(prefilled.out, "generated: "), line(plain.out, "generated: "));
   EXPECT_NE(prefilled.out.find("prefill  positions 0..6 in 3 chunk steps"), std::string::npos) << prefilled.out;
   EXPECT_NE(prefilled.out.find("trace: run 2 (its prefill: run 1)"), std::string::npos) << prefilled.out;
+  // auto: tiny's 32 rows fit a chunk whole, so the 7 positions take one step of 32.
+  const Result automatic = run("mpk", base + " --prefill-chunk auto");
+  ASSERT_EQ(automatic.status, 0) << automatic.err;
+  EXPECT_EQ(line(automatic.out, "generated: "), line(plain.out, "generated: "));
+  EXPECT_NE(automatic.out.find("prefill  positions 0..6 in 1 chunk steps"), std::string::npos) << automatic.out;
   const Result runs = run("mpk", "trace runs '" + path("p.db") + "'");
   ASSERT_EQ(runs.status, 0) << runs.err;
   EXPECT_NE(runs.out.find("prefill: positions 0..6"), std::string::npos) << runs.out;
