@@ -66,7 +66,7 @@ class Args {
 };
 
 // --prefill-chunk auto|C: the rows of a prefill chunk in kPrefillChunkRange, or
-// kAutoPrefillChunk for auto (codegen::auto_prefill_chunk, once the model and the prompt
+// kAutoPrefillChunk for auto (auto_prefill_chunk, driver/compile.h, once the model and the prompt
 // are known); `fallback` when absent. Throws mpk::Error naming the option.
 inline constexpr int64_t kAutoPrefillChunk = -1;
 int64_t prefill_chunk_option(const Args& args, const std::string& fallback);
