@@ -16,8 +16,9 @@ using Slot = abi::slots::Linear;
 // tensor-core bodies keep x whole, or a ring of slices of a
 // chunk's columns (abi::tc_linear_scratch, for `slots` padded rows per row group).
 bool x_f32(const DescBuilder& b, int64_t K) { return b.rows == 1 && K * 4 <= 48 * 1024; }
+int64_t tc_budget(const DescBuilder& b) { return abi::tc_x_budget(b.out.chunk > 1, b.rows); }
 int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, int64_t slots) {
-  if (b.rows >= 2) return static_cast<int>(abi::tc_linear_scratch(b.rows, K, boxes * 64, slots, b.warps, norm, abi::tc_x_budget(b.out.chunk > 1, b.rows)).bytes);
+  if (b.rows >= 2) return static_cast<int>(abi::tc_linear_scratch(b.rows, K, boxes * 64, slots, b.warps, norm, tc_budget(b)).bytes);
   return static_cast<int>((K * (x_f32(b, K) ? 4 : 2) + 15) / 16 * 16 + (norm ? K * 2 : 0));
 }
 
@@ -28,7 +29,7 @@ int linear_scratch(const DescBuilder& b, int64_t K, bool norm, int64_t boxes, in
 // streams, and bytes in flight set its rate (qwen3-8b's: 5-box chunks, not 4). On tensor
 // cores x's columns of a chunk may have to fit shared memory twice (abi::tc_max_boxes).
 int64_t chunk_boxes(const DescBuilder& b, int64_t rows, int64_t K, int64_t task_bytes, bool norm) {
-  const int64_t most = b.rows >= 2 ? abi::tc_max_boxes(b.rows, K, norm, abi::tc_x_budget(b.out.chunk > 1, b.rows)) : K / 64;
+  const int64_t most = b.rows >= 2 ? abi::tc_max_boxes(b.rows, K, norm, tc_budget(b)) : K / 64;
   const int64_t fit = std::clamp<int64_t>(b.out.slot_bytes / (rows * 128), 1, most);
   const bool prefetched = task_bytes <= int64_t{4} * b.out.slot_bytes;
   return prefetched && fit >= 4 ? fit / 4 * 4 : fit;

@@ -59,6 +59,7 @@ struct Heads {
   Decomposer& d;
   const AttentionForm f;
   int64_t r0, r1, s, nkv, hd, g;
+  bool chunk;  // a prefill chunk's (rows per sequence above 1)
   Range rows() const { return {r0, r1}; }
   Range qcols(int64_t j0, int64_t j1) const { return {j0 * hd, j1 * hd}; }
   Range kcols(int64_t h) const { return {h * hd, (h + 1) * hd}; }
@@ -66,7 +67,6 @@ struct Heads {
     return d.reg(t, {sequences_of(rows(), d.shape(f.q)[0], d.shape(t)[0]), {s0, s1}, {h, h + 1}, {0, hd}});
   }
   Region norm_w(TensorId w) const { return d.reg(w, {{0, hd}}); }
-  bool chunked() const { return d.shape(f.q)[0] > d.shape(f.k_cache)[0]; }  // a prefill chunk's: rows per sequence
   // Per (row, query head, position): q.k, p.v (2 hd each) and the softmax update.
   int64_t attn_flops(int64_t q_heads, int64_t positions) const { return (r1 - r0) * q_heads * positions * (4 * hd + 5); }
   // Per fused head (norm 4, RoPE 6 per element).
@@ -114,13 +114,13 @@ struct Heads {
   void partials(int64_t splits, TensorId part) const {
     for (int64_t h = 0; h < nkv; ++h)
       for (int64_t i = 0; i < splits; ++i) {
-        const int64_t s0 = chunked() ? 0 : i * s / splits, s1 = chunked() ? s : (i + 1) * s / splits;
+        const int64_t s0 = chunk ? 0 : i * s / splits, s1 = chunk ? s : (i + 1) * s / splits;
         std::vector<Region> reads = {d.reg(f.q, {rows(), qcols(h * g, (h + 1) * g)})};
         if (f.q_norm >= 0) reads.push_back(norm_w(f.q_norm));
         reads.insert(reads.end(), {cache(f.k_cache, h, s0, s1), cache(f.v_cache, h, s0, s1)});
         d.task(TaskKind::kAttentionPartial, std::move(reads),
                {d.reg(part, {rows(), {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})},
-               attn_flops(g, chunked() ? ceil_div(s, splits) : s1 - s0) + g * prep_flops());
+               attn_flops(g, chunk ? ceil_div(s, splits) : s1 - s0) + g * prep_flops());
       }
   }
   // Merge tasks per kv head over `per` rows each.
@@ -169,7 +169,7 @@ void decompose_attention(Decomposer& d, const Operator& op) {
     rows = std::min(batch, ceil_div(rows, chunk) * chunk);
   }
   std::vector<Heads> blocks;  // the operator's tasks per block of batch rows, kind by kind (docs/ir.md, "Tasks")
-  for (int64_t r0 = 0; r0 < batch; r0 += rows) blocks.push_back({d, f, r0, std::min(batch, r0 + rows), s, nkv, hd, g});
+  for (int64_t r0 = 0; r0 < batch; r0 += rows) blocks.push_back({d, f, r0, std::min(batch, r0 + rows), s, nkv, hd, g, chunk > 1});
   if (splits == 1) {
     for (const Heads& b : blocks) b.attention_tasks(per_task);
     if (f.fused() && per_task != g)
