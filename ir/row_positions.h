@@ -24,11 +24,11 @@ struct RowPositions {
   int64_t pos(int64_t row) const { return std::min(unclamped(row), end - 1); }
   int64_t seq(int64_t row) const { return row / chunk; }
   bool stores(int64_t row) const { return unclamped(row) < end; }
-  // The positions [lo, hi) of split `split` of a prefill chunk's `splits` attention
-  // partials over a cache of S positions: those up to the step's chunk, [0, min(step*C +
-  // C, S)), in parts of the ceiling of their count over `splits` rounded up to 16, at
-  // most ceil(S / splits) (docs/ir.md).
-  std::pair<int64_t, int64_t> chunk_split(int64_t split, int64_t splits, int64_t S) const {
+  // The positions [lo, hi) of split `split` of `splits` attention partials over a cache
+  // of S positions: those up to the step's (chunk's) last, [0, min(step*C + C, S)), in
+  // parts of the ceiling of their count over `splits` rounded up to 16, at most
+  // ceil(S / splits) (docs/ir.md "Attention").
+  std::pair<int64_t, int64_t> attention_split(int64_t split, int64_t splits, int64_t S) const {
     const int64_t span = std::min(step * chunk + chunk, S);
     const int64_t len = std::min((span + 16 * splits - 1) / (16 * splits) * 16, (S + splits - 1) / splits);
     const int64_t lo = std::min(span, split * len);

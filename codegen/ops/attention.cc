@@ -13,10 +13,10 @@ namespace {
 
 using Slot = abi::slots::Attention;
 
-// runtime/device/tasks_attention.cuh: AttnScratch.
+// The least scratch of a decode attention (runtime/device/tasks_attention.cuh, Attend):
+// its V ring grows into whatever scratch the kernel has beyond it.
 int attention_scratch(int64_t hd, int64_t g, int64_t rmax) {
-  constexpr int64_t kTile = 64;  // AttnScratch::kTile
-  return static_cast<int>(g * hd * 4 + g * ((rmax + 7) / 8 * 8) * 4 + kTile * hd * 2 + (g * 4 + 15) / 16 * 16);
+  return static_cast<int>(abi::attn_scratch(hd, g, rmax, abi::attn_scratch_tiles(hd, rmax, false)).bytes);
 }
 
 void describe_merge(DescBuilder& b, TaskId t, TaskDescription& out) {
@@ -77,11 +77,12 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
     }
   }
   const std::string form = std::string(fused ? ", true, " : ", false, ") + std::to_string(eps);
+  const bool partial = task.kind == TaskKind::kAttentionPartial;
+  const Region* pr = partial ? &b.first_of_dtype(t, task.writes, DType::kF32, "attn_part") : nullptr;
+  const int64_t splits = partial ? b.tensor(pr->tensor).shape[2] : 0;  // attn_part [B, nq, splits, hd + 2]
   if (b.opt.l2_prefetch)
-    out.prefetch = "attention_prefetch" +
-                   DescBuilder::targs({hd, B, S, nkv}, task.kind == TaskKind::kAttention ? ", false" : ", true") +
-                   "(d, step, lane)";
-  if (task.kind == TaskKind::kAttention) {
+    out.prefetch = "attention_prefetch" + DescBuilder::targs({hd, B, S, nkv, splits}) + "(d, step, lane)";
+  if (!partial) {
     b.reloc(t, Slot::kOut, af.y, r0 * q_row + j0 * hd);
     const bool appends =
         std::any_of(task.writes.begin(), task.writes.end(), [&](const Region& r) { return r.tensor == kc; });
@@ -99,18 +100,12 @@ void describe_attention(DescBuilder& b, TaskId t, TaskDescription& out) {
     b.scratch(attention_scratch(hd, heads, S) + static_cast<int>(heads_bytes));
     return;
   }
-  const Region& pr = b.first_of_dtype(t, task.writes, DType::kF32, "attn_part");
-  const Tensor& part = b.tensor(pr.tensor);  // [B, nq, splits, hd + 2]
-  const int64_t splits = part.shape[2], s = pr.dims[2].lo;
-  b.reloc(t, Slot::kOut, pr.tensor, ((r0 * nq + h * G) * splits + s) * (hd + 2));
-  DescBuilder::set_arg(out.d, Slot::kFirstPos, kr.dims[1].lo);
-  DescBuilder::set_arg(out.d, Slot::kEndPos, kr.dims[1].hi);
-  if (C > 1) DescBuilder::set_arg(out.d, Slot::kSplit, s);
+  const int64_t s = pr->dims[2].lo;
+  b.reloc(t, Slot::kOut, pr->tensor, ((r0 * nq + h * G) * splits + s) * (hd + 2));
+  DescBuilder::set_arg(out.d, Slot::kSplit, s);
   const int64_t rmax = (S + splits - 1) / splits;  // the longest split range
-  // A chunk's split follows the step's positions (runtime/device/positions.cuh, chunk_split).
-  if (C > 1 ? kr.dims[1].size() != S : kr.dims[1].size() > rmax)
-    b.fail(t, C > 1 ? "a prefill chunk's partial must read the whole cache (its split follows the step)"
-                    : "split range longer than ceil(S / splits)");
+  // A split follows the step's positions (runtime/device/positions.cuh, attention_split).
+  if (kr.dims[1].size() != S) b.fail(t, "an attention partial must read the whole cache (its split follows the step)");
   out.call = "task_attention_partial" + DescBuilder::targs({hd, G, B, S, nkv, splits, rmax}, form);
   // A prefill chunk's rows attend together (runtime/device/tasks_attention.cuh, AttendRows).
   b.scratch(C > 1 ? static_cast<int>(abi::attn_rows_scratch(hd, G, B, rmax, fused).bytes)

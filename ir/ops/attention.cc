@@ -94,9 +94,8 @@ bool attention_owns_task(const Operator& op, TaskKind k) {
 
 // kv head h (of G query heads) over the batch rows of what the task writes: attention
 // (one split: whole query heads of h; a fused task that writes the caches appends h
-// itself), attention_partial (split i of the balanced splits [i*S/splits,
-// (i+1)*S/splits); in a prefill chunk all of [0, S), its split following the step) or
-// attention_merge.
+// itself), attention_partial (split i, of all of [0, S): its positions follow the step)
+// or attention_merge.
 TaskRegions attention_task_regions(const TaskRegionRules& r, const Task& task) {
   const Operator& op = r.op_of(task);
   const AttentionForm af = attention_form(op);
@@ -115,15 +114,11 @@ TaskRegions attention_task_regions(const TaskRegionRules& r, const Task& task) {
     const Region& w = r.key(task, part, "attention partial");
     rows = w.dims[0];
     const int64_t h = r.head_of(w.dims[1], g, format_region(tensors[part].name, w));
-    const int64_t i = w.dims[2].lo, splits = r.shape(part)[2];
-    // A prefill chunk's split (rows per sequence above 1) follows the step's positions: the whole cache.
-    const bool chunk = r.shape(af.q)[0] > r.shape(af.k_cache)[0];
-    const int64_t s0 = chunk ? 0 : checked_mul(i, seq, "split start") / splits;
-    const int64_t s1 = chunk ? seq : checked_mul(i + 1, seq, "split end") / splits;
+    const int64_t i = w.dims[2].lo;
     f.reads = {r.reg(af.q, {rows, q_cols(h)})};
     if (af.fused() && af.q_norm >= 0) f.reads.push_back(r.reg(af.q_norm, {{0, hd}}));
-    f.reads.push_back(cache(af.k_cache, h, s0, s1));
-    f.reads.push_back(cache(af.v_cache, h, s0, s1));
+    f.reads.push_back(cache(af.k_cache, h, 0, seq));
+    f.reads.push_back(cache(af.v_cache, h, 0, seq));
     f.writes = {r.reg(part, {rows, {h * g, (h + 1) * g}, {i, i + 1}, {0, hd + 2}})};
     return f;
   }

@@ -101,6 +101,36 @@ MPK_HD constexpr int64_t head_scratch_bytes(int64_t hd, int64_t g, bool kv, int6
   return rows * heads * hd * 4 + (rows * heads * 4 + 15) / 16 * 16 + (kv ? rows * 2 * hd * 2 : 0);
 }
 
+// A decode attention task (runtime/device/tasks_attention.cuh, Attend) of g query heads
+// over at most rmax positions: its query heads (f32, [g][hd]), their scores (f32, rows of
+// rmax rounded up to 8), each head's m (f32), then a ring of `tiles` V tiles of `tile`
+// positions (bf16, rows of hd; 8 KiB a tile), filled by cp.async `tiles` tiles ahead;
+// `bytes` in all. attn_scratch_tiles: the tiles a ring needs at most (every tile of rmax)
+// and at least (two, so that a tile's loads overlap the previous tile's sums).
+struct AttnScratch {
+  int64_t tile, q, scores, score_row, ml, v, tile_bytes, bytes;
+};
+MPK_HD constexpr int64_t attn_tile_positions(int64_t hd) {
+  const int64_t t = 4096 / hd / 8 * 8;
+  return t > 64 ? 64 : t < 8 ? 8 : t;
+}
+MPK_HD constexpr int64_t attn_scratch_tiles(int64_t hd, int64_t rmax, bool most) {
+  const int64_t tile = attn_tile_positions(hd), all = (rmax + tile - 1) / tile;
+  return most || all < 2 ? all : 2;
+}
+MPK_HD constexpr AttnScratch attn_scratch(int64_t hd, int64_t g, int64_t rmax, int64_t tiles) {
+  AttnScratch s{};
+  s.tile = attn_tile_positions(hd);
+  s.score_row = (rmax + 7) / 8 * 8;
+  s.q = 0;
+  s.scores = g * hd * 4;
+  s.ml = s.scores + g * s.score_row * 4;
+  s.v = s.ml + (g * 4 + 15) / 16 * 16;
+  s.tile_bytes = s.tile * hd * 2;
+  s.bytes = s.v + (tiles < 1 ? 1 : tiles) * s.tile_bytes;
+  return s;
+}
+
 // A prefill chunk's attention partial task (runtime/device/tasks_attention.cuh,
 // AttendRows) attends `rows` of its rows at once: those whose g query heads hold at most
 // 8192 scores and 8192 values. Byte offsets: their query heads (f32; later their o), the

@@ -37,16 +37,15 @@ __device__ __forceinline__ int32_t step_first_pos(const KernelParams& p, int32_t
   return (p.first_step + step) * kChunk;
 }
 
-// The positions [lo, hi) that split `split` of a prefill chunk's `splits` attention
-// partial tasks attends at the step whose first position is pos0: the positions up to the
-// step's chunk, [0, min(pos0 + C, S)), in parts of the ceiling of their count over
-// `splits` rounded up to 16, at most ceil(S / splits), so that every split but the last
-// few has work at every step (a decode's splits are fixed, slots::Attention::kFirstPos
-// and kEndPos).
+// The positions [lo, hi) that split `split` of `splits` attention partial tasks attends
+// at the step whose first position is pos0: the positions up to the step's last (its
+// chunk's), [0, min(pos0 + C, S)), in parts of the ceiling of their count over `splits`
+// rounded up to 16, at most ceil(S / splits), so that the splits share the work at every
+// step (ir/row_positions.h, RowPositions::attention_split).
 struct PosRange {
   int32_t lo, hi;
 };
-__device__ __forceinline__ PosRange chunk_split(int32_t pos0, int32_t split, int32_t splits, int32_t S) {
+__device__ __forceinline__ PosRange attention_split(int32_t pos0, int32_t split, int32_t splits, int32_t S) {
   const int32_t span = min(pos0 + kChunk, S);
   const int32_t len = min((span + 16 * splits - 1) / (16 * splits) * 16, (S + splits - 1) / splits);
   const int32_t lo = min(span, split * len);

@@ -66,13 +66,12 @@ struct Linear {
 struct Attention {
   static constexpr PtrSlot kQ{0}, kKCache{1}, kVCache{2}, kOut{3}, kK{4}, kV{5}, kRopeTable{6}, kQNorm{7},
       kKNorm{8};
-  static constexpr ArgSlot kScale{0};                 // f32 bits
-  static constexpr ArgSlot kFirstPos{1}, kEndPos{2};  // attention_partial: its split's positions [first, end)
+  static constexpr ArgSlot kScale{0};  // f32 bits
   // The chunk row of the task's first row (docs/ir.md "Prefill chunks"; positions.cuh), its
   // pointers offset to that row and to its sequence's caches: 0 in a decode module.
   static constexpr ArgSlot kChunkRow0{3};
-  // A prefill chunk's attention_partial: its split's index; its positions follow the step
-  // (positions.cuh, chunk_split), and kFirstPos, kEndPos are the whole cache.
+  // attention_partial: its split's index; its positions follow the step (positions.cuh,
+  // attention_split).
   static constexpr ArgSlot kSplit{4};
 };
 
@@ -134,9 +133,7 @@ static_assert(distinct({Attention::kQ.index, Attention::kKCache.index, Attention
                         Attention::kK.index, Attention::kV.index, Attention::kRopeTable.index,
                         Attention::kQNorm.index, Attention::kKNorm.index},
                        kPtrSlots) &&
-                  distinct({Attention::kScale.index, Attention::kFirstPos.index, Attention::kEndPos.index,
-                            Attention::kChunkRow0.index},
-                           kArgSlots),
+                  distinct({Attention::kScale.index, Attention::kChunkRow0.index, Attention::kSplit.index}, kArgSlots),
               "attention slots");
 static_assert(distinct({AttentionMerge::kPart.index, AttentionMerge::kY.index}, kPtrSlots), "attention_merge slots");
 static_assert(distinct({Binary::kA.index, Binary::kB.index, Binary::kY.index}, kPtrSlots), "binary slots");

@@ -30,17 +30,21 @@
 namespace mpk {
 namespace dev {
 
-// Shared memory of one attention task: q [G][HD] f32, scores [G][kRow] f32 (rows of
-// RMAX rounded up to 8, so that 8 scores load as two 16-byte vectors), a V tile
-// [kTile][HD] bf16, and m per head (the whole a multiple of 16 bytes).
-template <int HD, int G, int RMAX>
+// Shared memory of one attention task (abi::attn_scratch), RESERVE bytes after it for
+// the task's own use: its V ring holds as many tiles as the kernel's scratch has room for,
+// at least two and at most every tile of RMAX positions.
+template <int HD, int G, int RMAX, int RESERVE = 0>
 struct AttnScratch {
-  static constexpr int kTile = 64;
-  static constexpr int kRow = (RMAX + 7) / 8 * 8;
-  static constexpr int kQ = G * HD * 4;
-  static constexpr int kS = G * kRow * 4;
-  static constexpr int kV = kTile * HD * 2;
-  static constexpr int kBytes = kQ + kS + kV + ((G * 4 + 15) / 16) * 16;
+  static constexpr abi::AttnScratch kFew = abi::attn_scratch(HD, G, RMAX, abi::attn_scratch_tiles(HD, RMAX, false));
+  static constexpr int64_t kFit = (kScratchBytes - RESERVE - kFew.v) / kFew.tile_bytes;
+  static constexpr int64_t kMost = abi::attn_scratch_tiles(HD, RMAX, true);
+  static constexpr int64_t kFewest = abi::attn_scratch_tiles(HD, RMAX, false);
+  static constexpr abi::AttnScratch kAt =
+      abi::attn_scratch(HD, G, RMAX, kFit < kFewest ? kFewest : kFit < kMost ? kFit : kMost);
+  static constexpr int kTile = static_cast<int>(kAt.tile), kRow = static_cast<int>(kAt.score_row);
+  static constexpr int kRing = static_cast<int>((kAt.bytes - kAt.v) / kAt.tile_bytes);
+  static constexpr int kBytes = static_cast<int>(kAt.bytes);
+  static_assert(kBytes + RESERVE <= kScratchBytes, "attention: scratch too small");
 };
 
 // The G query heads of batch row b (rows of NQ * HD) into qs (the start of the scratch,
@@ -86,31 +90,37 @@ __device__ __forceinline__ HeadIo fused_heads(const TaskDesc& d) {
 
 // The attention of batch row b's G heads over the cache positions [t0, t1) (at most
 // RMAX), in two phases so that its cache loads overlap the preparing of the query heads:
-// issue() requests the first K pieces and V tile, run() computes. Position cur (relative
-// to t0; -1: none) comes from shared memory instead of the cache (HeadScratch::current:
-// k [HD] then v [HD]), the fused attention's own append, whose store it need not wait
-// for.
-template <int HD, int G, int S, int NKV, int RMAX>
+// issue() requests the first K pieces and the V ring's tiles (cp.async, one group a
+// tile), run() computes. Position cur (relative to t0; -1: none) comes from shared memory
+// instead of the cache (HeadScratch::current: k [HD] then v [HD]), the fused attention's
+// own append, whose store it need not wait for. RESERVE: the bytes the task keeps after
+// the scratch (AttnScratch).
+template <int HD, int G, int S, int NKV, int RMAX, int RESERVE>
 struct Attend {
   static_assert(HD % 8 == 0, "attention: head_dim must be a multiple of 8");
   static_assert(G <= kWarps, "attention: more query heads per KV head than warps");
-  using Sh = AttnScratch<HD, G, RMAX>;
+  using Sh = AttnScratch<HD, G, RMAX, RESERVE>;
   static constexpr int L = HD / 8;  // 16-byte pieces of a head
   // Where L is a power of two, the L threads of one position share its K pieces, and the
   // canonical tree of a score's pieces is a shuffle butterfly (the tree's padding adds
   // only zeros); each thread requests kBatch pieces at once.
   static constexpr bool kShuffle = (L & (L - 1)) == 0 && L <= 32;
   static constexpr int kBatch = 8;
-  static constexpr int kVPer = (Sh::kTile * L + kThreads - 1) / kThreads;
   const bf16_t* kc;
   const bf16_t* vc;
+  bf16_t* vt;  // the V ring
   int64_t row0;
   int n, cur;
   uint4 kr[kBatch];
-  uint4 vr[kVPer];
 
-  __device__ Attend(const bf16_t* k_cache, const bf16_t* v_cache, int b, int t0, int t1, int current)
-      : kc(k_cache), vc(v_cache), row0(static_cast<int64_t>(b) * S + t0), n(t1 > t0 ? t1 - t0 : 0), cur(current) {}
+  __device__ Attend(const bf16_t* k_cache, const bf16_t* v_cache, int b, int t0, int t1, int current,
+                    unsigned char* scratch)
+      : kc(k_cache),
+        vc(v_cache),
+        vt(reinterpret_cast<bf16_t*>(scratch + Sh::kAt.v)),
+        row0(static_cast<int64_t>(b) * S + t0),
+        n(t1 > t0 ? t1 - t0 : 0),
+        cur(current) {}
 
   __device__ __forceinline__ uint4 piece(const bf16_t* cache, int t, int p) const {
     return ld_cg_v4(cache + (row0 + t) * NKV * HD + p * 8);
@@ -122,17 +132,19 @@ struct Attend {
       if (u < n * L && u / L != cur) kr[j] = piece(kc, u / L, u % L);
     }
   }
-  __device__ __forceinline__ void load_v(int tile) {
-    const int cnt = min(Sh::kTile, n - tile);
-#pragma unroll
-    for (int j = 0; j < kVPer; ++j) {
-      const int v = threadIdx.x + j * kThreads;
-      if (v < cnt * L && tile + v / L != cur) vr[j] = piece(vc, tile + v / L, v % L);
-    }
+  // V tile i (positions from i * kTile) into its ring slot, as one cp.async group (empty
+  // past n; position cur is left to run()).
+  __device__ __forceinline__ void stage_v(int i) {
+    const int tile = i * Sh::kTile, cnt = min(Sh::kTile, n - tile);
+    bf16_t* slot = vt + (i % Sh::kRing) * Sh::kTile * HD;
+    for (int v = threadIdx.x; v < cnt * L; v += kThreads)
+      if (tile + v / L != cur) cp_async16(slot + v * 8, vc + (row0 + tile + v / L) * NKV * HD + v % L * 8);
+    cp_async_commit();
   }
   __device__ __forceinline__ void issue() {
     if constexpr (kShuffle) load_k(0);
-    load_v(0);
+#pragma unroll 1
+    for (int i = 0; i < Sh::kRing; ++i) stage_v(i);
   }
 
   // Piece p of the G query heads (f32, in shared memory at qs) into registers.
@@ -215,10 +227,9 @@ struct Attend {
   // ends with the body threads synchronized.
   template <class Out>
   __device__ __forceinline__ void run(float scale, const bf16_t* cs, unsigned char* scratch, Out out) {
-    const float* qs = reinterpret_cast<const float*>(scratch);
-    float* sc = reinterpret_cast<float*>(scratch + Sh::kQ);
-    bf16_t* vt = reinterpret_cast<bf16_t*>(scratch + Sh::kQ + Sh::kS);
-    float* ml = reinterpret_cast<float*>(scratch + Sh::kQ + Sh::kS + Sh::kV);  // m[G]
+    const float* qs = reinterpret_cast<const float*>(scratch + Sh::kAt.q);
+    float* sc = reinterpret_cast<float*>(scratch + Sh::kAt.scores);
+    float* ml = reinterpret_cast<float*>(scratch + Sh::kAt.ml);  // m[G]
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     scores(qs, scale, cs, sc);
     body_sync();
@@ -237,9 +248,10 @@ struct Attend {
     body_sync();
     // o = sum p_t v_t and l = sum p_t ascending over t, one chain per (head, element):
     // thread i runs the chains of the kE adjacent elements from i * kE (one head) and
-    // that head's l alongside; V tiles go through registers (each tile's loads overlap
-    // the previous tile's sums); the chains take 8 positions at a time, their scores and
-    // V rows loaded first, the scores as two 16-byte vectors.
+    // that head's l alongside; V tiles come through the ring, kRing of them in flight
+    // (a tile's slot is refilled, kRing tiles ahead, once its sums are done); the chains
+    // take 8 positions at a time, their scores and V rows loaded first, the scores as two
+    // 16-byte vectors.
     constexpr int kE = G * HD <= kThreads ? 1 : G * HD <= 2 * kThreads ? 2 : G * HD <= 4 * kThreads ? 4 : 8;
     static_assert(G * HD <= 8 * kThreads, "attention: more than 8 output elements per thread");
     const int u0 = threadIdx.x * kE, g = u0 / HD, i0 = u0 % HD;
@@ -248,19 +260,15 @@ struct Attend {
 #pragma unroll
     for (int e = 0; e < kE; ++e) o[e] = 0.f;
 #pragma unroll 1
-    for (int tile = 0; tile < n; tile += Sh::kTile) {
+    for (int i = 0, tile = 0; tile < n; ++i, tile += Sh::kTile) {
       const int cnt = min(Sh::kTile, n - tile);
-#pragma unroll
-      for (int j = 0; j < kVPer; ++j) {
-        const int v = threadIdx.x + j * kThreads;
-        if (v >= cnt * L) continue;
-        const int t = tile + v / L, p = v % L;
-        uint4 w = vr[j];
-        if (t == cur) w = *reinterpret_cast<const uint4*>(cs + HD + p * 8);
-        *reinterpret_cast<uint4*>(vt + (v / L) * HD + p * 8) = w;
-      }
+      bf16_t* vs = vt + (i % Sh::kRing) * Sh::kTile * HD;
+      cp_async_wait<Sh::kRing - 1>();  // tile i's group: one group a tile, in order
+      if (cur >= tile && cur < tile + cnt)
+        for (int p = threadIdx.x; p < L; p += kThreads)
+          *reinterpret_cast<uint4*>(vs + (cur - tile) * HD + p * 8) =
+              *reinterpret_cast<const uint4*>(cs + HD + p * 8);
       body_sync();
-      if (tile + Sh::kTile < n) load_v(tile + Sh::kTile);
       if (mine) {
 #pragma unroll 1
         for (int t0 = 0; t0 < cnt; t0 += 8) {  // rows past cnt are read (in bounds), never used
@@ -269,7 +277,7 @@ struct Attend {
           const float pw[8] = {pa.x, pa.y, pa.z, pa.w, pb.x, pb.y, pb.z, pb.w};
           float vw[8][kE];
 #pragma unroll
-          for (int e = 0; e < 8; ++e) bf16_row<kE>(vt + (t0 + e) * HD + i0, vw[e]);
+          for (int e = 0; e < 8; ++e) bf16_row<kE>(vs + (t0 + e) * HD + i0, vw[e]);
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
             if (t0 + e >= cnt) break;
@@ -280,6 +288,7 @@ struct Attend {
         }
       }
       body_sync();
+      stage_v(i + Sh::kRing);
     }
     if (mine) {
 #pragma unroll
@@ -289,18 +298,17 @@ struct Attend {
   }
 };
 
-// The dispatch warp's L2 prefetch for an attention task of B rows (PARTIAL: a partial
-// task over its positions [kFirstPos, kEndPos); a prefill chunk's names the whole cache,
-// its split following the step) at a step whose first position is `pos0`
-// (positions.cuh, step_first_pos), issued before its event waits: the cache rows of the
-// positions before pos0, which earlier steps wrote, of the task's sequences, so that the
-// task's loads find them in L2. A prefetch is a hint and L2 is the point of coherence: it
-// cannot make a load stale.
-template <int HD, int B, int S, int NKV, bool PARTIAL>
+// The dispatch warp's L2 prefetch for an attention task of B rows (SPLITS > 0: a partial
+// task, one of SPLITS, its positions following the step) at a step whose first position
+// is `pos0` (positions.cuh, step_first_pos), issued before its event waits: the cache
+// rows of the positions before pos0, which earlier steps wrote, of the task's sequences,
+// so that the task's loads find them in L2. A prefetch is a hint and L2 is the point of
+// coherence: it cannot make a load stale.
+template <int HD, int B, int S, int NKV, int SPLITS>
 __device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t pos0, int lane) {
   using Slot = slots::Attention;
-  const int t0 = PARTIAL ? arg_int(d, Slot::kFirstPos) : 0;
-  const int t1 = min(PARTIAL ? arg_int(d, Slot::kEndPos) : S, min(pos0, S));
+  const PosRange split = SPLITS > 0 ? attention_split(pos0, arg_int(d, Slot::kSplit), SPLITS, S) : PosRange{0, S};
+  const int t0 = split.lo, t1 = min(split.hi, min(pos0, S));
   const char* kc = dptr<const char>(d, Slot::kKCache);
   const char* vc = dptr<const char>(d, Slot::kVCache);
   const int seqs = kChunk == 1 ? B : (arg_int(d, Slot::kChunkRow0) + B - 1) / kChunk + 1;
@@ -326,16 +334,14 @@ __device__ __forceinline__ void attention_prefetch(const TaskDesc& d, int32_t po
 // and v go to the caches first, then each row attends from the caches alone.
 template <int HD, int G, int B, int S, int NKV, int NQ, bool FUSED, int EPS_BITS, bool APPEND>
 __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
-  using Sh = AttnScratch<HD, G, S>;
   using Hs = HeadScratch<HD, G, true>;
-  static_assert(Sh::kBytes + (FUSED ? Hs::kBytes : 0) <= kScratchBytes, "attention: scratch too small");
-  static_assert(!FUSED || kChunk == 1 ||
-                    Sh::kBytes + abi::head_scratch_bytes(HD, 0, true, abi::head_prep_rows(HD, 1, B, kThreads)) <=
-                        kScratchBytes,
-                "attention: scratch too small for appending a chunk's rows");
+  constexpr bool kAppendFirst = kChunk > 1 && FUSED;
+  // After the scratch: the heads' (with a chunk's, every row's k and v to append).
+  constexpr int64_t kChunkHeads = abi::head_scratch_bytes(HD, 0, true, abi::head_prep_rows(HD, 1, B, kThreads));
+  constexpr int kHeads = !FUSED ? 0 : kAppendFirst && kChunkHeads > Hs::kBytes ? static_cast<int>(kChunkHeads) : Hs::kBytes;
+  using Sh = AttnScratch<HD, G, S, kHeads>;
   static_assert(FUSED || !APPEND, "attention: only a fused attention appends");
   static_assert(kChunk == 1 || !FUSED || APPEND, "attention: a prefill chunk's fused attention appends its rows");
-  constexpr bool kAppendFirst = kChunk > 1 && FUSED;
   constexpr int kQStride = NQ * HD;
   using Slot = slots::Attention;
   bf16_t* y = dptr<bf16_t>(d, Slot::kOut);
@@ -345,8 +351,9 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
 #pragma unroll 1
   for (int b = 0; b < B; ++b) {
     const RowPos pos = row_pos(*c.params, c.step, row0 + b);
-    Attend<HD, G, S, NKV, S> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache), pos.seq, 0,
-                                min(pos.pos + 1, S), FUSED && !kAppendFirst && pos.pos < S ? pos.pos : -1);
+    Attend<HD, G, S, NKV, S, kHeads> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache),
+                                        pos.seq, 0, min(pos.pos + 1, S),
+                                        FUSED && !kAppendFirst && pos.pos < S ? pos.pos : -1, c.scratch);
     at.issue();
     if constexpr (FUSED) {
       HeadPrep<HD, G, S, NKV, EPS_BITS, !kAppendFirst, APPEND && !kAppendFirst> prep;
@@ -364,7 +371,7 @@ __device__ void task_attention(const TaskDesc& d, TaskCtx& c) {
 }
 
 // A prefill chunk's partial task (kChunk > 1): its rows over its split [s0, s1) of the
-// step's positions (chunk_split), in
+// step's positions (attention_split), in
 // groups of R rows (abi::attn_rows_scratch) attended together, in Attend's order (the
 // same bits). One round trip brings a group's raw query heads (with a fused attention's
 // RoPE rows and q norm weight) and the split's first K and V tiles into shared memory
@@ -397,7 +404,7 @@ struct AttendRows {
   __device__ static void run(const TaskDesc& d, TaskCtx& c) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int32_t row0 = arg_int(d, Slot::kChunkRow0);
-    const PosRange split = chunk_split(step_first_pos(*c.params, c.step), arg_int(d, Slot::kSplit), SPLITS, S);
+    const PosRange split = attention_split(step_first_pos(*c.params, c.step), arg_int(d, Slot::kSplit), SPLITS, S);
     const int s0 = split.lo, s1 = split.hi;
     const float scale = arg_float(d, Slot::kScale);
     const bf16_t* kc = dptr<const bf16_t>(d, Slot::kKCache);
@@ -595,7 +602,7 @@ struct AttendRows {
   }
 };
 
-// As task_attention over [s0, s1) ∩ [0, pos] (s1 - s0 <= RMAX; kFirstPos, kEndPos);
+// As task_attention over its split [s0, s1) ∩ [0, pos] (attention_split; s1 - s0 <= RMAX);
 // kOut: attn_part + (h*G*SPLITS + s)*(HD+2) of attn_part [B, NQ, SPLITS, HD+2] (f32).
 // FUSED: q is raw and prepared here (its k and v were appended by the operator's
 // kv_append tasks). A prefill chunk's rows attend together (AttendRows).
@@ -604,18 +611,17 @@ __device__ void task_attention_partial(const TaskDesc& d, TaskCtx& c) {
   if constexpr (kChunk > 1) {
     AttendRows<HD, G, B, S, NKV, SPLITS, RMAX, FUSED, EPS_BITS>::run(d, c);
   } else {
-    using Sh = AttnScratch<HD, G, RMAX>;
-    static_assert(Sh::kBytes + (FUSED ? HeadScratch<HD, G, false>::kBytes : 0) <= kScratchBytes,
-                  "attention: scratch too small");
+    constexpr int kHeads = FUSED ? HeadScratch<HD, G, false>::kBytes : 0;
+    using Sh = AttnScratch<HD, G, RMAX, kHeads>;
     constexpr int64_t kPartRow = static_cast<int64_t>(NKV) * G * SPLITS * (HD + 2);
     using Slot = slots::Attention;
     float* part = dptr<float>(d, Slot::kOut);
-    const int s0 = arg_int(d, Slot::kFirstPos);
+    const PosRange split = attention_split(step_first_pos(*c.params, c.step), arg_int(d, Slot::kSplit), SPLITS, S);
 #pragma unroll 1
     for (int b = 0; b < B; ++b) {
       const RowPos pos = row_pos(*c.params, c.step, b);
-      Attend<HD, G, S, NKV, RMAX> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache),
-                                     pos.seq, s0, min(arg_int(d, Slot::kEndPos), pos.pos + 1), -1);
+      Attend<HD, G, S, NKV, RMAX, kHeads> at(dptr<const bf16_t>(d, Slot::kKCache), dptr<const bf16_t>(d, Slot::kVCache),
+                                             pos.seq, split.lo, min(split.hi, pos.pos + 1), -1, c.scratch);
       at.issue();
       if constexpr (FUSED) {
         HeadPrep<HD, G, S, NKV, EPS_BITS, false> prep;

@@ -4,7 +4,7 @@
 # binaries; lib/: shared libraries the device image may lack; cache.tgz: megakernel
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
-# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpab] [tpbig] [batch] [big1] [driver] [cli] [hf] [bench] [trace] [qtrace]
+# Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpab] [tpbig] [ab] [batch] [big1] [driver] [cli] [hf] [bench] [trace] [qtrace]
 #        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [prefillcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
@@ -20,7 +20,8 @@
 #        tp: the tensor-parallel tests, then `mpk bench --tp` of both models at every rank
 #        count the GPUs allow; tptrace: every rank's trace of qwen3-8b at tp 4, or 2, with
 #        rank 0's and the last rank's critical-path tables, and tiny's at tp 2 into $OUT/tiny-tp.db; tpab: qwen3-8b at
-#        tp 2 and 4 by .carry/bin/mpk-old and mpk, alternated;
+#        tp 2 and 4 by .carry/bin/mpk-old and mpk, alternated; ab: the same on one GPU
+#        for each bench configuration of AB (';'-separated);
 #        tpbig: a Llama-3.1-70B shape (scripts/gpu/models/llama-3.1-70b) at tp 4, and 2 on H200s;
 #        batch: issue 15's batch figures; big1: a Qwen3-32B shape on one GPU; prefillcmp:
 #        bitcmp's comparison for prefilled runs)
@@ -132,6 +133,21 @@ if want tpbig; then
       MPK_MEMORY_BUDGET_MIB=400000 timeout 400 "$BIN/mpk" bench --model scripts/gpu/models/llama-3.1-70b/config.json \
         --steps 128 --reps 3 --tp $tp
     } 2>&1 | tee -a "$LOG" | grep -E "===|^gpu|^tp |^floor|^megakernel|rror"
+  done
+fi
+
+if want ab; then
+  # .carry/bin/mpk-old against mpk, alternated, on one GPU: each ';'-separated list of
+  # `mpk bench` arguments in AB (default: both models at 128 steps and their long decodes).
+  IFS=';' read -ra cfgs <<< "${AB:-llama-3.2-1b;llama-3.2-1b --steps 1024;qwen3-8b;qwen3-8b --steps 2048}"
+  for c in "${cfgs[@]}"; do
+    for b in mpk-old mpk; do
+      {
+        step "A/B $b $c"
+        read -ra args <<< "$c"
+        timeout 300 "$BIN/$b" bench --model "${args[@]}" --reps "${VREPS:-3}" --warmup 1
+      } 2>&1 | tee -a "$LOG" | grep -E "===|^megakernel |rror"
+    done
   done
 fi
 

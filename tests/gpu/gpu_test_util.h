@@ -36,9 +36,11 @@ inline std::string pipeline_for(const std::string& policy, const std::string& de
   return decompose + ",infer-deps,assign-sm{policy=" + policy + "}";
 }
 
-inline Module scheduled(const std::string& model, const std::string& pipeline, int64_t batch = 1) {
+inline Module scheduled(const std::string& model, const std::string& pipeline, int64_t batch = 1,
+                        int64_t max_seq_len = 0) {
   ImportOptions o;
   o.batch = batch;
+  o.max_seq_len = max_seq_len;
   Module m = import_model(model, o);
   PassManager(parse_pipeline(pipeline)).run(m);
   return m;

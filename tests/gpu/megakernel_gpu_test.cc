@@ -119,6 +119,31 @@ TEST(GpuMegakernel, SplitAttentionMatchesCpu) {
   check_against_cpu({"tiny", "decompose{attention-splits=4}"});
 }
 
+// Long decodes: 300 steps over a cache of 512 positions, one split (its V ring wraps:
+// more tiles than it holds) and two and eight splits following the step (at position 302
+// the two attend 160 positions each, again past the ring), fused and unfused, against
+// the CPU executor bit for bit.
+TEST(GpuMegakernel, LongDecodeMatchesCpu) {
+  MPK_REQUIRE_GPU();
+  for (const char* preset : {"tiny", "tiny-qwen3"})
+    for (const bool fused : {false, true})
+      for (const char* decompose :
+           {"decompose", "decompose{attention-splits=2}", "decompose{attention-splits=8}"}) {
+        SCOPED_TRACE(std::string(preset) + (fused ? " fused, " : " unfused, ") + decompose);
+        const Module m = scheduled(preset, pipeline_for("critical-path", decompose, fused), 1, 512);
+        const Weights w = random_weights(m, 11);
+        const std::vector<int64_t> prompt = {1, 7, 3};
+        const CpuExecResult cpu = cpu_run(m, w, 300, prompt);
+        GpuMegakernel g(m, w);
+        GpuRunOptions o;
+        o.steps = 300;
+        o.prompt = prompt;
+        const GpuRunResult r = g.run(o);
+        EXPECT_TRUE(same_tokens(r.tokens, cpu.tokens));
+        EXPECT_EQ(r.logits, cpu.logits);
+      }
+}
+
 // Both forms of one-split attention: a kv head's whole group per task (the task appends),
 // and one query head per task with kv_append tasks after them (each task prepares this
 // position's k and v itself), on both families and at batch 2.

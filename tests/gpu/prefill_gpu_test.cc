@@ -102,7 +102,9 @@ void check_prefill(const Case& c) {
     const fidelity::Verdict v = fidelity::check(decode, w, o.prompt, 1, {tokens, r.decode.logits, steps - 1}, what);
     const fidelity::Verdict base =
         fidelity::check(decode, w, o.prompt, 1, {step_by_step.tokens, step_by_step.logits, steps - 1}, what + " step by step");
-    if (v.near_ties == 0 && base.near_ties == 0) EXPECT_TRUE(same_tokens(tokens, step_by_step.tokens));
+    if (v.near_ties == 0 && base.near_ties == 0) {
+      EXPECT_TRUE(same_tokens(tokens, step_by_step.tokens));
+    }
     if (end == 0) {  // no prefill: the decode is step-by-step decoding
       EXPECT_EQ(r.decode.logits, step_by_step.logits);
       EXPECT_TRUE(same_tokens(r.decode.tokens, step_by_step.tokens));

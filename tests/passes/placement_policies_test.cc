@@ -91,11 +91,11 @@ TEST(PlacementPolicies, ChainAwareKeepsTheChainOnItsWorkers) {
   for (size_t i = 0; i < w.size(); ++i)
     for (TaskId t : w[i]) EXPECT_EQ(streams(m, t), i < first_chain) << "task " << t << " on " << i;
   // auto: as many chain workers as the widest chain operator has tasks: llama-3.2-1b's
-  // fused attention at its default max_seq_len, 8 kv appends, 4 splits x 8 kv heads of
+  // fused attention at its default max_seq_len, 8 kv appends, 8 splits x 8 kv heads of
   // partials and 8 merges.
   EXPECT_EQ(attr_int(compiled("llama-3.2-1b", "assign-sm{policy=chain-aware}").graph.schedule.params,
                      "chain_workers"),
-            48);
+            80);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/row_positions.h"
 #include "tests/runtime/naive_bench.h"
 
 namespace mpk {
@@ -60,10 +61,9 @@ struct SplitAttention {
     }
     for (int64_t h = 0; h < kNkv; ++h)
       for (int64_t s = 0; s < splits; ++s) {
-        const Range positions{s * kSeq / splits, (s + 1) * kSeq / splits};
         std::vector<Region> reads = {R(q, {{0, kB}, {h * kG * kHd, (h + 1) * kG * kHd}})};
         if (qnw >= 0) reads.push_back(R(qnw, {{0, kHd}}));
-        reads.insert(reads.end(), {cache_rows(kc, h, positions), cache_rows(vc, h, positions)});
+        reads.insert(reads.end(), {cache_rows(kc, h, {0, kSeq}), cache_rows(vc, h, {0, kSeq})});  // splits follow the step
         nb.task(TaskKind::kAttentionPartial, reads, {R(part, {{0, kB}, {h * kG, (h + 1) * kG}, {s, s + 1}, {0, kRec}})});
       }
     for (int64_t h = 0; h < kNkv; ++h)
@@ -105,8 +105,9 @@ void check_split_attention(SplitAttention::Flavour flavour, int64_t splits, int6
     for (int64_t j = 0; j < kNq; ++j) {
       std::vector<naive::AttentionPartial> cpu_parts;
       for (int64_t s = 0; s < splits; ++s) {
+        const auto [s0, s1] = RowPositions{pos}.attention_split(s, splits, kSeq);
         const naive::AttentionPartial want = naive::attend(a.query(b, j, pos), a.nb.naive().at(a.kc), a.nb.naive().at(a.vc),
-                                                           b, j / kG, s * kSeq / splits, (s + 1) * kSeq / splits, pos, 0.25);
+                                                           b, j / kG, s0, s1, pos, 0.25);
         const double* rec = &part[((b * kNq + j) * splits + s) * kRec];
         const std::vector<double> got(rec, rec + kRec);
         std::vector<double> expected = want.o;

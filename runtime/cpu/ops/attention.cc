@@ -89,9 +89,8 @@ TaskRun plan_partial(const TaskResolver& r, const AttentionShape& a, int64_t nq)
   if (fused && f.q_norm >= 0) r.need(box(f.q_norm, {{0, hd}}));
   return [=](TensorStore& st, const StepContext& ctx) {
     const HeadPrep q_prep = q_setup.prep(st);
-    // A prefill chunk's split follows the step (its region is the whole cache).
-    const auto [s0, s1] = ctx.rows().chunk > 1 ? ctx.rows().chunk_split(slot, splits, seq)
-                                               : std::pair<int64_t, int64_t>{positions.lo, positions.hi};
+    // The split follows the step (its region is the whole cache).
+    const auto [s0, s1] = ctx.rows().attention_split(slot, splits, seq);
     attention_partial_block(st.at(f.q), st.at(f.k_cache), st.at(f.v_cache), st.at(part), b0, b1, kv_heads.lo,
                             kv_heads.hi, a, ctx.rows(), s0, s1, slot, fused ? &q_prep : nullptr);
   };
