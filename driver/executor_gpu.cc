@@ -13,10 +13,9 @@
 
 #include "driver/compile.h"
 #include "driver/executor.h"
+#include "driver/gpu_decoder.h"
 #include "driver/weights.h"
 #include "runtime/cpu/run_common.h"
-#include "runtime/gpu/megakernel_runtime.h"
-#include "runtime/gpu/tp_megakernel.h"
 #include "traces/rank_clocks.h"
 
 namespace mpk {
@@ -39,27 +38,22 @@ GpuOptions gpu_options(const ExecutorOptions& o) {
 class GpuExecutor : public Executor {
  public:
   GpuExecutor(const Module& m, const ExecutorOptions& o)
-      : module_(m), options_(o), weights_(load_run_weights(m, o.weights_seed)) {
-    if (weights_.ranks.size() > 1)
-      tp_ = std::make_unique<GpuTpMegakernel>(m, weights_.ranks, gpu_options(o));
-    else
-      one_ = std::make_unique<GpuMegakernel>(m, weights_.weights, gpu_options(o));
-  }
+      : module_(m), options_(o), weights_(load_run_weights(m, o.weights_seed)), gpu_(m, weights_, gpu_options(o)) {}
 
   const char* kind() const override { return "gpu"; }
   const std::string& weights_note() const override { return weights_.note; }
   double weights_seconds() const override { return weights_.seconds; }
 
   std::string describe() const override {
-    const GpuMegakernel& g = kernel();
+    const GpuMegakernel& g = gpu_.rank0();
     const Megakernel& k = g.kernel();
     const CompiledKernel& c = g.compiled();
     char compiled[64];
     std::snprintf(compiled, sizeof compiled, "compiled in %.1f s", c.compile_seconds);
     char line[512];
     std::snprintf(line, sizeof line,
-                  "%s%s, %d SMs; megakernel %s (%zu task bodies, %d threads, %d x %d B stream slots)",
-                  tp_ ? (std::to_string(tp_->ranks()) + " x ").c_str() : "", g.info().name.c_str(), g.info().sm_count,
+                  "%s, %d SMs; megakernel %s (%zu task bodies, %d threads, %d x %d B stream slots)",
+                  gpu_.gpus().c_str(), g.info().sm_count,
                   c.from_cache ? "loaded from the cache" : compiled, k.instantiations.size(), k.threads,
                   k.stages, k.slot_bytes);
     return line;
@@ -75,8 +69,8 @@ class GpuExecutor : public Executor {
     GpuMegakernel* chunk = req.prefill ? &prefill_kernel(*req.prefill) : nullptr;
     GpuRunResult prefill;  // the prefill launch of the last run, when there is a chunk
     auto launch = [&](const GpuRunOptions& run) {
-      if (!chunk) return run_kernel(run);
-      GpuPrefillResult pr = one_->run_prefilled(*chunk, run);
+      if (!chunk) return gpu_.run(run);
+      GpuPrefillResult pr = gpu_.single("a prefill").run_prefilled(*chunk, run);
       prefill = std::move(pr.prefill);
       return std::move(pr.decode);
     };
@@ -100,13 +94,13 @@ class GpuExecutor : public Executor {
   }
 
   RunInfo run_info(const ExecResult& r) const override {
-    const Megakernel& k = kernel().kernel();
+    const Megakernel& k = gpu_.rank0().kernel();
     RunInfo info;
     info.kind = "gpu";
     info.options = "threads=" + std::to_string(k.threads) + " stages=" + std::to_string(k.stages) +
                    " slot_bytes=" + std::to_string(k.slot_bytes) + " inflight=" + std::to_string(k.inflight) +
-                   " cubin=" + kernel().compiled().hash + " weights=" + weights_.note;
-    if (tp_) info.options += " tp=" + std::to_string(tp_->ranks());
+                   " cubin=" + gpu_.rank0().compiled().hash + " weights=" + weights_.note;
+    if (gpu_.ranks() > 1) info.options += " tp=" + std::to_string(gpu_.ranks());
     if (!r.executions.empty() && !rank_clocks_.empty()) {  // how the ranks' clocks were aligned
       info.options += " rank_clock_ns=";
       for (const RankClock& c : rank_clocks_) info.options += (c.rank ? "," : "") + std::to_string(c.offset_ns);
@@ -114,7 +108,7 @@ class GpuExecutor : public Executor {
     if (r.dropped) info.options += " trace_overflow=" + std::to_string(r.dropped);
     info.batch = r.batch;
     info.steps = r.steps;
-    const GpuInfo& gi = kernel().info();
+    const GpuInfo& gi = gpu_.rank0().info();
     info.device.name = gi.name;
     info.device.sm_count = gi.sm_count;
     info.device.clock_khz = gi.clock_khz;
@@ -125,15 +119,12 @@ class GpuExecutor : public Executor {
   }
 
  private:
-  const GpuMegakernel& kernel() const { return tp_ ? tp_->rank(0) : *one_; }
-  GpuRunResult run_kernel(const GpuRunOptions& o) { return tp_ ? tp_->run(o) : one_->run(o); }
-
   // The prefill chunk's megakernel, made at its first use (and again for another chunk).
   GpuMegakernel& prefill_kernel(const Module& chunk) {
-    if (tp_) throw Error("a prefill runs on one GPU; this module is sharded over tensor-parallel ranks");
+    GpuMegakernel& decode = gpu_.single("a prefill");
     if (chunk_of_ != &chunk) {
       chunk_.reset();
-      chunk_ = std::make_unique<GpuMegakernel>(chunk, weights_.weights, *one_, gpu_options(options_));
+      chunk_ = std::make_unique<GpuMegakernel>(chunk, weights_.weights, decode, gpu_options(options_));
       chunk_of_ = &chunk;
     }
     return *chunk_;
@@ -161,9 +152,8 @@ class GpuExecutor : public Executor {
   const Module& module_;
   const ExecutorOptions options_;
   RunWeights weights_;
-  std::unique_ptr<GpuMegakernel> one_;
-  std::unique_ptr<GpuTpMegakernel> tp_;  // a module sharded over several ranks
-  std::unique_ptr<GpuMegakernel> chunk_;  // the prefill chunk's, sharing one_'s caches and weights
+  GpuDecoder gpu_;
+  std::unique_ptr<GpuMegakernel> chunk_;  // the prefill chunk's, sharing the decode's caches and weights
   const Module* chunk_of_ = nullptr;      // the module chunk_ runs
   std::vector<RankClock> rank_clocks_;   // of the last traced tensor-parallel run
 };

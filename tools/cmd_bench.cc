@@ -22,11 +22,10 @@
 
 #include "codegen/megakernel.h"
 #include "driver/compile.h"
+#include "driver/gpu_decoder.h"
 #include "driver/weights.h"
 #include "ir/error.h"
 #include "ir/row_positions.h"
-#include "runtime/gpu/megakernel_runtime.h"
-#include "runtime/gpu/tp_megakernel.h"
 #include "tools/args.h"
 #include "tools/subcommands.h"
 
@@ -148,21 +147,15 @@ int cmd_bench(int argc, char** argv) {
   const Module& m = c.module;
   check_steps_fit(m, std::max(steps, prompt_len));
   const RunWeights weights = load_run_weights(m, weights_seed);
-  std::unique_ptr<GpuMegakernel> one;
-  std::unique_ptr<GpuTpMegakernel> tp;  // --tp above 1
-  if (weights.ranks.size() > 1)
-    tp = std::make_unique<GpuTpMegakernel>(m, weights.ranks, go);
-  else
-    one = std::make_unique<GpuMegakernel>(m, weights.weights, go);
-  const GpuMegakernel& g = tp ? tp->rank(0) : *one;
-  auto run = [&](const GpuRunOptions& x) { return tp ? tp->run(x) : one->run(x); };
+  GpuDecoder gpu(m, weights, go);
+  const GpuMegakernel& g = gpu.rank0();
+  auto run = [&](const GpuRunOptions& x) { return gpu.run(x); };
   const Megakernel& k = g.kernel();
   const double bw = measure_copy_bandwidth();
   const int64_t bytes = weight_bytes_per_token(m);
   const double floor_ms = static_cast<double>(bytes) / bw * 1e3;
 
-  std::printf("gpu         %s%s, %d SMs\n", tp ? (std::to_string(tp->ranks()) + " x ").c_str() : "",
-              g.info().name.c_str(), g.info().sm_count);
+  std::printf("gpu         %s, %d SMs\n", gpu.gpus().c_str(), g.info().sm_count);
   std::printf("model       %s, batch %d, max_seq %d, policy %s: %zu tasks, %zu events, %d workers\n",
               m.name.c_str(), k.batch, k.max_seq_len, m.graph.schedule.policy.c_str(), m.graph.tasks.size(),
               m.graph.events.size(), k.num_workers);
@@ -174,7 +167,8 @@ int cmd_bench(int argc, char** argv) {
   std::printf("            %zu task bodies, %d body + %d control threads/worker, %d x %d B weight-stream slots, "
               "%d in flight\n",
               k.instantiations.size(), k.threads, abi::kControlThreads, k.stages, k.slot_bytes, k.inflight);
-  if (tp) std::printf("tp          %d ranks: one megakernel per GPU, all_reduce over NVLink\n", tp->ranks());
+  if (gpu.ranks() > 1)
+    std::printf("tp          %d ranks: one megakernel per GPU, all_reduce over NVLink\n", gpu.ranks());
   std::printf("bandwidth   %.3f TB/s (device-to-device copy, read + write)\n", bw * 1e-12);
   std::printf("floor       %.3f GB/token / %.3f TB/s = %.4f ms/token\n", static_cast<double>(bytes) * 1e-9,
               bw * 1e-12, floor_ms);
@@ -192,7 +186,8 @@ int cmd_bench(int argc, char** argv) {
     report("megakernel", mk);
   }
   if (mode != "megakernel") {
-    po = measure([&] { return one->run_per_op(o).kernel_ms; }, steps, warmup, reps);
+    GpuMegakernel& one = gpu.single("the per-op baseline");
+    po = measure([&] { return one.run_per_op(o).kernel_ms; }, steps, warmup, reps);
     report("per-op", po);
     std::printf("            %lld kernel launches per step in one CUDA graph\n",
                 static_cast<long long>(g.num_launches_per_op()));
@@ -214,11 +209,12 @@ int cmd_bench(int argc, char** argv) {
     p.prompt.resize(static_cast<size_t>(prompt_len));
     for (int64_t i = 0; i < prompt_len; ++i) p.prompt[i] = (1 + 7919 * i) % k.vocab;  // spread over the vocabulary
     if (chunk_module) {
-      GpuMegakernel prefill(chunk_module->module, weights.weights, *one, go);
+      GpuMegakernel& one = gpu.single("a prefill");
+      GpuMegakernel prefill(chunk_module->module, weights.weights, one, go);
       std::vector<double> prefill_ms, step_ms;
       const Timing t = measure(
           [&] {
-            const GpuPrefillResult r = one->run_prefilled(prefill, p);
+            const GpuPrefillResult r = one.run_prefilled(prefill, p);
             prefill_ms.push_back(r.prefill.kernel_ms);
             step_ms.push_back(r.decode.kernel_ms);
             return r.prefill.kernel_ms + r.decode.kernel_ms;
