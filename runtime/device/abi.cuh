@@ -106,7 +106,9 @@ MPK_HD constexpr int64_t head_scratch_bytes(int64_t hd, int64_t g, bool kv, int6
 // rmax rounded up to 8), each head's m (f32), then a ring of `tiles` V tiles of `tile`
 // positions (bf16, rows of hd; 8 KiB a tile), filled by cp.async `tiles` tiles ahead;
 // `bytes` in all. attn_scratch_tiles: the tiles a ring needs at most (every tile of rmax)
-// and at least (two, so that a tile's loads overlap the previous tile's sums).
+// and at least (two, so that a tile's loads overlap the previous tile's sums);
+// attn_ring_tiles: those it gets in a kernel of `scratch` bytes of scratch, of which the
+// task keeps `reserve` after its own (as many as fit, within those bounds).
 struct AttnScratch {
   int64_t tile, q, scores, score_row, ml, v, tile_bytes, bytes;
 };
@@ -129,6 +131,12 @@ MPK_HD constexpr AttnScratch attn_scratch(int64_t hd, int64_t g, int64_t rmax, i
   s.tile_bytes = s.tile * hd * 2;
   s.bytes = s.v + (tiles < 1 ? 1 : tiles) * s.tile_bytes;
   return s;
+}
+MPK_HD constexpr int64_t attn_ring_tiles(int64_t hd, int64_t g, int64_t rmax, int64_t scratch, int64_t reserve) {
+  const AttnScratch one = attn_scratch(hd, g, rmax, 1);
+  const int64_t fit = (scratch - reserve - one.v) / one.tile_bytes;
+  const int64_t least = attn_scratch_tiles(hd, rmax, false), most = attn_scratch_tiles(hd, rmax, true);
+  return fit < least ? least : fit < most ? fit : most;
 }
 
 // A prefill chunk's attention partial task (runtime/device/tasks_attention.cuh,

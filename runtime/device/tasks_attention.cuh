@@ -35,12 +35,8 @@ namespace dev {
 // at least two and at most every tile of RMAX positions.
 template <int HD, int G, int RMAX, int RESERVE = 0>
 struct AttnScratch {
-  static constexpr abi::AttnScratch kFew = abi::attn_scratch(HD, G, RMAX, abi::attn_scratch_tiles(HD, RMAX, false));
-  static constexpr int64_t kFit = (kScratchBytes - RESERVE - kFew.v) / kFew.tile_bytes;
-  static constexpr int64_t kMost = abi::attn_scratch_tiles(HD, RMAX, true);
-  static constexpr int64_t kFewest = abi::attn_scratch_tiles(HD, RMAX, false);
   static constexpr abi::AttnScratch kAt =
-      abi::attn_scratch(HD, G, RMAX, kFit < kFewest ? kFewest : kFit < kMost ? kFit : kMost);
+      abi::attn_scratch(HD, G, RMAX, abi::attn_ring_tiles(HD, G, RMAX, kScratchBytes, RESERVE));
   static constexpr int kTile = static_cast<int>(kAt.tile), kRow = static_cast<int>(kAt.score_row);
   static constexpr int kRing = static_cast<int>((kAt.bytes - kAt.v) / kAt.tile_bytes);
   static constexpr int kBytes = static_cast<int>(kAt.bytes);

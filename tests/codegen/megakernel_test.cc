@@ -324,6 +324,53 @@ TEST(MegakernelGen, TensorCoreScratchKeepsXWithinItsBudget) {
         }
 }
 
+// abi::attn_scratch: a decode attention's query heads, scores and m, then its V ring of
+// 8 KiB tiles; codegen asks for the least ring (two tiles, one when every position fits
+// one), and the device takes what the kernel's scratch holds beyond the task's own
+// (abi::attn_ring_tiles): on the presets' long decodes, three tiles of a 256-position
+// split of llama-3.2-1b's 64-wide heads, four of qwen3-8b's 128-wide ones.
+TEST(MegakernelGen, DecodeAttentionRingTakesTheScratchBeyondItsOwn) {
+  EXPECT_EQ(abi::attn_tile_positions(64), 64);
+  EXPECT_EQ(abi::attn_tile_positions(128), 32);
+  EXPECT_EQ(abi::attn_tile_positions(256), 16);
+  EXPECT_EQ(abi::attn_scratch_tiles(64, 256, true), 4);
+  EXPECT_EQ(abi::attn_scratch_tiles(64, 256, false), 2);
+  EXPECT_EQ(abi::attn_scratch_tiles(64, 40, false), 1);
+  for (int64_t hd : {64, 128, 256})
+    for (int64_t g : {1, 2, 4, 8})
+      for (int64_t rmax : {1, 40, 128, 256}) {
+        SCOPED_TRACE(std::to_string(hd) + " x " + std::to_string(g) + " over " + std::to_string(rmax));
+        const abi::AttnScratch one = abi::attn_scratch(hd, g, rmax, 1), three = abi::attn_scratch(hd, g, rmax, 3);
+        EXPECT_EQ(one.tile_bytes, 8192);
+        EXPECT_EQ(three.bytes - one.bytes, 2 * one.tile_bytes);
+        EXPECT_EQ(one.scores, g * hd * 4);
+        EXPECT_EQ(one.ml - one.scores, g * one.score_row * 4);
+        EXPECT_GE(one.score_row, rmax);
+        EXPECT_EQ(one.score_row % 8, 0);
+        EXPECT_EQ(one.v % 16, 0);
+        // Within its bounds, as many tiles as the scratch holds.
+        const int64_t least = abi::attn_scratch_tiles(hd, rmax, false), most = abi::attn_scratch_tiles(hd, rmax, true);
+        for (int64_t scratch : {16384, 32768, 49152, 98304}) {
+          const int64_t tiles = abi::attn_ring_tiles(hd, g, rmax, scratch, 1040);
+          EXPECT_GE(tiles, least);
+          EXPECT_LE(tiles, most);
+          if (tiles > least) {
+            EXPECT_LE(abi::attn_scratch(hd, g, rmax, tiles).bytes + 1040, scratch);
+          }
+          if (tiles < most) {
+            EXPECT_GT(abi::attn_scratch(hd, g, rmax, tiles + 1).bytes + 1040, scratch);
+          }
+        }
+      }
+  // The presets over 2048 positions: 8 splits of 256, four query heads a partial task.
+  const int64_t heads = abi::head_scratch_bytes(64, 4, false, 1), qheads = abi::head_scratch_bytes(128, 4, false, 1);
+  const Megakernel llama = generate_megakernel(scheduled_preset("llama-3.2-1b", kDefaultPipeline, 1, 2048));
+  EXPECT_EQ(abi::attn_ring_tiles(64, 4, 256, llama.scratch_bytes, heads), 3);
+  const Megakernel qwen = generate_megakernel(scheduled_preset("qwen3-8b", kDefaultPipeline, 1, 2048));
+  EXPECT_EQ(abi::attn_ring_tiles(128, 4, 256, qwen.scratch_bytes, qheads), 4);
+  for (const Megakernel* k : {&llama, &qwen}) EXPECT_NE(k->source.find("task_attention_partial<"), std::string::npos);
+}
+
 TEST(MegakernelGen, CopiesInFlightAreCappedByTheRing) {
   const Module m = scheduled_preset("tiny");
   MegakernelOptions o;
@@ -413,13 +460,18 @@ TEST(MegakernelGen, PrefillChunkRowsAndPositions) {
   for (TaskId t = 0; t < static_cast<TaskId>(m.graph.tasks.size()); ++t) {
     if (m.graph.tasks[t].kind != TaskKind::kAttention) continue;
     chunk_rows.insert(k.tasks[t].arg[abi::slots::Attention::kChunkRow0.index]);
-    for (const Relocation& r : k.relocations)
-      if (r.task == t && r.slot == abi::slots::Attention::kKCache.index) EXPECT_LT(r.byte_offset, 128 * 2);  // sequence 0
+    for (const Relocation& r : k.relocations) {
+      if (r.task == t && r.slot == abi::slots::Attention::kKCache.index) {
+        EXPECT_LT(r.byte_offset, 128 * 2);  // sequence 0
+      }
+    }
   }
   EXPECT_EQ(chunk_rows, (std::set<int32_t>{0, 4, 8, 12}));
-  for (const std::string& call : k.instantiations)
-    if (call.rfind("task_rms_norm<", 0) == 0 || call.rfind("task_embedding<", 0) == 0)
+  for (const std::string& call : k.instantiations) {
+    if (call.rfind("task_rms_norm<", 0) == 0 || call.rfind("task_embedding<", 0) == 0) {
       EXPECT_NE(call.find(", 16>"), std::string::npos) << call;
+    }
+  }
 }
 
 TEST(MegakernelGen, RefusesPrefillChunksItCannotRun) {
