@@ -68,7 +68,9 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 void DeviceBuffer::upload(const void* src, size_t bytes, size_t offset) {
   if (offset + bytes > bytes_) throw Error("DeviceBuffer::upload out of bounds");
-  if (bytes) MPK_CUDA(cudaMemcpy(static_cast<char*>(ptr_) + offset, src, bytes, cudaMemcpyHostToDevice));
+  if (!bytes) return;
+  MPK_CUDA(cudaMemcpy(static_cast<char*>(ptr_) + offset, src, bytes, cudaMemcpyHostToDevice));
+  MPK_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 void DeviceBuffer::download(void* dst, size_t bytes, size_t offset) const {
@@ -77,7 +79,9 @@ void DeviceBuffer::download(void* dst, size_t bytes, size_t offset) const {
 }
 
 void DeviceBuffer::zero() {
-  if (bytes_) MPK_CUDA(cudaMemset(ptr_, 0, bytes_));
+  if (!bytes_) return;
+  MPK_CUDA(cudaMemset(ptr_, 0, bytes_));
+  MPK_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 MappedHostBuffer::MappedHostBuffer(size_t bytes, const char* what) {

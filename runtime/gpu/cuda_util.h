@@ -57,6 +57,10 @@ class DeviceBuffer {
   }
   uint64_t address() const { return reinterpret_cast<uint64_t>(ptr_); }
   size_t bytes() const { return bytes_; }
+  // upload and zero return once the bytes are on the device, so that work on any stream
+  // sees them: the runtime's kernels run on a non-blocking stream, which does not wait for
+  // the legacy stream that cudaMemcpy and cudaMemset use, and a copy from pageable memory
+  // may return before its last DMA has landed.
   void upload(const void* src, size_t bytes, size_t offset = 0);
   void download(void* dst, size_t bytes, size_t offset = 0) const;
   void zero();
