@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "ir/ops/linear.h"
 #include "runtime/cpu/memory_budget.h"
 #include "runtime/cpu/task_kernels.h"
 
@@ -40,14 +41,17 @@ RaceChecker::RaceChecker(const Module& m) {
         if (j == i || (acc[j].write && j < i)) continue;  // each write pair once
         const TaskId a = acc[i].task, b = acc[j].task;
         const int64_t ra = rank_of(a), rb = rank_of(b);
-        if (a == b || ra == rb || !acc[i].region->overlaps(*acc[j].region)) continue;
+        // Shares of one cooperative operator write whichever units they claim: they
+        // conflict across steps, never within one.
+        const bool peers = ra == rb && coop_share(tasks[a]).cooperative() && coop_share(tasks[b]).cooperative();
+        if (a == b || (ra == rb && !peers) || !acc[i].region->overlaps(*acc[j].region)) continue;
         if (++pairs > max_pairs)
           check_host_memory(pairs * static_cast<int64_t>(2 * sizeof(Conflict)),
                             "the race checker's conflicting task pairs (tensor '" +
                                 m.program.tensors[acc[i].region->tensor].name + "' has " +
                                 std::to_string(acc.size()) + " accesses)");
-        conflicts_[a].push_back({b, rb < ra ? 1 : 0});
-        conflicts_[b].push_back({a, ra < rb ? 1 : 0});
+        conflicts_[a].push_back({b, peers ? kPeer : rb < ra ? 1 : 0});
+        conflicts_[b].push_back({a, peers ? kPeer : ra < rb ? 1 : 0});
       }
     }
   }
@@ -62,13 +66,13 @@ RaceChecker::RaceChecker(const Module& m) {
 void RaceChecker::check(const Module& m, TaskId task, int64_t step,
                         const std::vector<std::atomic<int64_t>>& done) const {
   for (const Conflict& c : conflicts_[task]) {
-    const int64_t want = step + c.ahead;
     const int64_t have = done[c.other].load(std::memory_order_acquire);
-    if (have == want) continue;
+    if (c.ahead == kPeer ? have == step || have == step + 1 : have == step + c.ahead) continue;
+    const std::string want = c.ahead == kPeer ? std::to_string(step) + " or " + std::to_string(step + 1)
+                                              : "exactly " + std::to_string(step + c.ahead);
     throw Error("race: " + describe_task(m, task) + " started step " + std::to_string(step) +
                 " when " + describe_task(m, c.other) + " had completed " + std::to_string(have) +
-                " steps; sequential order needs exactly " + std::to_string(want) +
-                " (a missing or wrong event)");
+                " steps; sequential order needs " + want + " (a missing or wrong event)");
   }
 }
 

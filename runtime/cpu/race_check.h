@@ -2,7 +2,9 @@
 // the memory state of sequential execution (steps in order, operators in program
 // order). For each pair of tasks whose regions overlap with at least one write, the one
 // earlier in program order must have completed exactly step k when the later one starts
-// step k, and the later one exactly step k - 1 when the earlier one starts step k. A
+// step k, and the later one exactly step k - 1 when the earlier one starts step k; two
+// shares of one cooperative operator (which write whichever units they claim on the
+// GPU), step k - 1 or k. A
 // missing or wrong event lets some order violate this; the executor then throws instead
 // of silently computing a wrong result.
 #pragma once
@@ -18,7 +20,7 @@ namespace mpk {
 class RaceChecker {
  public:
   // Region overlaps are found per tensor; tasks of one operator and phase (ir/module.h
-  // task_phases) never conflict with each other.
+  // task_phases) never conflict with each other, but for cooperative shares.
   explicit RaceChecker(const Module& m);
 
   // Throws mpk::Error naming both tasks when `task` may not start step `step` given
@@ -30,9 +32,13 @@ class RaceChecker {
   size_t num_pairs() const;
 
  private:
+  // ahead: 1 when `other` precedes in program order (it must have done step k), 0 when
+  // it follows (step k - 1); kPeer for another share of a cooperative operator, which
+  // may write any unit (either).
+  static constexpr int32_t kPeer = 2;
   struct Conflict {
     TaskId other;
-    int32_t ahead;  // 1: `other` precedes in program order (must have done step k), else 0
+    int32_t ahead;
   };
   std::vector<std::vector<Conflict>> conflicts_;
 };
