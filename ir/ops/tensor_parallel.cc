@@ -62,6 +62,8 @@ int64_t vocab_per_rank(const Module& m) {
   return vocab;
 }
 
+bool vocab_split(const Module& m) { return vocab_per_rank(m) != attr_int(m.attrs, "vocab"); }
+
 bool reads_every_rank(const Operator& op, TensorId t) {
   if (op.kind == OpKind::kAllReduce) return op.inputs.size() == 2 && op.inputs[1] == t;
   if (!vocab_parallel(op)) return false;

@@ -26,6 +26,8 @@ int split_dim_in(const Operator& op, TensorId t);
 bool vocab_parallel(const Operator& op);
 // The logits columns of one rank: the attr vocab, over tp where the LM head is split.
 int64_t vocab_per_rank(const Module& m);
+// Whether each rank holds a slice of the logits (vocab_per_rank < vocab).
+bool vocab_split(const Module& m);
 // The dimension of weight `t` split across the ranks by the operators that read it (the
 // verifier checks that they agree), -1 when every rank holds all of it.
 int tp_split_dim(const Program& p, TensorId t);

@@ -437,13 +437,11 @@ CpuExecResult run_cpu_tp(const Module& scheduled, const std::vector<Weights>& ra
   body(0);
   for (std::thread& t : threads) t.join();
   if (!error.empty()) throw Error(error);
-  for (int r = 1; r < ranks; ++r)
-    if (results[r].tokens != results[0].tokens)
-      throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
+  check_ranks_agree(results);
   for (int r = 1; r < ranks; ++r)
     results[0].task_records.insert(results[0].task_records.end(), results[r].task_records.begin(),
                                    results[r].task_records.end());
-  if (vocab_per_rank(scheduled) != attr_int(scheduled.attrs, "vocab")) {  // each rank holds a slice of the logits
+  if (vocab_split(scheduled)) {  // each rank holds a slice of the logits
     std::vector<std::vector<float>> slices;
     for (CpuExecResult& r : results) slices.push_back(std::move(r.logits));
     results[0].logits = gather_vocab_slices(slices, results[0].batch);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ir/error.h"
@@ -62,6 +63,15 @@ inline int64_t prompt_token(const std::vector<int64_t>& prompt, int64_t rows, in
 // The logits [rows, N * w] of a module whose LM head is split over N tensor-parallel ranks
 // by vocabulary, from each rank's slice [rows, w], rank order = vocabulary order.
 std::vector<float> gather_vocab_slices(const std::vector<std::vector<float>>& slices, int64_t rows);
+
+// Throws mpk::Error naming the first tensor-parallel rank whose tokens differ from rank
+// 0's (every rank computes the same argmax).
+template <class Result>
+void check_ranks_agree(const std::vector<Result>& results) {
+  for (size_t r = 1; r < results.size(); ++r)
+    if (results[r].tokens != results[0].tokens)
+      throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
+}
 
 // The error for a step whose logits hold a NaN or an infinity in batch row `row`.
 Error non_finite_logits_error(int64_t step, int64_t row);

@@ -396,6 +396,12 @@ struct AttendRows {
       cp_async16(tile + u / L * kTileRow + u % L * 8,
                  cache + (static_cast<int64_t>(seq) * S + t0 + u / L) * NKV * HD + u % L * 8);
   }
+  // The same, waited for (this thread's copies; the caller synchronizes the body).
+  __device__ static void load(const bf16_t* cache, int seq, int t0, int n, bf16_t* tile) {
+    stage(cache, seq, t0, n, tile);
+    cp_async_commit();
+    cp_async_wait<0>();
+  }
 
   __device__ static void run(const TaskDesc& d, TaskCtx& c) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -477,9 +483,7 @@ struct AttendRows {
 #pragma unroll 1
       for (int t0 = 0; t0 < cnt; t0 += kTile) {
         if (t0 > 0) {
-          stage(kc, seq, s0 + t0, min(kTile, cnt - t0), kt);
-          cp_async_commit();
-          cp_async_wait<0>();
+          load(kc, seq, s0 + t0, min(kTile, cnt - t0), kt);
           body_sync();
         }
 #pragma unroll 1
@@ -532,11 +536,7 @@ struct AttendRows {
       // o and l ascending over the positions, V tile by V tile.
 #pragma unroll 1
       for (int t0 = 0; t0 < cnt; t0 += kTile) {
-        if (t0 > 0) {
-          stage(vc, seq, s0 + t0, min(kTile, cnt - t0), vt);
-          cp_async_commit();
-          cp_async_wait<0>();
-        }
+        if (t0 > 0) load(vc, seq, s0 + t0, min(kTile, cnt - t0), vt);
         body_sync();
 #pragma unroll 1
         for (int q0 = warp; q0 < n * G; q0 += kQB * kWarps) {  // kQB heads at once: one V load each

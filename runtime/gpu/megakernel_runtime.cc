@@ -146,6 +146,7 @@ struct GpuMegakernel::Impl {
   const Impl* shares = nullptr;    // a prefill chunk's decode megakernel, whose caches and weights it uses
 
   DeviceBuffer arena;  // every tensor of the program but the stream-only weights
+  TpArenaLayout tp_layout;  // a tensor-parallel rank's symmetric arena (options.rank.arena)
   std::vector<uint64_t> tensor_addr;
   std::vector<bool> stream_only;  // per tensor: a weight only the weight stream reads
   DeviceBuffer d_stream;  // the weight-stream images (codegen/stream_pack.h)
@@ -184,6 +185,7 @@ struct GpuMegakernel::Impl {
                   std::to_string(rank.ranks) + ": run it on that many GPUs (mpk run --tp)");
     if (rank.ranks > 1 && (!rank.arena || static_cast<int>(rank.peer_delta.size()) != rank.ranks))
       throw Error("a tensor-parallel rank needs its symmetric arena and its peers' addresses");
+    if (rank.arena) tp_layout = tp_arena_layout(module);
     info = gpu_info();  // every GPU of a group is of one kind
     if (info.cc_major != 9 || info.cc_minor != 0)
       throw Error("GPU " + info.name + " has compute capability " + std::to_string(info.cc_major) + "." +
@@ -256,10 +258,9 @@ struct GpuMegakernel::Impl {
     for (size_t i = 0; i < p.tensors.size(); ++i)
       tensor_addr[i] = shared[i] ? shared[i] : stream_only[i] ? 0 : arena.address() + offset[i];
     if (options.rank.arena) {  // what the other ranks read lives in the symmetric arena
-      const TpArenaLayout layout = tp_arena_layout(module);
       for (size_t i = 0; i < p.tensors.size(); ++i)
-        if (layout.tensor_offset[i] >= 0)
-          tensor_addr[i] = reinterpret_cast<uint64_t>(options.rank.arena) + static_cast<uint64_t>(layout.tensor_offset[i]);
+        if (tp_layout.tensor_offset[i] >= 0)
+          tensor_addr[i] = reinterpret_cast<uint64_t>(options.rank.arena) + static_cast<uint64_t>(tp_layout.tensor_offset[i]);
     }
     check_weights(module, weights);
     for (size_t i = 0; i < p.tensors.size(); ++i) {
@@ -414,7 +415,7 @@ struct GpuMegakernel::Impl {
     counter_bytes = std::max<size_t>(kernel.num_events, 1) * 8;
     if (options.rank.arena) {
       counters = reinterpret_cast<unsigned long long*>(static_cast<char*>(options.rank.arena) +
-                                                       tp_arena_layout(module).counters);
+                                                       tp_layout.counters);
     } else {
       d_counters = DeviceBuffer(counter_bytes, "event counters");
       counters = d_counters.as<unsigned long long>();

@@ -91,16 +91,14 @@ GpuRunResult GpuTpMegakernel::run(const GpuRunOptions& o) {
       throw;
     }
   });
-  for (int r = 1; r < n; ++r)
-    if (results[r].tokens != results[0].tokens)
-      throw Error("rank " + std::to_string(r) + " computed other tokens than rank 0");
+  check_ranks_agree(results);
   for (int r = 1; r < n; ++r) {
     results[0].kernel_ms = std::max(results[0].kernel_ms, results[r].kernel_ms);
     results[0].trace_overflow += results[r].trace_overflow;
     results[0].peer_traces.push_back(std::move(results[r].trace));
   }
   const Module& m = ranks_[0]->module();
-  if (vocab_per_rank(m) != attr_int(m.attrs, "vocab")) {  // each rank wrote its slice of the logits
+  if (vocab_split(m)) {  // each rank wrote its slice of the logits
     std::vector<std::vector<float>> last, history;
     for (GpuRunResult& r : results) {
       last.push_back(std::move(r.logits));
