@@ -145,8 +145,8 @@ PassInfo decompose_pass_info() {
                    1)
           .integer("attention-splits", &O::attention_splits,
                    "position splits per kv head (>1: attention_partial + attention_merge tasks); "
-                   "auto: 1 when S <= 512, else min(ceil(S / 256), max(1, sm_count / "
-                   "num_kv_heads))",
+                   "auto: 1 when S <= 512, else min(ceil(S / 128), max(1, sm_count / "
+                   "(2 num_kv_heads)))",
                    1)
           .integer("attention-heads", &O::attention_heads,
                    "query heads per attention task with one split (a divisor of the query heads "
