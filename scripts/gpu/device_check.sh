@@ -16,7 +16,7 @@
 #        else running, by position)   (env: GTEST_FILTER for tests; VARIANTS,
 #        QVARIANTS: ';'-separated bench arguments for llama-3.2-1b, qwen3-8b, VREPS their repetitions (default 3);
 #        REPS: bench repetitions, default 7; TINY_STEPS: steps of the tinytraces runs, default 4;
-#        tests on a machine of several GPUs run as one gtest shard per GPU, in parallel;
+#        tests run as SHARDS gtest shards at once (default 6, at least one per GPU);
 #        tp: the tensor-parallel tests, then `mpk bench --tp` of both models at every rank
 #        count the GPUs allow; tptrace: every rank's trace of qwen3-8b at tp 4, or 2, with
 #        rank 0's and the last rank's critical-path tables, and tiny's at tp 2 into $OUT/tiny-tp.db; tpab: qwen3-8b at
@@ -62,9 +62,12 @@ fi
 
 if want tests; then
   {
-    step "gpu tests ($GPUS shards, one per GPU)"
-    for ((i = 0; i < GPUS; ++i)); do
-      CUDA_VISIBLE_DEVICES=$i GTEST_TOTAL_SHARDS=$GPUS GTEST_SHARD_INDEX=$i timeout 540 "$BIN/mpk_gpu_tests" \
+    # Several shards a GPU, so that their kernels compile in parallel (every test's
+    # kernels on a fresh machine: about 250 s as 6 shards on one H100, over 550 s as 3).
+    shards=$(( ${SHARDS:-6} > GPUS ? ${SHARDS:-6} : GPUS ))
+    step "gpu tests ($shards shards over $GPUS GPUs)"
+    for ((i = 0; i < shards; ++i)); do
+      CUDA_VISIBLE_DEVICES=$((i % GPUS)) GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout 540 "$BIN/mpk_gpu_tests" \
         --gtest_color=no --gtest_filter="${GTEST_FILTER:-*}:-*MultiGpu*" > /tmp/shard$i.log 2>&1 &
     done
     wait
