@@ -5,7 +5,7 @@
 # cubins compiled ahead, so the device spends no time in nvcc). Writes $OUT/device.log and
 # the traces (llama.db, qwen.db).
 # Usage: scripts/gpu/device_check.sh [smoke] [tests] [tp] [tptrace] [tpab] [tpbig] [ab] [batch] [big1] [driver] [cli] [hf] [bench] [trace] [qtrace]
-#        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [bitcmp] [prefillcmp] [sanitize]
+#        [path] [attn] [qwen] [micro] [long] [ttft] [variants] [policies] [tinytraces] [stress] [bitcmp] [prefillcmp] [sanitize]
 #        (sections run in this order; policies: mpk experiment over every policy on both
 #        models on the GPU, the traces xz-compressed into $OUT for mpk calibrate --validate
 #        here; tinytraces: the same on tiny and tiny-qwen3, as test data; path: the
@@ -23,7 +23,9 @@
 #        tp 2 and 4 by .carry/bin/mpk-old and mpk, alternated; ab: the same on one GPU
 #        for each bench configuration of AB (';'-separated);
 #        tpbig: a Llama-3.1-70B shape (scripts/gpu/models/llama-3.1-70b) at tp 4, and 2 on H200s;
-#        batch: issue 15's batch figures; big1: a Qwen3-32B shape on one GPU; prefillcmp:
+#        batch: issue 15's batch figures; big1: a Qwen3-32B shape on one GPU; stress: runs
+#        under GPU time-slicing (STRESS_ROUNDS of 3 processes at once, default 4) against one
+#        quiet run, per policy, cooperative linears at batch 4 and 1; prefillcmp:
 #        bitcmp's comparison for prefilled runs)
 set -u
 OUT=${OUT:-/tmp/mpk-out}
@@ -315,6 +317,29 @@ if want tinytraces; then
     timeout 200 "$BIN/mpk" experiment --backend gpu --model tiny,tiny-qwen3 --policies $POLICIES --steps "${TINY_STEPS:-4}" \
       -o "$OUT/tiny-gpu.db" --report /tmp/tiny-gpu
   } 2>&1 | tee -a "$LOG"
+fi
+
+if want stress; then
+  {
+    step "stress: 3 processes at once (time-slicing) against one quiet run"
+    stress_one() {  # batch policy
+      local prompt="1,7,3;38,44,40;75,81,77;112,118,114"; [[ $1 == 1 ]] && prompt="1,7,3"
+      "$BIN/mpk" run --backend gpu --model tiny-qwen2 --batch "$1" --weights-seed 11 --prompt-ids "$prompt" \
+        --steps 32 --pipeline "decompose{coop=on,coop-unit=8},infer-deps,assign-sm{policy=$2}" 2>/dev/null |
+        grep generated | md5sum | cut -c1-8
+    }
+    for batch in 4 1; do
+      for policy in critical-path zig-zag round-robin pool; do
+        ref=$(stress_one "$batch" "$policy") wrong=0 n=0
+        for ((r = 0; r < ${STRESS_ROUNDS:-4}; ++r)); do
+          for i in 1 2 3; do stress_one "$batch" "$policy" > /tmp/stress$i & done
+          wait
+          for i in 1 2 3; do n=$((n + 1)); [[ $(cat /tmp/stress$i) == "$ref" ]] || wrong=$((wrong + 1)); done
+        done
+        printf "stress: batch %-2s %-14s other tokens in %d of %d runs\n" "$batch" "$policy" "$wrong" "$n"
+      done
+    done
+  } 2>&1 | tee -a "$LOG" | grep -E "^stress|^==="
 fi
 
 if want bitcmp; then
