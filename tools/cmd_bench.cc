@@ -149,7 +149,6 @@ int cmd_bench(int argc, char** argv) {
   const RunWeights weights = load_run_weights(m, weights_seed);
   GpuDecoder gpu(m, weights, go);
   const GpuMegakernel& g = gpu.rank0();
-  auto run = [&](const GpuRunOptions& x) { return gpu.run(x); };
   const Megakernel& k = g.kernel();
   const double bw = measure_copy_bandwidth();
   const int64_t bytes = weight_bytes_per_token(m);
@@ -182,7 +181,7 @@ int cmd_bench(int argc, char** argv) {
   };
   Timing mk{}, po{};
   if (mode != "per-op") {
-    mk = measure([&] { return run(o).kernel_ms; }, steps, warmup, reps);
+    mk = measure([&] { return gpu.run(o).kernel_ms; }, steps, warmup, reps);
     report("megakernel", mk);
   }
   if (mode != "megakernel") {
@@ -195,10 +194,10 @@ int cmd_bench(int argc, char** argv) {
   if (mode == "both")
     std::printf("speedup     megakernel %.2fx faster than per-op\n", po.median_ms / mk.median_ms);
   if (args.flag("trace-overhead")) {
-    if (mode == "per-op") mk = measure([&] { return run(o).kernel_ms; }, steps, warmup, reps);
+    if (mode == "per-op") mk = measure([&] { return gpu.run(o).kernel_ms; }, steps, warmup, reps);
     GpuRunOptions t = o;
     t.trace = true;
-    const Timing tr = measure([&] { return run(t).kernel_ms; }, steps, warmup, reps);
+    const Timing tr = measure([&] { return gpu.run(t).kernel_ms; }, steps, warmup, reps);
     report("traced", tr);
     std::printf("tracing     overhead %+.2f%% (median per-token latency, tracing on vs off)\n",
                 (tr.median_ms / mk.median_ms - 1) * 100);
@@ -229,7 +228,7 @@ int cmd_bench(int argc, char** argv) {
                   static_cast<long long>(chunk), prefill.compiled().from_cache ? "kernel from the cache" : "kernel compiled",
                   step.median_ms);
     } else {
-      const Timing t = measure([&] { return run(p).kernel_ms; }, 1, warmup, reps);
+      const Timing t = measure([&] { return gpu.run(p).kernel_ms; }, 1, warmup, reps);
       std::printf("ttft        %.3f ms after a %lld-token prompt (median of %lld launches; one decode step per\n"
                   "            prompt token, %.4f ms each)\n",
                   t.median_ms, static_cast<long long>(prompt_len), static_cast<long long>(reps),

@@ -110,7 +110,7 @@ MPK_HD constexpr int64_t head_scratch_bytes(int64_t hd, int64_t g, bool kv, int6
 // attn_ring_tiles: those it gets in a kernel of `scratch` bytes of scratch, of which the
 // task keeps `reserve` after its own (as many as fit, within those bounds).
 struct AttnScratch {
-  int64_t tile, q, scores, score_row, ml, v, tile_bytes, bytes;
+  int64_t tile, tiles, q, scores, score_row, ml, v, tile_bytes, bytes;
 };
 MPK_HD constexpr int64_t attn_tile_positions(int64_t hd) {
   const int64_t t = 4096 / hd / 8 * 8;
@@ -123,13 +123,14 @@ MPK_HD constexpr int64_t attn_scratch_tiles(int64_t hd, int64_t rmax, bool most)
 MPK_HD constexpr AttnScratch attn_scratch(int64_t hd, int64_t g, int64_t rmax, int64_t tiles) {
   AttnScratch s{};
   s.tile = attn_tile_positions(hd);
+  s.tiles = tiles < 1 ? 1 : tiles;
   s.score_row = (rmax + 7) / 8 * 8;
   s.q = 0;
   s.scores = g * hd * 4;
   s.ml = s.scores + g * s.score_row * 4;
   s.v = s.ml + (g * 4 + 15) / 16 * 16;
   s.tile_bytes = s.tile * hd * 2;
-  s.bytes = s.v + (tiles < 1 ? 1 : tiles) * s.tile_bytes;
+  s.bytes = s.v + s.tiles * s.tile_bytes;
   return s;
 }
 MPK_HD constexpr int64_t attn_ring_tiles(int64_t hd, int64_t g, int64_t rmax, int64_t scratch, int64_t reserve) {

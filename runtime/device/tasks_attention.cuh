@@ -38,7 +38,7 @@ struct AttnScratch {
   static constexpr abi::AttnScratch kAt =
       abi::attn_scratch(HD, G, RMAX, abi::attn_ring_tiles(HD, G, RMAX, kScratchBytes, RESERVE));
   static constexpr int kTile = static_cast<int>(kAt.tile), kRow = static_cast<int>(kAt.score_row);
-  static constexpr int kRing = static_cast<int>((kAt.bytes - kAt.v) / kAt.tile_bytes);
+  static constexpr int kRing = static_cast<int>(kAt.tiles);
   static constexpr int kBytes = static_cast<int>(kAt.bytes);
   static_assert(kBytes + RESERVE <= kScratchBytes, "attention: scratch too small");
 };

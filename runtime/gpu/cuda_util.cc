@@ -2,8 +2,11 @@
 #include "runtime/gpu/cuda_util.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace mpk {
 
@@ -103,5 +106,54 @@ MappedHostBuffer::MappedHostBuffer(size_t bytes, const char* what) {
 MappedHostBuffer::~MappedHostBuffer() {
   if (host_) cudaFreeHost(host_);
 }
+
+Stream::Stream() { MPK_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+Stream::~Stream() { cudaStreamDestroy(s_); }
+
+EventPair::EventPair() {
+  MPK_CUDA(cudaEventCreate(&start_));
+  MPK_CUDA(cudaEventCreate(&stop_));
+}
+
+EventPair::~EventPair() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+
+double EventPair::wait_ms(double timeout_s, const std::function<void()>& on_poll) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    if (on_poll) on_poll();
+    const cudaError_t e = cudaEventQuery(stop_);
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) cuda_check(e, "waiting for the megakernel");
+    if (std::chrono::steady_clock::now() > deadline)
+      throw Error("the kernel did not finish within " + std::to_string(timeout_s) + " s (host-side timeout)");
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  float ms = 0;
+  MPK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
+double measure_copy_bandwidth(size_t bytes, int reps) {
+  DeviceBuffer a(bytes, "bandwidth test"), b(bytes, "bandwidth test");
+  MPK_CUDA(cudaMemset(a.get(), 1, bytes));
+  MPK_CUDA(cudaMemset(b.get(), 2, bytes));
+  Stream s;
+  std::vector<double> ms;
+  for (int i = 0; i < reps + 2; ++i) {
+    EventPair ev;
+    MPK_CUDA(cudaEventRecord(ev.start(), s.get()));
+    MPK_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s.get()));
+    MPK_CUDA(cudaEventRecord(ev.stop(), s.get()));
+    const double t = ev.wait_ms(60);
+    if (i >= 2) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  const double med = ms[ms.size() / 2];
+  return 2.0 * static_cast<double>(bytes) / (med * 1e-3);
+}
+
 
 }  // namespace mpk

@@ -1,12 +1,13 @@
 // CUDA runtime helpers for the GPU host runtime: checked calls that throw mpk::Error
 // naming the call and the CUDA error, GPU detection that works without a driver (the
-// runtime is linked statically), device facts, an owning device allocation and mapped
-// host memory.
+// runtime is linked statically), device facts, an owning device allocation, mapped
+// host memory, a non-blocking stream, a pair of timing events, the copy bandwidth.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ir/error.h"
@@ -91,5 +92,39 @@ class MappedHostBuffer {
   void* host_ = nullptr;
   void* device_ = nullptr;
 };
+
+// An owning non-blocking stream: the runtime's launches go on one (see DeviceBuffer).
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+// Two owning events around a launch.
+class EventPair {
+ public:
+  EventPair();
+  ~EventPair();
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+  // Waits for stop (polling, so a runaway kernel cannot hang the host past `timeout_s`;
+  // `on_poll` runs at every poll) and returns the milliseconds between the events.
+  double wait_ms(double timeout_s, const std::function<void()>& on_poll = {}) const;
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+// Device-to-device copy bandwidth of device 0, counting bytes read plus written, in
+// bytes per second: the median of `reps` copies of a `bytes`-sized buffer.
+double measure_copy_bandwidth(size_t bytes = size_t{1} << 30, int reps = 10);
 
 }  // namespace mpk

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <exception>
 #include <set>
-#include <thread>
 
 #include "codegen/stream_pack.h"
 #include "ir/ops/tensor_parallel.h"
@@ -36,51 +35,6 @@ std::vector<uint16_t> to_bf16(const WeightTensor& w) {
   }
   return out;
 }
-
-class Stream {
- public:
-  Stream() { MPK_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-class EventPair {
- public:
-  EventPair() {
-    MPK_CUDA(cudaEventCreate(&start_));
-    MPK_CUDA(cudaEventCreate(&stop_));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  cudaEvent_t start() const { return start_; }
-  cudaEvent_t stop() const { return stop_; }
-  // Waits for stop (polling, so a runaway kernel cannot hang the host past `timeout_s`;
-  // `on_poll` runs at every poll) and returns the milliseconds between the events.
-  double wait_ms(double timeout_s, const std::function<void()>& on_poll = {}) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    while (true) {
-      if (on_poll) on_poll();
-      const cudaError_t e = cudaEventQuery(stop_);
-      if (e == cudaSuccess) break;
-      if (e != cudaErrorNotReady) cuda_check(e, "waiting for the megakernel");
-      if (std::chrono::steady_clock::now() > deadline)
-        throw Error("the kernel did not finish within " + std::to_string(timeout_s) +
-                    " s (host-side timeout)");
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-    float ms = 0;
-    MPK_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
 
 // One launch from its preparation to its results. The buffers the kernel uses live here
 // until it has ended: when an error cuts a run short before its finish (the prefill of a
@@ -853,25 +807,6 @@ GpuRunResult GpuMegakernel::run_per_op(const GpuRunOptions& o) {
   MPK_CUDA(cudaGetLastError());
   I.collect(0, o.steps, I.graph_history, nullptr, r);
   return r;
-}
-
-double measure_copy_bandwidth(size_t bytes, int reps) {
-  DeviceBuffer a(bytes, "bandwidth test"), b(bytes, "bandwidth test");
-  MPK_CUDA(cudaMemset(a.get(), 1, bytes));
-  MPK_CUDA(cudaMemset(b.get(), 2, bytes));
-  Stream s;
-  std::vector<double> ms;
-  for (int i = 0; i < reps + 2; ++i) {
-    EventPair ev;
-    MPK_CUDA(cudaEventRecord(ev.start(), s.get()));
-    MPK_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, s.get()));
-    MPK_CUDA(cudaEventRecord(ev.stop(), s.get()));
-    const double t = ev.wait_ms(60);
-    if (i >= 2) ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  const double med = ms[ms.size() / 2];
-  return 2.0 * static_cast<double>(bytes) / (med * 1e-3);
 }
 
 }  // namespace mpk

@@ -157,9 +157,6 @@ class GpuMegakernel {
   std::unique_ptr<Impl> impl_;
 };
 
-// Device-to-device copy bandwidth of device 0, counting bytes read plus written, in
-// bytes per second: the median of `reps` copies of a `bytes`-sized buffer.
-double measure_copy_bandwidth(size_t bytes = size_t{1} << 30, int reps = 10);
 
 // Bytes of weights one decode step streams at batch 1: every weight tensor read by an
 // operator other than the embedding (an embedding table also read by a tied lm_head

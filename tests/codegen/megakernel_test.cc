@@ -343,6 +343,7 @@ TEST(MegakernelGen, DecodeAttentionRingTakesTheScratchBeyondItsOwn) {
         const abi::AttnScratch one = abi::attn_scratch(hd, g, rmax, 1), three = abi::attn_scratch(hd, g, rmax, 3);
         EXPECT_EQ(one.tile_bytes, 8192);
         EXPECT_EQ(three.bytes - one.bytes, 2 * one.tile_bytes);
+        EXPECT_EQ(three.tiles, 3);
         EXPECT_EQ(one.scores, g * hd * 4);
         EXPECT_EQ(one.ml - one.scores, g * one.score_row * 4);
         EXPECT_GE(one.score_row, rmax);

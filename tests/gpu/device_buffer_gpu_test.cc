@@ -6,8 +6,8 @@
 // Skipped without a GPU.
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -20,17 +20,13 @@ namespace {
 
 // The last `tail` bytes of `b`, copied back at once on a non-blocking stream.
 std::vector<uint8_t> tail_seen_by_another_stream(const DeviceBuffer& b, size_t tail) {
-  cudaStream_t s;
-  MPK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  void* mem = nullptr;
-  MPK_CUDA(cudaMallocHost(&mem, tail));
-  auto* pinned = static_cast<uint8_t*>(mem);
-  MPK_CUDA(cudaMemcpyAsync(pinned, b.as<uint8_t>() + b.bytes() - tail, tail, cudaMemcpyDeviceToHost, s));
-  MPK_CUDA(cudaStreamSynchronize(s));
-  std::vector<uint8_t> out(pinned, pinned + tail);
-  MPK_CUDA(cudaFreeHost(pinned));
-  MPK_CUDA(cudaStreamDestroy(s));
-  return out;
+  const Stream s;
+  const MappedHostBuffer out(tail, "the tail copied back");
+  MPK_CUDA(cudaMemcpyAsync(out.device<uint8_t>(), b.as<uint8_t>() + b.bytes() - tail, tail, cudaMemcpyDeviceToDevice,
+                           s.get()));
+  MPK_CUDA(cudaStreamSynchronize(s.get()));
+  const volatile uint8_t* host = out.host<uint8_t>();
+  return std::vector<uint8_t>(host, host + tail);
 }
 
 TEST(DeviceBufferGpu, UploadAndZeroAreOnTheDeviceWhenTheyReturn) {
